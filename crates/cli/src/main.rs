@@ -1,0 +1,2 @@
+//! The `lamina` command.
+fn main() {}

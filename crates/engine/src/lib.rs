@@ -1,0 +1,1 @@
+//! Lamina's deterministic discrete-event replay engine.

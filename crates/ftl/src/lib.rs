@@ -1,0 +1,1 @@
+//! Flash translation layers for Lamina.

@@ -1,0 +1,1 @@
+//! Placement and scheduling policies for Lamina.

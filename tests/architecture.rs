@@ -1,0 +1,60 @@
+//! Architecture invariant (TigerBeetle-style "tidy" check): the crate dependency graph
+//! only points the allowed way, `cli → engine → {sched, ftl} → nand-model`.
+//!
+//! Reads `cargo metadata` for the workspace and fails on any edge between Lamina
+//! crates that is not in the allowed set, so a forbidden `use` cannot creep in.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+/// Allowed (from, to) edges between workspace crates, normal or dev/build dependencies.
+const ALLOWED: &[(&str, &str)] = &[
+    ("lamina-cli", "lamina-engine"),
+    ("lamina-cli", "lamina-sched"),
+    ("lamina-cli", "lamina-ftl"),
+    ("lamina-cli", "lamina-nand-model"),
+    ("lamina-engine", "lamina-sched"),
+    ("lamina-engine", "lamina-ftl"),
+    ("lamina-engine", "lamina-nand-model"),
+    ("lamina-sched", "lamina-nand-model"),
+    ("lamina-ftl", "lamina-nand-model"),
+];
+
+/// Crates that must not touch the terminal, clap or rayon (only `cli` does).
+const CLI_ONLY_DEPS: &[&str] = &["clap", "rayon", "indicatif", "plotters"];
+
+fn metadata() -> serde_json::Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline", "--manifest-path", root])
+        .output()
+        .expect("run cargo metadata");
+    assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("cargo metadata JSON")
+}
+
+#[test]
+fn dependency_direction_is_enforced() {
+    let meta = metadata();
+    let packages = meta["packages"].as_array().expect("packages");
+    let names: BTreeSet<&str> = packages.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    for expected in ["lamina-nand-model", "lamina-ftl", "lamina-sched", "lamina-engine", "lamina-cli"] {
+        assert!(names.contains(expected), "workspace lacks {expected}");
+    }
+    let allowed: BTreeSet<(&str, &str)> = ALLOWED.iter().copied().collect();
+    let mut violations = Vec::new();
+    for p in packages {
+        let from = p["name"].as_str().unwrap();
+        for d in p["dependencies"].as_array().unwrap() {
+            let to = d["name"].as_str().unwrap();
+            if names.contains(to) && !allowed.contains(&(from, to)) {
+                violations.push(format!("{from} -> {to}"));
+            }
+            if from != "lamina-cli" && CLI_ONLY_DEPS.contains(&to) && d["kind"].is_null() {
+                violations.push(format!("{from} -> {to} (only lamina-cli may depend on {to})"));
+            }
+        }
+    }
+    assert!(violations.is_empty(), "forbidden dependency edges: {violations:?}");
+}
