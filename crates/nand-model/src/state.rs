@@ -1,0 +1,291 @@
+//! Flash physics state of blocks and pages, stored sparsely.
+//!
+//! A block that has only ever been erased whole is fully described by its write
+//! pointer (pages are programmed strictly in order, so page `p` is programmed iff
+//! `p < wp`) and its erase count: 8 bytes plus an index. Only after its first
+//! partial-block erase does a block get an extended record with two page bitmaps
+//! (programmed, region starts) and per-page partial-erase counts. Tags live in a
+//! separate, lazily allocated per-block array, only when the device stores tags.
+
+/// Sentinel for "no extended record".
+const NO_EXT: u32 = u32::MAX;
+
+/// Compact per-block state.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockState {
+    /// Simple blocks: pages `0..wp` are programmed. Unused for extended blocks.
+    wp: u32,
+    /// Whole-block erases (block erase commands and erases of PB 1).
+    erase_count: u32,
+    /// Index into the extended records, or `NO_EXT`.
+    ext: u32,
+}
+
+/// Extended state of a block that has seen a partial erase.
+#[derive(Clone, Debug)]
+struct BlockExt {
+    /// Bit p set: page p programmed.
+    programmed: Vec<u64>,
+    /// Bit p set: page p starts an erase region (the first page of the last PB erase
+    /// that covered it). Within a region pages are programmed in order.
+    starts: Vec<u64>,
+    /// Partial erases that covered each page (whole-block erases are counted on the block).
+    partial_erases: Vec<u32>,
+}
+
+#[inline]
+fn bit(v: &[u64], p: u32) -> bool {
+    v[(p / 64) as usize] >> (p % 64) & 1 == 1
+}
+
+#[inline]
+fn set_bit(v: &mut [u64], p: u32, on: bool) {
+    let w = &mut v[(p / 64) as usize];
+    if on {
+        *w |= 1 << (p % 64);
+    } else {
+        *w &= !(1 << (p % 64));
+    }
+}
+
+/// Why a page cannot be programmed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ProgramCheck {
+    /// The page may be programmed now.
+    Ok,
+    /// The page is already programmed.
+    NotErased,
+    /// An earlier page of its region is still erased; `expected` is the page that must
+    /// be programmed first.
+    OutOfOrder { expected: u32 },
+}
+
+/// All blocks of a device.
+#[derive(Clone, Debug)]
+pub(crate) struct Blocks {
+    ppb: u32,
+    words: usize,
+    blocks: Vec<BlockState>,
+    ext: Vec<BlockExt>,
+}
+
+impl Blocks {
+    pub(crate) fn new(blocks: u32, pages_per_block: u32) -> Blocks {
+        Blocks {
+            ppb: pages_per_block,
+            words: pages_per_block.div_ceil(64) as usize,
+            blocks: vec![BlockState { wp: 0, erase_count: 0, ext: NO_EXT }; blocks as usize],
+            ext: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn ext_of(&self, b: u32) -> Option<&BlockExt> {
+        let e = self.blocks[b as usize].ext;
+        (e != NO_EXT).then(|| &self.ext[e as usize])
+    }
+
+    /// Is page `p` of block `b` programmed?
+    #[inline]
+    pub(crate) fn is_programmed(&self, b: u32, p: u32) -> bool {
+        match self.ext_of(b) {
+            None => p < self.blocks[b as usize].wp,
+            Some(x) => bit(&x.programmed, p),
+        }
+    }
+
+    /// May page `p` of block `b` be programmed now?
+    #[inline]
+    pub(crate) fn check_program(&self, b: u32, p: u32) -> ProgramCheck {
+        match self.ext_of(b) {
+            None => {
+                let wp = self.blocks[b as usize].wp;
+                if p < wp {
+                    ProgramCheck::NotErased
+                } else if p > wp {
+                    ProgramCheck::OutOfOrder { expected: wp }
+                } else {
+                    ProgramCheck::Ok
+                }
+            }
+            Some(x) => {
+                if bit(&x.programmed, p) {
+                    ProgramCheck::NotErased
+                } else if bit(&x.starts, p) || (p > 0 && bit(&x.programmed, p - 1)) {
+                    ProgramCheck::Ok
+                } else {
+                    // The region containing p starts at the last start bit ≤ p; its
+                    // next programmable page is the first erased page after the
+                    // programmed prefix of the region.
+                    let mut r = p;
+                    while !bit(&x.starts, r) {
+                        r -= 1; // start bit 0 is always set after any erase
+                    }
+                    let mut q = r;
+                    while bit(&x.programmed, q) {
+                        q += 1;
+                    }
+                    ProgramCheck::OutOfOrder { expected: q }
+                }
+            }
+        }
+    }
+
+    /// Mark page `p` of block `b` programmed (caller checked it).
+    #[inline]
+    pub(crate) fn program(&mut self, b: u32, p: u32) {
+        debug_assert_eq!(self.check_program(b, p), ProgramCheck::Ok);
+        let st = &mut self.blocks[b as usize];
+        if st.ext == NO_EXT {
+            st.wp += 1;
+        } else {
+            set_bit(&mut self.ext[st.ext as usize].programmed, p, true);
+        }
+    }
+
+    /// Whole-block erase.
+    pub(crate) fn erase(&mut self, b: u32) {
+        let st = &mut self.blocks[b as usize];
+        st.erase_count += 1;
+        st.wp = 0;
+        if st.ext != NO_EXT {
+            let x = &mut self.ext[st.ext as usize];
+            x.programmed.fill(0);
+            x.starts.fill(0);
+            set_bit(&mut x.starts, 0, true);
+        }
+    }
+
+    /// Erase pages `[first, first + len)` of block `b` (a partial block).
+    pub(crate) fn erase_range(&mut self, b: u32, first: u32, len: u32) {
+        if first == 0 && len == self.ppb {
+            self.erase(b);
+            return;
+        }
+        let words = self.words;
+        let st = &mut self.blocks[b as usize];
+        if st.ext == NO_EXT {
+            let mut x = BlockExt {
+                programmed: vec![0; words],
+                starts: vec![0; words],
+                partial_erases: vec![0; self.ppb as usize],
+            };
+            for p in 0..st.wp {
+                set_bit(&mut x.programmed, p, true);
+            }
+            set_bit(&mut x.starts, 0, true);
+            st.ext = u32::try_from(self.ext.len()).expect("too many partially erased blocks");
+            self.ext.push(x);
+        }
+        let x = &mut self.ext[st.ext as usize];
+        for p in first..first + len {
+            set_bit(&mut x.programmed, p, false);
+            set_bit(&mut x.starts, p, false);
+            x.partial_erases[p as usize] += 1;
+        }
+        set_bit(&mut x.starts, first, true);
+    }
+
+    /// Whole-block erase count.
+    #[inline]
+    pub(crate) fn erase_count(&self, b: u32) -> u32 {
+        self.blocks[b as usize].erase_count
+    }
+
+    /// Erases that reset page `p` of block `b` (whole-block plus covering partial ones).
+    #[inline]
+    pub(crate) fn page_erase_count(&self, b: u32, p: u32) -> u32 {
+        self.blocks[b as usize].erase_count + self.ext_of(b).map_or(0, |x| x.partial_erases[p as usize])
+    }
+
+    /// Lowest page of block `b` that may be programmed now, if any.
+    pub(crate) fn next_programmable(&self, b: u32) -> Option<u32> {
+        match self.ext_of(b) {
+            None => {
+                let wp = self.blocks[b as usize].wp;
+                (wp < self.ppb).then_some(wp)
+            }
+            Some(x) => {
+                let mut carry = 0u64; // programmed bit of the previous page
+                for (i, (&prog, &start)) in x.programmed.iter().zip(&x.starts).enumerate() {
+                    let prev = (prog << 1) | carry;
+                    let cand = !prog & (start | prev);
+                    let base = i as u32 * 64;
+                    if cand != 0 {
+                        let p = base + cand.trailing_zeros();
+                        if p < self.ppb {
+                            return Some(p);
+                        }
+                    }
+                    carry = prog >> 63;
+                }
+                None
+            }
+        }
+    }
+
+    /// Pages of block `b` currently programmed.
+    pub(crate) fn programmed_pages(&self, b: u32) -> u32 {
+        match self.ext_of(b) {
+            None => self.blocks[b as usize].wp,
+            Some(x) => x.programmed.iter().map(|w| w.count_ones()).sum(),
+        }
+    }
+
+    /// Blocks that carry an extended (partial-erase) record.
+    pub(crate) fn extended_blocks(&self) -> usize {
+        self.ext.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_block_in_order() {
+        let mut b = Blocks::new(2, 8);
+        assert_eq!(b.check_program(0, 0), ProgramCheck::Ok);
+        assert_eq!(b.check_program(0, 1), ProgramCheck::OutOfOrder { expected: 0 });
+        b.program(0, 0);
+        assert!(b.is_programmed(0, 0));
+        assert_eq!(b.check_program(0, 0), ProgramCheck::NotErased);
+        assert_eq!(b.next_programmable(0), Some(1));
+        for p in 1..8 {
+            b.program(0, p);
+        }
+        assert_eq!(b.next_programmable(0), None);
+        b.erase(0);
+        assert_eq!(b.erase_count(0), 1);
+        assert_eq!(b.next_programmable(0), Some(0));
+        assert_eq!(b.programmed_pages(1), 0);
+    }
+
+    #[test]
+    fn partial_erase_regions() {
+        let mut b = Blocks::new(1, 128);
+        for p in 0..100 {
+            b.program(0, p);
+        }
+        // Erase pages 64..96: a region starting at 64.
+        b.erase_range(0, 64, 32);
+        assert_eq!(b.programmed_pages(0), 100 - 32);
+        assert!(!b.is_programmed(0, 64));
+        assert!(b.is_programmed(0, 96));
+        assert_eq!(b.check_program(0, 64), ProgramCheck::Ok);
+        assert_eq!(b.check_program(0, 65), ProgramCheck::OutOfOrder { expected: 64 });
+        // The original region continues after page 99.
+        assert_eq!(b.check_program(0, 100), ProgramCheck::Ok);
+        assert_eq!(b.next_programmable(0), Some(64));
+        assert_eq!(b.page_erase_count(0, 64), 1);
+        assert_eq!(b.page_erase_count(0, 10), 0);
+        b.program(0, 64);
+        assert_eq!(b.check_program(0, 65), ProgramCheck::Ok);
+        b.erase(0);
+        assert_eq!(b.page_erase_count(0, 64), 2);
+        assert_eq!(b.page_erase_count(0, 10), 1);
+        assert_eq!(b.next_programmable(0), Some(0));
+        assert_eq!(b.check_program(0, 1), ProgramCheck::OutOfOrder { expected: 0 });
+        assert_eq!(b.extended_blocks(), 1);
+    }
+}
