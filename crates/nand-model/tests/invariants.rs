@@ -257,8 +257,7 @@ impl Harness {
             2 => {
                 let b = self.die_addr(die, 1 - plane.min(1), block, 0);
                 let (wa, wb) = (self.dev.write_pointer(g.block_id(a)), self.dev.write_pointer(g.block_id(b)));
-                if wa.is_some() && wa == wb {
-                    let page = wa.unwrap();
+                if let Some(page) = wa.filter(|_| wa == wb) {
                     let pages = [PageAddr { page, ..a }, PageAddr { page, ..b }];
                     let tags = [self.next_tag, self.next_tag + 1];
                     self.next_tag += 2;
