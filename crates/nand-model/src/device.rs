@@ -146,6 +146,9 @@ pub enum NandError {
     /// An address component is out of range.
     #[error("address out of range: {0:?}")]
     OutOfRange(PageAddr),
+    /// A block id beyond the device (untimed operations).
+    #[error("block {0:?} out of range")]
+    BlockOutOfRange(BlockId),
     /// A multi-plane command breaks the multi-plane rules.
     #[error("invalid multi-plane operation: {0}")]
     MultiPlane(&'static str),
@@ -432,7 +435,7 @@ impl Device {
     /// Erase `block` without timing.
     pub fn erase_untimed(&mut self, block: BlockId) -> Result<(), NandError> {
         if block.0 >= self.geometry().total_blocks() {
-            return Err(NandError::OutOfRange(self.geometry().addr(Ppa(self.geometry().total_pages() - 1))));
+            return Err(NandError::BlockOutOfRange(block));
         }
         self.blocks.erase(block.0);
         Ok(())
@@ -441,7 +444,7 @@ impl Device {
     /// Erase partial block `pb` of `block` without timing.
     pub fn partial_erase_untimed(&mut self, block: BlockId, pb: u32) -> Result<(), NandError> {
         if block.0 >= self.geometry().total_blocks() {
-            return Err(NandError::OutOfRange(self.geometry().addr(Ppa(self.geometry().total_pages() - 1))));
+            return Err(NandError::BlockOutOfRange(block));
         }
         let (first, len) = self.pb_range(pb)?;
         self.blocks.erase_range(block.0, first, len);

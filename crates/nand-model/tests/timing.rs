@@ -355,4 +355,6 @@ fn untimed_preconditioning_obeys_physics() {
     assert_eq!(d.tag(first), None);
     assert_eq!(d.block_erase_count(b), 1);
     assert!(d.partial_erase_untimed(b, 2).is_err(), "partial erase is not enabled here");
+    let past = BlockId(d.geometry().total_blocks());
+    assert_eq!(d.erase_untimed(past), Err(lamina_nand_model::NandError::BlockOutOfRange(past)));
 }
