@@ -1,1 +1,75 @@
 //! Flash translation layers for Lamina.
+//!
+//! * [`Ftl`] — the trait every FTL implements: mapping, allocation and GC decisions, no
+//!   time. The engine turns its decisions into timed NAND operations in the same order.
+//! * [`PageFtl`] — the page-mapping baseline: static striping over channel/way/die/plane
+//!   in any of the 24 orders, one active block per plane, greedy per-plane GC, dynamic
+//!   wear levelling, lazily allocated tables.
+//! * [`precondition()`] — untimed fill + random overwrites to GC steady state.
+//! * `testing` (cargo feature `testing`) — the model-based conformance harness: run it
+//!   against your own FTL, from proptest or from a fuzzer.
+//!
+//! Design notes, invariants and a guide to fuzzing a new FTL: `docs/ftl.md`.
+//!
+//! # Example
+//!
+//! ```
+//! use lamina_ftl::{Ftl, FtlConfig, GcStep, GcThreshold, Lpn, PageFtl};
+//! use lamina_nand_model::{CellType, GeometryConfig, PageTypeOrder};
+//!
+//! let geometry = GeometryConfig {
+//!     channels: 2, chips_per_channel: 1, dies_per_chip: 1, planes_per_die: 2,
+//!     blocks_per_plane: 16, pages_per_block: 8, page_size_bytes: 4096,
+//!     partial_read_bytes: None, cell_type: CellType::Slc, layers: 1,
+//!     page_type_order: PageTypeOrder::Interleaved,
+//! }
+//! .validate()?;
+//! let config = FtlConfig {
+//!     overprovisioning: 0.25,
+//!     gc_threshold: GcThreshold::FreeBlocks(2),
+//!     ..FtlConfig::default()
+//! };
+//! let mut ftl = PageFtl::new(geometry, &config)?;
+//!
+//! // Overwrite a small range many times: GC has to run.
+//! for i in 0..2_000u64 {
+//!     let lpn = Lpn(i % 100);
+//!     let plane = ftl.static_plane(lpn);
+//!     if ftl.needs_gc(plane) && !ftl.gc_in_progress(plane) && ftl.gc_begin(plane).is_some() {
+//!         loop {
+//!             match ftl.gc_step(plane) {
+//!                 GcStep::Done => break,
+//!                 _step => { /* the engine issues the NAND operation here */ }
+//!             }
+//!         }
+//!     }
+//!     let ppa = ftl.write(lpn, plane)?;
+//!     assert_eq!(ftl.lookup(lpn), Some(ppa));
+//! }
+//! assert!(ftl.stats().erases > 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
+
+mod api;
+pub mod config;
+mod page;
+pub mod precondition;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use api::{BlockInfo, FlashEffect, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, PageRange};
+pub use config::{
+    FtlConfig, FtlConfigError, FtlKind, GcThreshold, Level, StripeOrder, TieBreak, ValidatedFtlConfig,
+};
+pub use page::PageFtl;
+pub use precondition::{FillOrder, PreconditionConfig, PreconditionError, PreconditionReport, precondition};
+
+use lamina_nand_model::Geometry;
+
+/// Build the FTL `config.kind` names for `geometry`, validating the config.
+pub fn build(config: &FtlConfig, geometry: &Geometry) -> Result<Box<dyn Ftl>, FtlConfigError> {
+    match config.kind {
+        FtlKind::Page => Ok(Box::new(PageFtl::new(geometry.clone(), config)?)),
+    }
+}

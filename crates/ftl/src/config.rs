@@ -1,0 +1,467 @@
+//! FTL configuration (`[ftl]` in a Lamina config file) and its validation.
+//!
+//! ```toml
+//! [ftl]
+//! kind = "page"
+//! overprovisioning = 0.07          # fraction of raw pages hidden from the host
+//! gc_threshold = { free_blocks = 4 } # or { free_fraction = 0.02 }
+//! striping_order = "CWDP"          # fastest-varying level first
+//! victim_tie_break = "lowest-id"   # or "oldest", "least-worn"
+//! copyback = false
+//! wear_leveling = true
+//! ```
+
+use std::fmt;
+
+use lamina_nand_model::{Geometry, PageAddr, PlaneId};
+use serde::{Deserialize, Serialize};
+
+/// Which FTL to build.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FtlKind {
+    /// Page-level mapping ([`crate::PageFtl`]).
+    #[default]
+    Page,
+}
+
+/// One level of the device hierarchy that static allocation stripes over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// Channel (`C`).
+    Channel,
+    /// Chip on a channel, a "way" (`W`).
+    Way,
+    /// Die of a chip (`D`).
+    Die,
+    /// Plane of a die (`P`).
+    Plane,
+}
+
+impl Level {
+    fn letter(self) -> char {
+        match self {
+            Level::Channel => 'C',
+            Level::Way => 'W',
+            Level::Die => 'D',
+            Level::Plane => 'P',
+        }
+    }
+    fn from_letter(c: char) -> Option<Level> {
+        match c.to_ascii_uppercase() {
+            'C' => Some(Level::Channel),
+            'W' => Some(Level::Way),
+            'D' => Some(Level::Die),
+            'P' => Some(Level::Plane),
+            _ => None,
+        }
+    }
+}
+
+/// Static-allocation striping order: a permutation of the four levels, **fastest-varying
+/// first**, written as four letters (`"CWDP"`, `"PDWC"`, …; MQSim's plane-allocation
+/// scheme names). With `CWDP`, consecutive LPNs go to consecutive channels; after every
+/// channel got one, the chip index advances, then the die, then the plane:
+/// `channel = lpn % C`, `chip = lpn / C % W`, `die = lpn / (C·W) % D`,
+/// `plane = lpn / (C·W·D) % P`. All 24 permutations are accepted, which covers MQSim's
+/// schemes and SSDsim's static-allocation modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct StripeOrder([Level; 4]);
+
+impl Default for StripeOrder {
+    fn default() -> Self {
+        StripeOrder::CWDP
+    }
+}
+
+impl StripeOrder {
+    /// Channel first, then way, die, plane (MQSim's default).
+    pub const CWDP: StripeOrder = StripeOrder([Level::Channel, Level::Way, Level::Die, Level::Plane]);
+
+    /// The levels, fastest-varying first.
+    pub fn levels(&self) -> [Level; 4] {
+        self.0
+    }
+
+    /// Parse four distinct letters from `C`, `W`, `D`, `P` (case-insensitive).
+    pub fn parse(s: &str) -> Option<StripeOrder> {
+        let mut out = [Level::Channel; 4];
+        let mut n = 0;
+        for c in s.chars() {
+            if n == 4 {
+                return None;
+            }
+            let l = Level::from_letter(c)?;
+            if out[..n].contains(&l) {
+                return None;
+            }
+            out[n] = l;
+            n += 1;
+        }
+        (n == 4).then_some(StripeOrder(out))
+    }
+
+    /// All 24 orders, in lexicographic order of their names.
+    pub fn all() -> Vec<StripeOrder> {
+        let mut v = Vec::with_capacity(24);
+        for a in "CDPW".chars() {
+            for b in "CDPW".chars() {
+                for c in "CDPW".chars() {
+                    for d in "CDPW".chars() {
+                        if let Some(o) = StripeOrder::parse(&[a, b, c, d].iter().collect::<String>()) {
+                            v.push(o);
+                        }
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    /// The plane static allocation gives `lpn`.
+    pub fn plane_of(&self, geometry: &Geometry, lpn: u64) -> PlaneId {
+        let mut rest = lpn;
+        let mut a = PageAddr::default();
+        for level in self.0 {
+            let (count, slot) = match level {
+                Level::Channel => (geometry.channels(), &mut a.channel),
+                Level::Way => (geometry.chips_per_channel(), &mut a.chip),
+                Level::Die => (geometry.dies_per_chip(), &mut a.die),
+                Level::Plane => (geometry.planes_per_die(), &mut a.plane),
+            };
+            *slot = (rest % count as u64) as u32;
+            rest /= count as u64;
+        }
+        geometry.plane_id(a)
+    }
+}
+
+impl fmt::Display for StripeOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for l in self.0 {
+            write!(f, "{}", l.letter())?;
+        }
+        Ok(())
+    }
+}
+
+impl TryFrom<String> for StripeOrder {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        StripeOrder::parse(&s).ok_or_else(|| {
+            format!("`{s}` is not a striping order: four distinct letters of C, W, D, P such as \"CWDP\"")
+        })
+    }
+}
+
+impl From<StripeOrder> for String {
+    fn from(o: StripeOrder) -> String {
+        o.to_string()
+    }
+}
+
+/// When GC starts on a plane: fewer free blocks than this. Resolved to a block count by
+/// [`FtlConfig::validate`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum GcThreshold {
+    /// An absolute count of free blocks per plane (at least 2).
+    FreeBlocks(u32),
+    /// A fraction of the blocks of a plane, rounded up, and raised to 2 if smaller
+    /// (two free blocks are the least that keeps GC safe; see `docs/ftl.md`).
+    FreeFraction(f64),
+}
+
+impl Default for GcThreshold {
+    fn default() -> Self {
+        GcThreshold::FreeFraction(0.02)
+    }
+}
+
+/// How GC chooses among blocks with the same (greatest) number of invalid pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TieBreak {
+    /// The lowest block id (what a linear scan keeping the first maximum picks, as SSDsim).
+    #[default]
+    LowestId,
+    /// The block that was filled the longest ago (FIFO among equals).
+    Oldest,
+    /// The least-erased block, then the lowest id.
+    LeastWorn,
+}
+
+/// FTL configuration as written by users (`[ftl]`). Check it with
+/// [`FtlConfig::validate`] against the device geometry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FtlConfig {
+    /// Which FTL.
+    pub kind: FtlKind,
+    /// Over-provisioning: the fraction of raw pages not exported to the host, in [0, 1).
+    /// Logical pages = ⌊total pages × (1 − OP)⌋, computed in integer parts per million:
+    /// `total × (1_000_000 − round(OP × 1e6)) / 1_000_000`, rounded down.
+    pub overprovisioning: f64,
+    /// GC trigger.
+    pub gc_threshold: GcThreshold,
+    /// Static-allocation striping order.
+    pub striping_order: StripeOrder,
+    /// GC victim tie-break.
+    pub victim_tie_break: TieBreak,
+    /// Mark GC moves as copyback operations (they always stay within a plane).
+    pub copyback: bool,
+    /// Dynamic wear levelling: allocate the least-erased free block of a plane (ties:
+    /// lowest id). Off: free blocks are reused first-in first-out.
+    pub wear_leveling: bool,
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        FtlConfig {
+            kind: FtlKind::Page,
+            overprovisioning: 0.07,
+            gc_threshold: GcThreshold::default(),
+            striping_order: StripeOrder::CWDP,
+            victim_tie_break: TieBreak::LowestId,
+            copyback: false,
+            wear_leveling: true,
+        }
+    }
+}
+
+/// An FTL configuration that does not fit the device, with the offending key named.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid FTL config: `{key}`: {reason}")]
+pub struct FtlConfigError {
+    /// The config key at fault, e.g. `ftl.overprovisioning`.
+    pub key: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+fn err(key: &'static str, reason: impl Into<String>) -> FtlConfigError {
+    FtlConfigError { key, reason: reason.into() }
+}
+
+/// A configuration checked against a geometry, with derived quantities.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidatedFtlConfig {
+    /// The config as given.
+    pub config: FtlConfig,
+    /// Logical pages exported to the host.
+    pub logical_pages: u64,
+    /// GC starts on a plane when its free blocks drop below this (≥ 2).
+    pub gc_threshold_blocks: u32,
+}
+
+/// Over-provisioning is capped so that tiny logical spaces remain meaningful.
+const MAX_OP: f64 = 0.9;
+
+impl FtlConfig {
+    /// Check the config against `geometry` and derive the logical capacity and the GC
+    /// threshold in blocks.
+    ///
+    /// Besides ranges, it checks that static allocation cannot overfill a plane: the
+    /// largest number of LPNs striped onto one plane, ⌈logical / planes⌉, must stay below
+    /// `(blocks_per_plane − gc_threshold) × pages_per_block`, so that whenever GC is
+    /// needed some full block holds an invalid page and GC makes progress.
+    pub fn validate(&self, geometry: &Geometry) -> Result<ValidatedFtlConfig, FtlConfigError> {
+        let op = self.overprovisioning;
+        if !op.is_finite() || !(0.0..MAX_OP).contains(&op) {
+            return Err(err("ftl.overprovisioning", format!("{op} is not in [0, {MAX_OP})")));
+        }
+        let total = geometry.total_pages();
+        if total >= u32::MAX as u64 {
+            return Err(err(
+                "ftl.kind",
+                format!("the page FTL indexes pages with 32 bits; the device has {total} pages"),
+            ));
+        }
+        let op_ppm = (op * 1e6).round() as u64;
+        let logical_pages = (total as u128 * (1_000_000 - op_ppm) as u128 / 1_000_000) as u64;
+        if logical_pages == 0 {
+            return Err(err("ftl.overprovisioning", "leaves no logical page"));
+        }
+        let blocks = geometry.blocks_per_plane();
+        let gc_threshold_blocks = match self.gc_threshold {
+            GcThreshold::FreeBlocks(n) => {
+                if n < 2 {
+                    return Err(err(
+                        "ftl.gc_threshold",
+                        format!("free_blocks = {n}: at least 2 (GC keeps one block in reserve)"),
+                    ));
+                }
+                n
+            }
+            GcThreshold::FreeFraction(f) => {
+                if !f.is_finite() || !(0.0..1.0).contains(&f) {
+                    return Err(err("ftl.gc_threshold", format!("free_fraction = {f} is not in [0, 1)")));
+                }
+                ((f * blocks as f64).ceil() as u32).max(2)
+            }
+        };
+        if gc_threshold_blocks + 1 >= blocks {
+            return Err(err(
+                "ftl.gc_threshold",
+                format!("{gc_threshold_blocks} free blocks leaves no room in a plane of {blocks} blocks"),
+            ));
+        }
+        let planes = geometry.total_planes() as u64;
+        let share = logical_pages.div_ceil(planes);
+        let usable = (blocks - gc_threshold_blocks) as u64 * geometry.pages_per_block() as u64;
+        if share >= usable {
+            return Err(err(
+                "ftl.overprovisioning",
+                format!(
+                    "{op} is too small: a plane would hold {share} logical pages but only {usable} pages \
+                     stay usable above the GC threshold of {gc_threshold_blocks} blocks"
+                ),
+            ));
+        }
+        Ok(ValidatedFtlConfig { config: self.clone(), logical_pages, gc_threshold_blocks })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lamina_nand_model::{CellType, GeometryConfig, PageTypeOrder};
+
+    fn geo(ch: u32, w: u32, d: u32, p: u32, blocks: u32, pages: u32) -> Geometry {
+        GeometryConfig {
+            channels: ch,
+            chips_per_channel: w,
+            dies_per_chip: d,
+            planes_per_die: p,
+            blocks_per_plane: blocks,
+            pages_per_block: pages,
+            page_size_bytes: 4096,
+            partial_read_bytes: None,
+            cell_type: CellType::Slc,
+            layers: 1,
+            page_type_order: PageTypeOrder::Interleaved,
+        }
+        .validate()
+        .unwrap()
+    }
+
+    #[test]
+    fn all_24_orders_round_trip_through_serde() {
+        let all = StripeOrder::all();
+        assert_eq!(all.len(), 24);
+        for o in &all {
+            let s = serde_json::to_string(o).unwrap();
+            assert_eq!(serde_json::from_str::<StripeOrder>(&s).unwrap(), *o);
+        }
+        assert!(StripeOrder::parse("CWD").is_none());
+        assert!(StripeOrder::parse("CWDD").is_none());
+        assert!(StripeOrder::parse("CWDPX").is_none());
+        assert_eq!(StripeOrder::parse("pdwc").unwrap().to_string(), "PDWC");
+    }
+
+    #[test]
+    fn cwdp_matches_the_hand_computed_formula() {
+        // 2 channels, 3 chips, 2 dies, 2 planes.
+        let g = geo(2, 3, 2, 2, 8, 4);
+        let o = StripeOrder::CWDP;
+        for lpn in 0..100u64 {
+            let a = PageAddr {
+                channel: (lpn % 2) as u32,
+                chip: (lpn / 2 % 3) as u32,
+                die: (lpn / 6 % 2) as u32,
+                plane: (lpn / 12 % 2) as u32,
+                block: 0,
+                page: 0,
+            };
+            assert_eq!(o.plane_of(&g, lpn), g.plane_id(a), "lpn {lpn}");
+        }
+        // PDWC: plane fastest, channel slowest.
+        let o = StripeOrder::parse("PDWC").unwrap();
+        assert_eq!(o.plane_of(&g, 1), g.plane_id(PageAddr { plane: 1, ..Default::default() }));
+        assert_eq!(o.plane_of(&g, 2), g.plane_id(PageAddr { die: 1, ..Default::default() }));
+        assert_eq!(o.plane_of(&g, 4), g.plane_id(PageAddr { chip: 1, ..Default::default() }));
+        assert_eq!(o.plane_of(&g, 12), g.plane_id(PageAddr { channel: 1, ..Default::default() }));
+    }
+
+    #[test]
+    fn every_order_spreads_consecutive_lpns_over_all_planes() {
+        let g = geo(2, 2, 2, 2, 8, 4);
+        for o in StripeOrder::all() {
+            let mut seen: Vec<u32> = (0..16).map(|l| o.plane_of(&g, l).0).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..16).collect::<Vec<_>>(), "{o}");
+        }
+    }
+
+    #[test]
+    fn logical_pages_round_down() {
+        let g = geo(1, 1, 1, 1, 100, 10); // 1000 pages
+        let c = FtlConfig {
+            overprovisioning: 0.0725,
+            gc_threshold: GcThreshold::FreeBlocks(2),
+            ..Default::default()
+        };
+        let v = c.validate(&g).unwrap();
+        assert_eq!(v.logical_pages, 927); // 1000 × 0.9275 = 927.5 → 927
+        assert_eq!(v.gc_threshold_blocks, 2);
+        let c = FtlConfig { gc_threshold: GcThreshold::FreeFraction(0.05), ..c };
+        assert_eq!(c.validate(&g).unwrap().gc_threshold_blocks, 5);
+        let c = FtlConfig { gc_threshold: GcThreshold::FreeFraction(0.001), ..c };
+        assert_eq!(c.validate(&g).unwrap().gc_threshold_blocks, 2);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let g = geo(1, 1, 1, 2, 16, 8);
+        let bad = |c: FtlConfig| c.validate(&g).unwrap_err();
+        let base = FtlConfig {
+            overprovisioning: 0.25,
+            gc_threshold: GcThreshold::FreeBlocks(2),
+            ..Default::default()
+        };
+        assert!(base.validate(&g).is_ok());
+        assert_eq!(bad(FtlConfig { overprovisioning: -0.1, ..base.clone() }).key, "ftl.overprovisioning");
+        assert_eq!(bad(FtlConfig { overprovisioning: f64::NAN, ..base.clone() }).key, "ftl.overprovisioning");
+        // 16 blocks, threshold 2 → 14 × 8 = 112 usable pages per plane; 1% OP → 127 per plane.
+        let e = bad(FtlConfig { overprovisioning: 0.01, ..base.clone() });
+        assert_eq!(e.key, "ftl.overprovisioning");
+        assert!(e.to_string().contains("`ftl.overprovisioning`"), "{e}");
+        assert_eq!(
+            bad(FtlConfig { gc_threshold: GcThreshold::FreeBlocks(1), ..base.clone() }).key,
+            "ftl.gc_threshold"
+        );
+        assert_eq!(
+            bad(FtlConfig { gc_threshold: GcThreshold::FreeBlocks(15), ..base.clone() }).key,
+            "ftl.gc_threshold"
+        );
+        assert_eq!(
+            bad(FtlConfig { gc_threshold: GcThreshold::FreeFraction(1.5), ..base.clone() }).key,
+            "ftl.gc_threshold"
+        );
+    }
+
+    #[test]
+    fn parses_from_toml_and_rejects_unknown_keys() {
+        let c: FtlConfig = toml::from_str(
+            r#"
+            kind = "page"
+            overprovisioning = 0.1
+            gc_threshold = { free_blocks = 4 }
+            striping_order = "PDWC"
+            victim_tie_break = "least-worn"
+            copyback = true
+            wear_leveling = false
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.gc_threshold, GcThreshold::FreeBlocks(4));
+        assert_eq!(c.striping_order.to_string(), "PDWC");
+        assert_eq!(c.victim_tie_break, TieBreak::LeastWorn);
+        let c: FtlConfig = toml::from_str("gc_threshold = { free_fraction = 0.05 }").unwrap();
+        assert_eq!(c.gc_threshold, GcThreshold::FreeFraction(0.05));
+        assert!(toml::from_str::<FtlConfig>("overprovisioningg = 0.1").is_err());
+        let e = toml::from_str::<FtlConfig>("striping_order = \"CWDX\"").unwrap_err();
+        assert!(e.to_string().contains("striping order"), "{e}");
+    }
+}

@@ -1,0 +1,278 @@
+//! Untimed preconditioning: bring an FTL (and, through [`FlashEffect`]s, the device) into
+//! the state of a used drive before a timed run starts.
+//!
+//! Two phases, both deterministic from the seed:
+//!
+//! 1. **Fill**: write `fill_fraction` of the logical space once, sequentially (LPN 0, 1,
+//!    …) or in a pseudo-random order (an affine permutation `i ↦ (a·i + c) mod L` with
+//!    `gcd(a, L) = 1` drawn from the seed; the filled set is the first `⌊L·f⌋` images).
+//! 2. **Random overwrites** of LPNs drawn uniformly from the filled set, in windows of
+//!    `window_fraction × filled` writes, until **steady state**: `stable_windows`
+//!    consecutive windows in which GC ran (erased at least one block) and whose write
+//!    amplification differs from the previous window's by less than `waf_epsilon`
+//!    (absolute, e.g. 0.01 = one percentage point). The phase also stops after
+//!    `max_overwrite_passes × filled` overwrites, steady or not (the report says which).
+//!
+//! Writes use static allocation ([`Ftl::static_plane`]); GC runs to below its threshold
+//! before each write to a plane that needs it, exactly like the engine's timed path, so
+//! the final state is one the timed simulation could have reached. WAF is computed in
+//! integer parts per million, so results are identical on every platform.
+
+use rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+
+use crate::api::{FlashEffect, Ftl, FtlError, FtlStats, GcStep, Lpn};
+use lamina_nand_model::{PlaneId, Ppa};
+
+/// Order of the fill phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FillOrder {
+    /// LPN 0, 1, 2, …
+    #[default]
+    Sequential,
+    /// A seeded pseudo-random permutation of the logical space.
+    Random,
+}
+
+/// Preconditioning parameters (`[precondition]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PreconditionConfig {
+    /// Fraction of the logical space written in the fill phase, in [0, 1].
+    pub fill_fraction: f64,
+    /// Order of the fill phase.
+    pub fill_order: FillOrder,
+    /// Upper bound of the overwrite phase in passes over the filled pages (0 disables it).
+    pub max_overwrite_passes: f64,
+    /// Steady-state window, as a fraction of the filled pages, in (0, 1].
+    pub window_fraction: f64,
+    /// Largest WAF change between consecutive windows that counts as stable (≥ 0).
+    pub waf_epsilon: f64,
+    /// Consecutive stable windows that mean steady state (≥ 1).
+    pub stable_windows: u32,
+}
+
+impl Default for PreconditionConfig {
+    fn default() -> Self {
+        PreconditionConfig {
+            fill_fraction: 1.0,
+            fill_order: FillOrder::Sequential,
+            max_overwrite_passes: 2.0,
+            window_fraction: 1.0 / 16.0,
+            waf_epsilon: 0.02,
+            stable_windows: 2,
+        }
+    }
+}
+
+/// What preconditioning did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PreconditionReport {
+    /// Pages written in the fill phase.
+    pub filled_pages: u64,
+    /// Random overwrites performed.
+    pub overwrites: u64,
+    /// Overwrite windows run.
+    pub windows: u32,
+    /// True if the stop was steady state, false if it was the pass bound.
+    pub steady_state: bool,
+    /// WAF of the last window, in parts per million (0 if no window ran).
+    pub last_window_waf_ppm: u64,
+    /// The FTL's counters at the end (cumulative, fill included).
+    pub stats: FtlStats,
+}
+
+/// Preconditioning failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PreconditionError {
+    /// A parameter is out of range.
+    #[error("invalid precondition config: `{key}`: {reason}")]
+    Config {
+        /// The key, e.g. `precondition.fill_fraction`.
+        key: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// A write was refused even after GC: the FTL cannot hold the requested data.
+    #[error("preconditioning write of {lpn} failed after GC: {source}")]
+    Write {
+        /// The LPN being written.
+        lpn: Lpn,
+        /// The FTL's refusal.
+        source: FtlError,
+    },
+}
+
+fn cfg_err(key: &'static str, reason: String) -> PreconditionError {
+    PreconditionError::Config { key, reason }
+}
+
+const PPM: u64 = 1_000_000;
+
+fn fraction_ppm(key: &'static str, v: f64, lo: f64, hi: f64) -> Result<u64, PreconditionError> {
+    if !v.is_finite() || v < lo || v > hi {
+        return Err(cfg_err(key, format!("{v} is not in [{lo}, {hi}]")));
+    }
+    Ok((v * PPM as f64).round() as u64)
+}
+
+impl PreconditionConfig {
+    fn check(&self) -> Result<(u64, u64, u64, u64), PreconditionError> {
+        let fill = fraction_ppm("precondition.fill_fraction", self.fill_fraction, 0.0, 1.0)?;
+        let passes =
+            fraction_ppm("precondition.max_overwrite_passes", self.max_overwrite_passes, 0.0, 1000.0)?;
+        let window = fraction_ppm("precondition.window_fraction", self.window_fraction, 0.0, 1.0)?;
+        if window == 0 {
+            return Err(cfg_err("precondition.window_fraction", "must be greater than 0".into()));
+        }
+        let eps = fraction_ppm("precondition.waf_epsilon", self.waf_epsilon, 0.0, 1000.0)?;
+        if self.stable_windows == 0 {
+            return Err(cfg_err("precondition.stable_windows", "must be at least 1".into()));
+        }
+        Ok((fill, passes, window, eps))
+    }
+}
+
+/// Run every step of the plane's GC job in progress, reporting effects.
+fn finish_job(ftl: &mut dyn Ftl, plane: PlaneId, sink: &mut dyn FnMut(FlashEffect)) {
+    loop {
+        match ftl.gc_step(plane) {
+            GcStep::Move { lpn, to, .. } => sink(FlashEffect::Program { ppa: to, lpn }),
+            GcStep::Erase { block } => sink(FlashEffect::Erase { block }),
+            GcStep::PartialErase { block, range } => sink(FlashEffect::PartialErase { block, range }),
+            GcStep::Done => return,
+        }
+    }
+}
+
+/// Untimed GC on `plane`: finish the job in progress, then run whole jobs while
+/// [`Ftl::needs_gc`] holds and there is something to reclaim. Effects go to `sink`.
+pub fn collect_garbage(ftl: &mut dyn Ftl, plane: PlaneId, sink: &mut dyn FnMut(FlashEffect)) {
+    if ftl.gc_in_progress(plane) {
+        finish_job(ftl, plane, sink);
+    }
+    while ftl.needs_gc(plane) {
+        if ftl.gc_begin(plane).is_none() {
+            return;
+        }
+        finish_job(ftl, plane, sink);
+    }
+}
+
+/// Untimed host write of `lpn` to its static plane, running GC first when needed (and
+/// once more if the write is refused). Effects go to `sink`.
+pub fn write_untimed(
+    ftl: &mut dyn Ftl,
+    lpn: Lpn,
+    sink: &mut dyn FnMut(FlashEffect),
+) -> Result<Ppa, FtlError> {
+    let plane = ftl.static_plane(lpn);
+    if ftl.needs_gc(plane) {
+        collect_garbage(ftl, plane, sink);
+    }
+    let ppa = match ftl.write(lpn, plane) {
+        Ok(p) => p,
+        Err(_) => {
+            collect_garbage(ftl, plane, sink);
+            ftl.write(lpn, plane)?
+        }
+    };
+    sink(FlashEffect::Program { ppa, lpn });
+    Ok(ppa)
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Uniform integer in `0..n` (Lemire's multiply-shift; the bias is below 2⁻³² for the
+/// sizes used here and, more importantly, deterministic).
+#[inline]
+fn below(rng: &mut Xoshiro256PlusPlus, n: u64) -> u64 {
+    ((rng.next_u64() as u128 * n as u128) >> 64) as u64
+}
+
+/// Precondition `ftl`: fill, then overwrite randomly until GC reaches steady state (see
+/// the [module docs](self)). Every physical effect is reported to `sink` in order, so the
+/// caller can mirror it into a device model. Deterministic from `seed`.
+pub fn precondition(
+    ftl: &mut dyn Ftl,
+    cfg: &PreconditionConfig,
+    seed: u64,
+    sink: &mut dyn FnMut(FlashEffect),
+) -> Result<PreconditionReport, PreconditionError> {
+    let (fill_ppm, passes_ppm, window_ppm, eps_ppm) = cfg.check()?;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let logical = ftl.logical_pages();
+    let filled = (logical as u128 * fill_ppm as u128 / PPM as u128) as u64;
+    let (a, c) = match cfg.fill_order {
+        FillOrder::Sequential => (1, 0),
+        FillOrder::Random => {
+            let mut a = below(&mut rng, logical) | 1;
+            while gcd(a, logical) != 1 {
+                a = below(&mut rng, logical) | 1;
+            }
+            (a, below(&mut rng, logical))
+        }
+    };
+    let perm = |i: u64| Lpn(((a as u128 * i as u128 + c as u128) % logical as u128) as u64);
+    let write = |ftl: &mut dyn Ftl, lpn: Lpn, sink: &mut dyn FnMut(FlashEffect)| {
+        write_untimed(ftl, lpn, sink).map(|_| ()).map_err(|source| PreconditionError::Write { lpn, source })
+    };
+
+    for i in 0..filled {
+        write(ftl, perm(i), sink)?;
+    }
+
+    let mut report = PreconditionReport {
+        filled_pages: filled,
+        overwrites: 0,
+        windows: 0,
+        steady_state: false,
+        last_window_waf_ppm: 0,
+        stats: ftl.stats(),
+    };
+    if filled == 0 {
+        return Ok(report);
+    }
+    let max_overwrites = (filled as u128 * passes_ppm as u128 / PPM as u128) as u64;
+    let window = ((filled as u128 * window_ppm as u128 / PPM as u128) as u64).max(1);
+    let mut prev_waf: Option<u64> = None;
+    let mut stable = 0;
+    while report.overwrites < max_overwrites {
+        let n = window.min(max_overwrites - report.overwrites);
+        let before = ftl.stats();
+        for _ in 0..n {
+            let lpn = perm(below(&mut rng, filled));
+            write(ftl, lpn, sink)?;
+        }
+        report.overwrites += n;
+        report.windows += 1;
+        let after = ftl.stats();
+        let host = after.host_writes - before.host_writes;
+        let moves = after.gc_moves - before.gc_moves;
+        let waf = (host + moves) * PPM / host;
+        report.last_window_waf_ppm = waf;
+        if after.erases + after.partial_erases > before.erases + before.partial_erases {
+            match prev_waf {
+                Some(p) if p.abs_diff(waf) < eps_ppm.max(1) => stable += 1,
+                _ => stable = 0,
+            }
+            prev_waf = Some(waf);
+            if stable >= cfg.stable_windows {
+                report.steady_state = true;
+                break;
+            }
+        } else {
+            prev_waf = None;
+            stable = 0;
+        }
+    }
+    report.stats = ftl.stats();
+    Ok(report)
+}

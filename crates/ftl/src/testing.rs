@@ -1,0 +1,682 @@
+//! Model-based conformance harness for [`Ftl`] implementations (cargo feature `testing`).
+//!
+//! The harness drives an FTL the way the engine does — host writes (static or dynamic
+//! placement), reads, trims, GC jobs run to completion whenever [`Ftl::needs_gc`] holds
+//! and single background-GC steps interleaved with host writes — and keeps its own
+//! [`Model`]: a `BTreeMap<Lpn, Version>` reference of what the host wrote, plus a shadow
+//! of the flash built **only from the pages the FTL reported** (write results and GC
+//! steps). After every operation and every GC step it checks ([`check_invariants`]):
+//!
+//! * every LPN the host wrote (and did not trim) is mapped, to the page the model saw it
+//!   last written or moved to, which holds its latest version; unmapped LPNs are unmapped;
+//! * no physical page is mapped twice, and the reverse map ([`Ftl::page_lpn`]) says
+//!   exactly which LPN each valid page holds;
+//! * per block: programmed and valid page counts and erase counts match the shadow;
+//! * per plane: free + valid + invalid = pages per plane, each matching the shadow, and
+//!   [`Ftl::free_blocks`] does not exceed the fully erased blocks;
+//! * pages are programmed only when erased, in order within their block; GC moves copy
+//!   the current copy of an LPN; erases never destroy a current copy; copyback stays in
+//!   its plane; counters ([`Ftl::stats`]) match what was observed;
+//! * with static placement and nothing placed dynamically, a write is never refused after
+//!   GC ran, and a refusal always comes with `needs_gc`.
+//!
+//! Entry points: [`run_conformance`] / [`check_conformance`] (proptest, shrinking to a
+//! minimal operation sequence), [`run_bytes`] (for cargo-fuzz), [`Harness`] (step by step).
+//! `docs/ftl.md` explains how to point them at a new FTL.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use lamina_nand_model::{BlockId, PlaneId, Ppa};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+
+use crate::api::{Ftl, FtlError, FtlStats, GcStep, Lpn, PageRange};
+
+/// Version of an LPN's data: the harness numbers every accepted host write.
+pub type Version = u64;
+
+/// One harness operation. LPN and plane operands are reduced modulo the FTL's logical
+/// pages and planes, so any value is valid (convenient for fuzzers and shrinking).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Host write of an LPN to its static plane.
+    Write(u64),
+    /// Host write of an LPN to a chosen plane (dynamic allocation).
+    WriteTo(u64, u32),
+    /// Host read: the LPN must resolve to its latest version.
+    Read(u64),
+    /// Host trim.
+    Trim(u64),
+    /// One background-GC step on a plane: the next step of the job in progress, or start
+    /// a job if the FTL has something to reclaim.
+    GcStep(u32),
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Op::Write(l) => write!(f, "Write({l})"),
+            Op::WriteTo(l, p) => write!(f, "WriteTo({l}, plane {p})"),
+            Op::Read(l) => write!(f, "Read({l})"),
+            Op::Trim(l) => write!(f, "Trim({l})"),
+            Op::GcStep(p) => write!(f, "GcStep(plane {p})"),
+        }
+    }
+}
+
+/// A broken conformance rule, described for humans.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Violation(pub String);
+
+macro_rules! ensure {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(Violation(format!($($fmt)+)));
+        }
+    };
+}
+
+/// A failing operation sequence (minimal after shrinking) and what went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConformanceFailure {
+    /// The operations, applied in order to a fresh FTL.
+    pub ops: Vec<Op>,
+    /// The violation (or panic message) the last operation caused.
+    pub message: String,
+}
+
+impl fmt::Display for ConformanceFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "FTL conformance failure after {} operations: {}", self.ops.len(), self.message)?;
+        writeln!(f, "operation sequence (apply to a fresh FTL):")?;
+        for (i, op) in self.ops.iter().enumerate() {
+            writeln!(f, "  #{i}: {op}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConformanceFailure {}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shadow {
+    Erased,
+    Programmed { lpn: Lpn, version: Version },
+}
+
+/// The harness's reference: what the host wrote, and a shadow of the flash built from the
+/// pages the FTL reported.
+#[derive(Clone, Debug)]
+pub struct Model {
+    logical_pages: u64,
+    ppb: u32,
+    blocks_per_plane: u32,
+    planes: u32,
+    /// Latest version of every LPN the host wrote and did not trim.
+    reference: BTreeMap<Lpn, Version>,
+    /// Where the current copy of each LPN is, as reported by the FTL.
+    location: Vec<Option<Ppa>>,
+    pages: Vec<Shadow>,
+    erase_counts: Vec<u32>,
+    /// `(block, page)`: first pages of partially erased ranges (programmable in order).
+    range_starts: BTreeSet<(u32, u32)>,
+    next_version: Version,
+    /// What the FTL's counters should say.
+    expected: FtlStats,
+}
+
+/// Largest device the harness shadows (it checks every page after every step).
+pub const MAX_HARNESS_PAGES: u64 = 1 << 22;
+
+impl Model {
+    /// An empty model (all pages erased, nothing written) for `ftl`'s geometry.
+    pub fn new(ftl: &dyn Ftl) -> Model {
+        let g = ftl.geometry();
+        let total = g.total_pages();
+        assert!(
+            total <= MAX_HARNESS_PAGES,
+            "the conformance harness is for small geometries ({total} pages)"
+        );
+        let logical = ftl.logical_pages();
+        assert!(logical <= total, "more logical than physical pages");
+        Model {
+            logical_pages: logical,
+            ppb: g.pages_per_block(),
+            blocks_per_plane: g.blocks_per_plane(),
+            planes: g.total_planes(),
+            reference: BTreeMap::new(),
+            location: vec![None; logical as usize],
+            pages: vec![Shadow::Erased; total as usize],
+            erase_counts: vec![0; g.total_blocks() as usize],
+            range_starts: BTreeSet::new(),
+            next_version: 0,
+            expected: FtlStats::default(),
+        }
+    }
+
+    /// The reference map: latest version of every mapped LPN.
+    pub fn reference(&self) -> &BTreeMap<Lpn, Version> {
+        &self.reference
+    }
+
+    /// Where the model expects the current copy of `lpn`.
+    pub fn location(&self, lpn: Lpn) -> Option<Ppa> {
+        self.location[lpn.0 as usize]
+    }
+
+    fn block_of(&self, ppa: Ppa) -> u32 {
+        (ppa.0 / self.ppb as u64) as u32
+    }
+
+    fn plane_of(&self, ppa: Ppa) -> u32 {
+        self.block_of(ppa) / self.blocks_per_plane
+    }
+
+    /// Record a program of `ppa` with `(lpn, version)`, checking erase-before-program and
+    /// in-order programming.
+    fn program(&mut self, ppa: Ppa, lpn: Lpn, version: Version, what: &str) -> Result<(), Violation> {
+        ensure!(ppa.0 < self.pages.len() as u64, "{what}: page {} is outside the device", ppa.0);
+        let i = ppa.0 as usize;
+        ensure!(
+            self.pages[i] == Shadow::Erased,
+            "{what}: page {} is programmed twice without an erase",
+            ppa.0
+        );
+        let block = self.block_of(ppa);
+        let off = (ppa.0 % self.ppb as u64) as u32;
+        let in_order = off == 0
+            || matches!(self.pages[i - 1], Shadow::Programmed { .. })
+            || self.range_starts.contains(&(block, off));
+        ensure!(in_order, "{what}: page {off} of block {block} programmed before page {}", off - 1);
+        self.pages[i] = Shadow::Programmed { lpn, version };
+        self.location[lpn.0 as usize] = Some(ppa);
+        Ok(())
+    }
+
+    fn erase_pages(&mut self, block: u32, range: PageRange, what: &str) -> Result<(), Violation> {
+        for off in range.first_page..range.first_page + range.page_count {
+            let ppa = Ppa(block as u64 * self.ppb as u64 + off as u64);
+            if let Shadow::Programmed { lpn, .. } = self.pages[ppa.0 as usize] {
+                ensure!(
+                    self.location[lpn.0 as usize] != Some(ppa),
+                    "{what}: erases page {off} of block {block}, the current copy of {lpn}"
+                );
+            }
+            self.pages[ppa.0 as usize] = Shadow::Erased;
+        }
+        Ok(())
+    }
+
+    /// Apply one GC step reported by the FTL.
+    fn apply_step(&mut self, step: GcStep) -> Result<(), Violation> {
+        match step {
+            GcStep::Move { lpn, from, to, copyback, .. } => {
+                let what = format!("GC move of {lpn} from page {} to {}", from.0, to.0);
+                ensure!(lpn.0 < self.logical_pages, "{what}: LPN out of range");
+                let Some(&version) = self.reference.get(&lpn) else {
+                    return Err(Violation(format!(
+                        "{what}: the LPN is not mapped (never written or trimmed)"
+                    )));
+                };
+                ensure!(
+                    self.location[lpn.0 as usize] == Some(from),
+                    "{what}: the current copy is at {:?}, not at the source",
+                    self.location[lpn.0 as usize]
+                );
+                ensure!(
+                    !copyback || self.plane_of(from) == self.plane_of(to),
+                    "{what}: copyback across planes {} → {}",
+                    self.plane_of(from),
+                    self.plane_of(to)
+                );
+                self.program(to, lpn, version, &what)?;
+                self.expected.gc_moves += 1;
+                self.expected.gc_copybacks += copyback as u64;
+            }
+            GcStep::Erase { block } => {
+                let what = format!("GC erase of block {}", block.0);
+                ensure!((block.0 as usize) < self.erase_counts.len(), "{what}: block out of range");
+                self.erase_pages(block.0, PageRange { first_page: 0, page_count: self.ppb }, &what)?;
+                self.range_starts.retain(|&(b, _)| b != block.0);
+                self.erase_counts[block.idx()] += 1;
+                self.expected.erases += 1;
+            }
+            GcStep::PartialErase { block, range } => {
+                let what = format!("GC partial erase of block {} pages {:?}", block.0, range);
+                ensure!((block.0 as usize) < self.erase_counts.len(), "{what}: block out of range");
+                ensure!(
+                    range.page_count >= 1
+                        && range.first_page as u64 + range.page_count as u64 <= self.ppb as u64,
+                    "{what}: range outside the block"
+                );
+                self.erase_pages(block.0, range, &what)?;
+                self.range_starts.insert((block.0, range.first_page));
+                self.expected.partial_erases += 1;
+            }
+            GcStep::Done => {}
+        }
+        Ok(())
+    }
+}
+
+/// Check every invariant of `ftl` against `model` (see the [module docs](self)).
+pub fn check_invariants(ftl: &dyn Ftl, model: &Model) -> Result<(), Violation> {
+    let g = ftl.geometry();
+    ensure!(g.total_pages() == model.pages.len() as u64, "geometry changed");
+    ensure!(ftl.logical_pages() == model.logical_pages, "logical capacity changed");
+    let mut mapped = vec![None::<Lpn>; model.pages.len()];
+    for l in 0..model.logical_pages {
+        let lpn = Lpn(l);
+        let got = ftl.lookup(lpn);
+        let want = model.location[l as usize];
+        match model.reference.get(&lpn) {
+            None => ensure!(got.is_none(), "{lpn} was never written or was trimmed but maps to {got:?}"),
+            Some(&version) => {
+                ensure!(
+                    got == want,
+                    "{lpn} maps to {got:?}; its latest version {version} was written to {want:?}"
+                );
+                let ppa = want.expect("model maps every written LPN");
+                ensure!(
+                    model.pages[ppa.0 as usize] == Shadow::Programmed { lpn, version },
+                    "{lpn} resolves to page {} which does not hold version {version} (harness bug)",
+                    ppa.0
+                );
+                let slot = &mut mapped[ppa.0 as usize];
+                ensure!(slot.is_none(), "page {} is mapped by both {} and {lpn}", ppa.0, slot.unwrap());
+                *slot = Some(lpn);
+            }
+        }
+    }
+    let ppb = model.ppb as usize;
+    let mut erased_blocks = vec![0u32; model.planes as usize];
+    let mut plane_counts = vec![(0u64, 0u64, 0u64); model.planes as usize];
+    for b in 0..model.erase_counts.len() {
+        let (mut programmed, mut valid) = (0u32, 0u32);
+        for off in 0..ppb {
+            let i = b * ppb + off;
+            let ppa = Ppa(i as u64);
+            let owner = ftl.page_lpn(ppa);
+            ensure!(
+                owner == mapped[i],
+                "reverse map of page {i} (block {b}) says {owner:?}, but the current copy there is {:?}",
+                mapped[i]
+            );
+            if matches!(model.pages[i], Shadow::Programmed { .. }) {
+                programmed += 1;
+            }
+            valid += mapped[i].is_some() as u32;
+        }
+        let info = ftl.block_info(BlockId(b as u32));
+        ensure!(
+            info.programmed == programmed,
+            "block {b}: FTL counts {} programmed pages, {programmed} were programmed",
+            info.programmed
+        );
+        ensure!(
+            info.valid == valid,
+            "block {b}: FTL counts {} valid pages, {valid} hold current data",
+            info.valid
+        );
+        ensure!(
+            info.erase_count == model.erase_counts[b],
+            "block {b}: FTL counts {} erases, {} were issued",
+            info.erase_count,
+            model.erase_counts[b]
+        );
+        let plane = b / model.blocks_per_plane as usize;
+        erased_blocks[plane] += (programmed == 0) as u32;
+        let c = &mut plane_counts[plane];
+        c.0 += (ppb as u32 - programmed) as u64;
+        c.1 += valid as u64;
+        c.2 += (programmed - valid) as u64;
+    }
+    let plane_pages = model.blocks_per_plane as u64 * model.ppb as u64;
+    for p in 0..model.planes {
+        let counts = ftl.page_counts(PlaneId(p));
+        let (free, valid, invalid) = plane_counts[p as usize];
+        ensure!(
+            counts.free + counts.valid + counts.invalid == plane_pages,
+            "plane {p}: free + valid + invalid = {} + {} + {} ≠ {plane_pages} pages",
+            counts.free,
+            counts.valid,
+            counts.invalid
+        );
+        ensure!(
+            (counts.free, counts.valid, counts.invalid) == (free, valid, invalid),
+            "plane {p}: FTL counts free/valid/invalid {}/{}/{}, the flash holds {free}/{valid}/{invalid}",
+            counts.free,
+            counts.valid,
+            counts.invalid
+        );
+        let fb = ftl.free_blocks(PlaneId(p));
+        ensure!(
+            fb <= erased_blocks[p as usize],
+            "plane {p}: FTL reports {fb} free blocks but only {} are fully erased",
+            erased_blocks[p as usize]
+        );
+    }
+    let s = ftl.stats();
+    let e = &model.expected;
+    ensure!(
+        (s.host_writes, s.trims, s.gc_moves, s.gc_copybacks, s.erases, s.partial_erases)
+            == (e.host_writes, e.trims, e.gc_moves, e.gc_copybacks, e.erases, e.partial_erases),
+        "counters {s:?} disagree with the observed operations {e:?}"
+    );
+    Ok(())
+}
+
+/// Drives one FTL through [`Op`]s, checking invariants after every operation and GC step.
+pub struct Harness<F: Ftl> {
+    ftl: F,
+    model: Model,
+    /// A dynamic write was accepted: a plane may now hold more than its static share, so
+    /// refusals after GC are no longer violations.
+    dynamic_used: bool,
+}
+
+impl<F: Ftl> Harness<F> {
+    /// Wrap a fresh FTL (nothing written yet).
+    pub fn new(ftl: F) -> Harness<F> {
+        let model = Model::new(&ftl);
+        Harness { ftl, model, dynamic_used: false }
+    }
+
+    /// The FTL under test.
+    pub fn ftl(&self) -> &F {
+        &self.ftl
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Check all invariants now.
+    pub fn check(&self) -> Result<(), Violation> {
+        check_invariants(&self.ftl, &self.model)
+    }
+
+    fn planes(&self) -> u32 {
+        self.model.planes
+    }
+
+    /// One GC step on `plane`, applied to the model and checked.
+    fn step(&mut self, plane: PlaneId) -> Result<bool, Violation> {
+        let step = self.ftl.gc_step(plane);
+        self.model
+            .apply_step(step)
+            .map_err(|v| Violation(format!("GC step {step:?} on plane {}: {}", plane.0, v.0)))?;
+        self.check()
+            .map_err(|v| Violation(format!("after GC step {step:?} on plane {}: {}", plane.0, v.0)))?;
+        if step == GcStep::Done {
+            ensure!(!self.ftl.gc_in_progress(plane), "plane {}: GC still in progress after Done", plane.0);
+        }
+        Ok(step != GcStep::Done)
+    }
+
+    fn finish_job(&mut self, plane: PlaneId) -> Result<(), Violation> {
+        let limit = 2 * self.model.ppb as u64 * self.model.blocks_per_plane as u64 + 16;
+        for _ in 0..limit {
+            if !self.step(plane)? {
+                return Ok(());
+            }
+        }
+        Err(Violation(format!("plane {}: a GC job did not finish within {limit} steps", plane.0)))
+    }
+
+    fn begin(&mut self, plane: PlaneId) -> Result<bool, Violation> {
+        let started = self.ftl.gc_begin(plane).is_some();
+        ensure!(
+            started == self.ftl.gc_in_progress(plane),
+            "plane {}: gc_begin returned {started} but gc_in_progress says {}",
+            plane.0,
+            !started
+        );
+        self.check().map_err(|v| Violation(format!("after gc_begin on plane {}: {}", plane.0, v.0)))?;
+        Ok(started)
+    }
+
+    /// What the engine does before writing to a plane that needs GC: finish the job in
+    /// progress, then run jobs while `needs_gc` and there is something to reclaim.
+    fn collect(&mut self, plane: PlaneId) -> Result<(), Violation> {
+        if self.ftl.gc_in_progress(plane) {
+            self.finish_job(plane)?;
+        }
+        let limit = self.model.ppb as u64 * self.model.blocks_per_plane as u64 + 8;
+        for _ in 0..limit {
+            if !self.ftl.needs_gc(plane) || !self.begin(plane)? {
+                return Ok(());
+            }
+            self.finish_job(plane)?;
+        }
+        Err(Violation(format!("plane {}: still needs GC after {limit} GC jobs (livelock)", plane.0)))
+    }
+
+    fn write(&mut self, lpn: Lpn, plane: PlaneId, dynamic: bool) -> Result<(), Violation> {
+        if self.ftl.needs_gc(plane) {
+            self.collect(plane)?;
+        }
+        let mut result = self.ftl.write(lpn, plane);
+        if let Err(FtlError::NoFreePage { plane: p }) = result {
+            ensure!(p == plane, "write to plane {} refused naming plane {}", plane.0, p.0);
+            ensure!(
+                self.ftl.needs_gc(plane),
+                "write of {lpn} to plane {} refused while needs_gc is false (the engine would stall)",
+                plane.0
+            );
+            self.collect(plane)?;
+            result = self.ftl.write(lpn, plane);
+        }
+        match result {
+            Ok(ppa) => {
+                let what = format!("write of {lpn} to plane {}", plane.0);
+                ensure!(
+                    ppa.0 < self.model.pages.len() as u64 && self.model.plane_of(ppa) == plane.0,
+                    "{what}: returned page {} outside the plane",
+                    ppa.0
+                );
+                let version = self.model.next_version;
+                self.model.next_version += 1;
+                self.model.program(ppa, lpn, version, &what)?;
+                self.model.reference.insert(lpn, version);
+                self.model.expected.host_writes += 1;
+                self.dynamic_used |= dynamic;
+            }
+            Err(e) => {
+                ensure!(
+                    self.dynamic_used || dynamic,
+                    "write of {lpn} to its static plane {} refused after GC: {e}",
+                    plane.0
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply one operation (running GC as the engine would) and check all invariants.
+    pub fn apply(&mut self, op: Op) -> Result<(), Violation> {
+        let l = self.model.logical_pages;
+        let planes = self.planes();
+        match op {
+            Op::Write(x) => {
+                let lpn = Lpn(x % l);
+                let plane = self.ftl.static_plane(lpn);
+                ensure!(plane.0 < planes, "static_plane({lpn}) = {} is not a plane", plane.0);
+                self.write(lpn, plane, false)?;
+            }
+            Op::WriteTo(x, p) => self.write(Lpn(x % l), PlaneId(p % planes), true)?,
+            Op::Read(x) => {
+                let lpn = Lpn(x % l);
+                let got = self.ftl.lookup(lpn);
+                let want = self.model.location(lpn);
+                ensure!(got == want, "read of {lpn} resolves to {got:?}, expected {want:?}");
+            }
+            Op::Trim(x) => {
+                let lpn = Lpn(x % l);
+                let got = self.ftl.trim(lpn);
+                let want = if self.model.reference.remove(&lpn).is_some() {
+                    self.model.location[lpn.0 as usize].take()
+                } else {
+                    None
+                };
+                ensure!(got == want, "trim of {lpn} invalidated {got:?}, expected {want:?}");
+                self.model.expected.trims += want.is_some() as u64;
+            }
+            Op::GcStep(p) => {
+                let plane = PlaneId(p % planes);
+                if self.ftl.gc_in_progress(plane) {
+                    self.step(plane)?;
+                } else {
+                    self.begin(plane)?;
+                }
+            }
+        }
+        self.check()
+    }
+
+    /// Apply `ops` in order; on failure, the index of the failing operation and why.
+    pub fn apply_all(&mut self, ops: &[Op]) -> Result<(), (usize, Violation)> {
+        for (i, &op) in ops.iter().enumerate() {
+            self.apply(op).map_err(|v| (i, v))?;
+        }
+        Ok(())
+    }
+}
+
+/// Settings of a conformance run.
+#[derive(Clone, Debug)]
+pub struct ConformanceConfig {
+    /// Random operation sequences to try.
+    pub cases: u32,
+    /// Length range of each sequence.
+    pub ops: std::ops::Range<usize>,
+    /// Also generate dynamic-placement writes ([`Op::WriteTo`]).
+    pub dynamic_placement: bool,
+    /// Of the LPNs written, how many form the "hot" set that most writes hit (to create
+    /// invalid pages quickly). Capped to the logical space.
+    pub hot_lpns: u64,
+    /// Seed of the case generator (runs are deterministic).
+    pub seed: u64,
+}
+
+impl Default for ConformanceConfig {
+    fn default() -> Self {
+        ConformanceConfig { cases: 64, ops: 1..400, dynamic_placement: false, hot_lpns: 24, seed: 0 }
+    }
+}
+
+/// Strategy for one [`Op`] over an FTL with `logical_pages` LPNs and `planes` planes.
+pub fn op_strategy(
+    logical_pages: u64,
+    planes: u32,
+    hot_lpns: u64,
+    dynamic_placement: bool,
+) -> impl Strategy<Value = Op> {
+    let hot = hot_lpns.clamp(1, logical_pages);
+    let dyn_weight = if dynamic_placement { 3 } else { 0 };
+    prop_oneof![
+        8 => (0..hot).prop_map(Op::Write),
+        4 => (0..logical_pages).prop_map(Op::Write),
+        dyn_weight => (0..logical_pages, 0..planes).prop_map(|(l, p)| Op::WriteTo(l, p)),
+        2 => (0..logical_pages).prop_map(Op::Read),
+        1 => (0..hot).prop_map(Op::Trim),
+        2 => (0..planes).prop_map(Op::GcStep),
+    ]
+}
+
+/// Strategy for operation sequences; shrinks by dropping operations and lowering operands.
+pub fn ops_strategy(
+    logical_pages: u64,
+    planes: u32,
+    cfg: &ConformanceConfig,
+) -> impl Strategy<Value = Vec<Op>> + use<> {
+    proptest::collection::vec(
+        op_strategy(logical_pages, planes, cfg.hot_lpns, cfg.dynamic_placement),
+        cfg.ops.clone(),
+    )
+}
+
+/// Run the model-based property test against FTLs built by `make` (each case gets a fresh
+/// one). On failure, returns the minimal operation sequence proptest shrank to.
+pub fn check_conformance<F: Ftl>(
+    make: impl Fn() -> F,
+    cfg: &ConformanceConfig,
+) -> Result<(), ConformanceFailure> {
+    let probe = make();
+    let strategy = ops_strategy(probe.logical_pages(), probe.geometry().total_planes(), cfg);
+    drop(probe);
+    let mut seed = [0u8; 32];
+    seed[..8].copy_from_slice(&cfg.seed.to_le_bytes());
+    let config =
+        Config { cases: cfg.cases, failure_persistence: None, max_shrink_iters: 50_000, ..Config::default() };
+    let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+    let result = runner.run(&strategy, |ops| {
+        let mut h = Harness::new(make());
+        h.apply_all(&ops)
+            .map_err(|(i, v)| TestCaseError::fail(format!("operation #{i} ({}): {}", ops[i], v.0)))
+    });
+    match result {
+        Ok(()) => Ok(()),
+        Err(TestError::Fail(reason, mut ops)) => {
+            // Drop the operations after the one that failed (proptest shrinks by removing
+            // elements, but the tail after the failure never matters).
+            let mut h = Harness::new(make());
+            let failed_at = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.apply_all(&ops)));
+            if let Ok(Err((i, _))) = failed_at {
+                ops.truncate(i + 1);
+            }
+            Err(ConformanceFailure { ops, message: reason.message().to_owned() })
+        }
+        Err(TestError::Abort(reason)) => {
+            Err(ConformanceFailure { ops: Vec::new(), message: format!("aborted: {}", reason.message()) })
+        }
+    }
+}
+
+/// [`check_conformance`], panicking with the minimal failing sequence (for `#[test]`s).
+pub fn run_conformance<F: Ftl>(make: impl Fn() -> F, cfg: &ConformanceConfig) {
+    if let Err(failure) = check_conformance(make, cfg) {
+        panic!("{failure}");
+    }
+}
+
+/// Decode arbitrary bytes into operations (for fuzzers). Each operation takes a tag byte
+/// and up to two operand bytes (missing bytes read as 0): tags `0..=3 mod 8` write, `4`
+/// writes to plane `tag / 8`, `5` reads, `6` trims, `7` runs a GC step on plane `tag / 8`.
+pub fn decode_ops(data: &[u8]) -> Vec<Op> {
+    let mut ops = Vec::with_capacity(data.len() / 2);
+    let mut i = 0;
+    let next = |i: &mut usize| {
+        let b = data.get(*i).copied().unwrap_or(0);
+        *i += 1;
+        b
+    };
+    while i < data.len() {
+        let tag = next(&mut i);
+        let op = match tag % 8 {
+            7 => Op::GcStep((tag / 8) as u32),
+            kind => {
+                let lpn = u16::from_le_bytes([next(&mut i), next(&mut i)]) as u64;
+                match kind {
+                    0..=3 => Op::Write(lpn),
+                    4 => Op::WriteTo(lpn, (tag / 8) as u32),
+                    5 => Op::Read(lpn),
+                    _ => Op::Trim(lpn),
+                }
+            }
+        };
+        ops.push(op);
+    }
+    ops
+}
+
+/// Run the operations decoded from `data` ([`decode_ops`]) against `ftl`, checking all
+/// invariants after every step. Returns the prefix of operations up to the failing one.
+pub fn run_bytes<F: Ftl>(ftl: F, data: &[u8]) -> Result<(), ConformanceFailure> {
+    let ops = decode_ops(data);
+    let mut h = Harness::new(ftl);
+    h.apply_all(&ops).map_err(|(i, v)| ConformanceFailure { ops: ops[..=i].to_vec(), message: v.0 })
+}

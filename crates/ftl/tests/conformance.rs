@@ -1,0 +1,409 @@
+//! The conformance harness (`lamina_ftl::testing`) applied to the page FTL on small
+//! geometries that force GC, to a second independent FTL written here (proving the
+//! harness is FTL-agnostic, and showing what implementing `Ftl` takes), and to
+//! deliberately broken FTLs (proving the harness catches bugs and shrinks them).
+
+use lamina_ftl::testing::{ConformanceConfig, Op, check_conformance, decode_ops, run_bytes, run_conformance};
+use lamina_ftl::{
+    BlockInfo, Ftl, FtlConfig, FtlError, FtlStats, GcJob, GcStep, GcThreshold, Lpn, PageCounts, PageFtl,
+    StripeOrder, TieBreak,
+};
+use lamina_nand_model::{BlockId, CellType, Geometry, GeometryConfig, PageTypeOrder, PlaneId, Ppa};
+use rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+fn geo(channels: u32, ways: u32, dies: u32, planes: u32, blocks: u32, pages: u32) -> Geometry {
+    GeometryConfig {
+        channels,
+        chips_per_channel: ways,
+        dies_per_chip: dies,
+        planes_per_die: planes,
+        blocks_per_plane: blocks,
+        pages_per_block: pages,
+        page_size_bytes: 4096,
+        partial_read_bytes: None,
+        cell_type: CellType::Slc,
+        layers: 1,
+        page_type_order: PageTypeOrder::Interleaved,
+    }
+    .validate()
+    .unwrap()
+}
+
+fn small_cfg() -> FtlConfig {
+    FtlConfig { overprovisioning: 0.3, gc_threshold: GcThreshold::FreeBlocks(2), ..FtlConfig::default() }
+}
+
+fn maker(g: Geometry, cfg: FtlConfig) -> impl Fn() -> PageFtl {
+    move || PageFtl::new(g.clone(), &cfg).unwrap()
+}
+
+fn conf(cases: u32, ops: std::ops::Range<usize>) -> ConformanceConfig {
+    ConformanceConfig { cases, ops, ..ConformanceConfig::default() }
+}
+
+// 4 planes × 8 blocks × 4 pages = 128 pages, 89 logical: a few hundred writes force GC
+// on every plane many times.
+#[test]
+fn page_ftl_conforms_with_static_placement() {
+    let g = geo(2, 1, 1, 2, 8, 4);
+    run_conformance(maker(g, small_cfg()), &conf(96, 1..500));
+}
+
+#[test]
+fn page_ftl_conforms_in_every_configuration() {
+    let g = geo(1, 2, 1, 2, 6, 8);
+    for tie in [TieBreak::LowestId, TieBreak::Oldest, TieBreak::LeastWorn] {
+        for wl in [false, true] {
+            for copyback in [false, true] {
+                let cfg = FtlConfig {
+                    victim_tie_break: tie,
+                    wear_leveling: wl,
+                    copyback,
+                    overprovisioning: 0.4,
+                    ..small_cfg()
+                };
+                run_conformance(maker(g.clone(), cfg), &ConformanceConfig { seed: 7, ..conf(12, 100..600) });
+            }
+        }
+    }
+}
+
+#[test]
+fn page_ftl_conforms_with_dynamic_placement() {
+    let g = geo(2, 1, 1, 2, 8, 4);
+    let cfg = ConformanceConfig { dynamic_placement: true, seed: 3, ..conf(96, 1..500) };
+    run_conformance(maker(g, small_cfg()), &cfg);
+}
+
+#[test]
+fn page_ftl_conforms_with_every_striping_order() {
+    let g = geo(2, 2, 2, 2, 6, 2);
+    for order in StripeOrder::all() {
+        let cfg = FtlConfig { striping_order: order, overprovisioning: 0.5, ..small_cfg() };
+        run_conformance(maker(g.clone(), cfg), &ConformanceConfig { hot_lpns: 40, ..conf(4, 200..400) });
+    }
+}
+
+// SSDsim anchor bug: GC hung with more than 64 pages per block. 128 pages per block here,
+// and enough writes for several GC rounds per plane.
+#[test]
+fn page_ftl_conforms_with_128_pages_per_block() {
+    let g = geo(1, 1, 1, 2, 6, 128);
+    let cfg = FtlConfig { overprovisioning: 0.4, ..small_cfg() };
+    let c = ConformanceConfig { hot_lpns: 200, ..conf(6, 2500..3000) };
+    run_conformance(maker(g, cfg), &c);
+}
+
+#[test]
+fn page_ftl_conforms_with_one_page_per_block() {
+    let g = geo(1, 1, 1, 2, 12, 1);
+    let cfg = FtlConfig { overprovisioning: 0.4, ..small_cfg() };
+    run_conformance(maker(g, cfg), &ConformanceConfig { hot_lpns: 6, ..conf(64, 1..200) });
+}
+
+#[test]
+fn page_ftl_conforms_when_driven_from_random_bytes() {
+    let g = geo(2, 1, 1, 2, 8, 4);
+    let make = maker(g, small_cfg());
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+    for _ in 0..64 {
+        let len = (rng.next_u64() % 1500) as usize;
+        // Small operands so that LPNs repeat and GC runs.
+        let bytes: Vec<u8> = (0..len)
+            .map(|i| if i % 3 == 0 { rng.next_u64() as u8 } else { (rng.next_u64() % 4) as u8 })
+            .collect();
+        if let Err(f) = run_bytes(make(), &bytes) {
+            panic!("{f}");
+        }
+    }
+}
+
+#[test]
+fn decode_ops_reads_tags_and_operands() {
+    assert_eq!(
+        decode_ops(&[0, 5, 0, 4 + 8 * 3, 1, 1, 5, 2, 0, 6, 2, 0, 7 + 8 * 2, 1]),
+        vec![Op::Write(5), Op::WriteTo(257, 3), Op::Read(2), Op::Trim(2), Op::GcStep(2), Op::Write(0)]
+    );
+}
+
+/// A second, independent page-mapping FTL: flat tables, a linear-scan greedy GC, the same
+/// reserve rule as `PageFtl`. With `forget_invalidate` it has a classic bug: overwrites
+/// leave the old page marked valid.
+struct TinyFtl {
+    geo: Geometry,
+    logical: u64,
+    forget_invalidate: bool,
+    map: Vec<Option<Ppa>>,
+    rev: Vec<Option<Lpn>>,
+    written: Vec<u32>,
+    valid: Vec<u32>,
+    erases: Vec<u32>,
+    free: Vec<Vec<u32>>,
+    active: Vec<Option<u32>>,
+    gc: Vec<Option<(u32, bool)>>,
+    stats: FtlStats,
+}
+
+impl TinyFtl {
+    fn new(geo: Geometry, forget_invalidate: bool) -> TinyFtl {
+        let (planes, bpp, ppb) = (geo.total_planes(), geo.blocks_per_plane(), geo.pages_per_block());
+        let logical = (bpp as u64 - 3) * ppb as u64 * planes as u64;
+        TinyFtl {
+            logical,
+            forget_invalidate,
+            map: vec![None; logical as usize],
+            rev: vec![None; geo.total_pages() as usize],
+            written: vec![0; geo.total_blocks() as usize],
+            valid: vec![0; geo.total_blocks() as usize],
+            erases: vec![0; geo.total_blocks() as usize],
+            free: (0..planes).map(|p| (p * bpp..(p + 1) * bpp).rev().collect()).collect(),
+            active: vec![None; planes as usize],
+            gc: vec![None; planes as usize],
+            stats: FtlStats::default(),
+            geo,
+        }
+    }
+    fn ppb(&self) -> u32 {
+        self.geo.pages_per_block()
+    }
+    fn room(&self, p: usize) -> u64 {
+        let rest = self.active[p].map_or(0, |b| self.ppb() - self.written[b as usize]);
+        rest as u64 + self.free[p].len() as u64 * self.ppb() as u64
+    }
+    fn unvalidate(&mut self, ppa: Ppa) {
+        self.rev[ppa.0 as usize] = None;
+        let b = (ppa.0 / self.ppb() as u64) as usize;
+        self.valid[b] -= 1;
+    }
+    fn program(&mut self, p: usize, lpn: Lpn) -> Ppa {
+        let b = match self.active[p] {
+            Some(b) => b,
+            None => self.free[p].pop().expect("reserve"),
+        };
+        let ppa = Ppa(b as u64 * self.ppb() as u64 + self.written[b as usize] as u64);
+        self.written[b as usize] += 1;
+        self.valid[b as usize] += 1;
+        self.active[p] = (self.written[b as usize] < self.ppb()).then_some(b);
+        self.rev[ppa.0 as usize] = Some(lpn);
+        self.map[lpn.0 as usize] = Some(ppa);
+        ppa
+    }
+}
+
+impl Ftl for TinyFtl {
+    fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    fn logical_pages(&self) -> u64 {
+        self.logical
+    }
+    fn lookup(&self, lpn: Lpn) -> Option<Ppa> {
+        self.map[lpn.0 as usize]
+    }
+    fn static_plane(&self, lpn: Lpn) -> PlaneId {
+        PlaneId((lpn.0 % self.geo.total_planes() as u64) as u32)
+    }
+    fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
+        let p = plane.idx();
+        let pending = self.gc[p].map_or(0, |(v, erased)| if erased { 0 } else { self.valid[v as usize] });
+        if self.room(p) <= self.ppb() as u64 + pending as u64 {
+            self.stats.host_writes_refused += 1;
+            return Err(FtlError::NoFreePage { plane });
+        }
+        if let Some(old) = self.map[lpn.0 as usize]
+            && !self.forget_invalidate
+        {
+            self.unvalidate(old);
+        }
+        self.stats.host_writes += 1;
+        Ok(self.program(p, lpn))
+    }
+    fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {
+        let old = self.map[lpn.0 as usize].take()?;
+        self.unvalidate(old);
+        self.stats.trims += 1;
+        Some(old)
+    }
+    fn needs_gc(&self, plane: PlaneId) -> bool {
+        self.free[plane.idx()].len() < 2
+    }
+    fn gc_in_progress(&self, plane: PlaneId) -> bool {
+        self.gc[plane.idx()].is_some()
+    }
+    fn gc_begin(&mut self, plane: PlaneId) -> Option<GcJob> {
+        let (bpp, ppb) = (self.geo.blocks_per_plane(), self.ppb());
+        let victim = (plane.0 * bpp..(plane.0 + 1) * bpp)
+            .filter(|&b| self.written[b as usize] == ppb && self.valid[b as usize] < ppb)
+            .min_by_key(|&b| (self.valid[b as usize], b))?;
+        self.gc[plane.idx()] = Some((victim, false));
+        self.stats.gc_jobs += 1;
+        let valid = self.valid[victim as usize];
+        Some(GcJob { victim: BlockId(victim), valid_pages: valid, invalid_pages: ppb - valid })
+    }
+    fn gc_step(&mut self, plane: PlaneId) -> GcStep {
+        let Some((v, erased)) = self.gc[plane.idx()] else { return GcStep::Done };
+        if erased {
+            self.gc[plane.idx()] = None;
+            return GcStep::Done;
+        }
+        let first = v as u64 * self.ppb() as u64;
+        let found = (first..first + self.ppb() as u64).find(|&p| self.rev[p as usize].is_some());
+        if let Some(from) = found {
+            let lpn = self.rev[from as usize].unwrap();
+            self.unvalidate(Ppa(from));
+            let to = self.program(plane.idx(), lpn);
+            self.stats.gc_moves += 1;
+            return GcStep::Move { lpn, from: Ppa(from), to, copyback: false, batch_with_next: false };
+        }
+        self.written[v as usize] = 0;
+        self.erases[v as usize] += 1;
+        self.free[plane.idx()].insert(0, v);
+        self.gc[plane.idx()] = Some((v, true));
+        self.stats.erases += 1;
+        GcStep::Erase { block: BlockId(v) }
+    }
+    fn free_blocks(&self, plane: PlaneId) -> u32 {
+        self.free[plane.idx()].len() as u32
+    }
+    fn page_counts(&self, plane: PlaneId) -> PageCounts {
+        let bpp = self.geo.blocks_per_plane();
+        let blocks = (plane.0 * bpp..(plane.0 + 1) * bpp).map(|b| b as usize);
+        let valid: u64 = blocks.map(|b| self.valid[b] as u64).sum();
+        let free = self.room(plane.idx());
+        PageCounts { free, valid, invalid: bpp as u64 * self.ppb() as u64 - free - valid }
+    }
+    fn page_lpn(&self, ppa: Ppa) -> Option<Lpn> {
+        self.rev[ppa.0 as usize]
+    }
+    fn block_info(&self, block: BlockId) -> BlockInfo {
+        let b = block.idx();
+        BlockInfo { programmed: self.written[b], valid: self.valid[b], erase_count: self.erases[b] }
+    }
+    fn stats(&self) -> FtlStats {
+        self.stats
+    }
+}
+
+#[test]
+fn an_independent_correct_ftl_conforms() {
+    let g = geo(1, 1, 2, 2, 7, 4);
+    run_conformance(|| TinyFtl::new(g.clone(), false), &conf(64, 1..500));
+    let dynamic = ConformanceConfig { dynamic_placement: true, ..conf(64, 1..500) };
+    run_conformance(|| TinyFtl::new(g.clone(), false), &dynamic);
+}
+
+#[test]
+fn harness_catches_a_forgotten_invalidation_and_shrinks_it() {
+    let g = geo(1, 1, 2, 2, 7, 4);
+    let failure = check_conformance(|| TinyFtl::new(g.clone(), true), &conf(64, 1..500))
+        .expect_err("an FTL that never invalidates overwritten pages must fail");
+    // Minimal: write an LPN, write it again.
+    assert_eq!(failure.ops.len(), 2, "{failure}");
+    assert!(matches!(failure.ops[..], [Op::Write(a), Op::Write(b)] if a == b), "{failure}");
+    assert!(failure.message.contains("reverse map"), "{failure}");
+}
+
+/// A `PageFtl` with one injected bug.
+struct Broken {
+    inner: PageFtl,
+    bug: Bug,
+}
+
+#[derive(Clone, Copy)]
+enum Bug {
+    /// `trim` does nothing (but claims success).
+    IgnoreTrim,
+    /// A GC move is performed but not reported (the engine never copies the data).
+    SwallowMove,
+    /// `page_counts` forgets the active block's free pages.
+    MiscountFree,
+}
+
+impl Ftl for Broken {
+    fn geometry(&self) -> &Geometry {
+        self.inner.geometry()
+    }
+    fn logical_pages(&self) -> u64 {
+        self.inner.logical_pages()
+    }
+    fn lookup(&self, lpn: Lpn) -> Option<Ppa> {
+        self.inner.lookup(lpn)
+    }
+    fn static_plane(&self, lpn: Lpn) -> PlaneId {
+        self.inner.static_plane(lpn)
+    }
+    fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
+        self.inner.write(lpn, plane)
+    }
+    fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {
+        match self.bug {
+            Bug::IgnoreTrim => self.inner.lookup(lpn),
+            _ => self.inner.trim(lpn),
+        }
+    }
+    fn needs_gc(&self, plane: PlaneId) -> bool {
+        self.inner.needs_gc(plane)
+    }
+    fn gc_in_progress(&self, plane: PlaneId) -> bool {
+        self.inner.gc_in_progress(plane)
+    }
+    fn gc_begin(&mut self, plane: PlaneId) -> Option<GcJob> {
+        self.inner.gc_begin(plane)
+    }
+    fn gc_step(&mut self, plane: PlaneId) -> GcStep {
+        match (self.bug, self.inner.gc_step(plane)) {
+            (Bug::SwallowMove, GcStep::Move { .. }) => self.inner.gc_step(plane),
+            (_, step) => step,
+        }
+    }
+    fn free_blocks(&self, plane: PlaneId) -> u32 {
+        self.inner.free_blocks(plane)
+    }
+    fn page_counts(&self, plane: PlaneId) -> PageCounts {
+        let c = self.inner.page_counts(plane);
+        match self.bug {
+            Bug::MiscountFree => {
+                let full = self.inner.free_blocks(plane) as u64 * self.geometry().pages_per_block() as u64;
+                PageCounts { free: full, invalid: c.invalid + c.free - full, ..c }
+            }
+            _ => c,
+        }
+    }
+    fn page_lpn(&self, ppa: Ppa) -> Option<Lpn> {
+        self.inner.page_lpn(ppa)
+    }
+    fn block_info(&self, block: BlockId) -> BlockInfo {
+        self.inner.block_info(block)
+    }
+    fn stats(&self) -> FtlStats {
+        self.inner.stats()
+    }
+}
+
+fn broken(bug: Bug) -> impl Fn() -> Broken {
+    let g = geo(2, 1, 1, 2, 8, 4);
+    move || Broken { inner: PageFtl::new(g.clone(), &small_cfg()).unwrap(), bug }
+}
+
+#[test]
+fn harness_catches_an_ignored_trim() {
+    let failure = check_conformance(broken(Bug::IgnoreTrim), &conf(64, 1..300)).expect_err("must fail");
+    assert_eq!(failure.ops.len(), 2, "{failure}");
+    assert!(matches!(failure.ops[..], [Op::Write(a), Op::Trim(b)] if a == b), "{failure}");
+}
+
+#[test]
+fn harness_catches_a_swallowed_gc_move() {
+    let failure = check_conformance(broken(Bug::SwallowMove), &conf(64, 1..500)).expect_err("must fail");
+    assert!(failure.ops.iter().any(|op| matches!(op, Op::Write(_))), "{failure}");
+    assert!(failure.message.contains("GC step"), "{failure}");
+}
+
+#[test]
+fn harness_catches_miscounted_free_pages() {
+    let failure = check_conformance(broken(Bug::MiscountFree), &conf(64, 1..300)).expect_err("must fail");
+    // One write opens an active block whose free pages are then miscounted.
+    assert_eq!(failure.ops.len(), 1, "{failure}");
+    assert!(failure.message.contains("free/valid/invalid"), "{failure}");
+}
