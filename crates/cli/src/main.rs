@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod run_cmd;
 mod trace_cmd;
 
 /// Lamina: a deterministic, fast trace-replay simulator for 3D-NAND SSDs.
@@ -16,6 +17,10 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Replay a trace on a simulated SSD and print the report.
+    Run(run_cmd::RunArgs),
+    /// List the built-in device presets and their sources.
+    Presets,
     /// Inspect, generate and convert traces.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
@@ -24,6 +29,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(args) => run_cmd::run(args),
+        Command::Presets => run_cmd::presets(),
         Command::Trace(cmd) => trace_cmd::run(cmd),
     };
     match result {

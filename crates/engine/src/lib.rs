@@ -1,1 +1,38 @@
 //! Lamina's deterministic discrete-event replay engine.
+//!
+//! The engine composes the NAND model ([`lamina_nand_model`]), an FTL ([`lamina_ftl`])
+//! and placement/scheduling policies ([`lamina_sched`]) into a simulated SSD, replays a
+//! trace on it and reports response-time percentiles, throughput, write amplification,
+//! wear and utilisation. It owns the only clock and the only event queue.
+//!
+//! Many simulations can run in one process: there are no globals, and a [`Simulation`]
+//! is `Send`, so independent runs can be spread over threads (e.g. with rayon).
+//!
+//! ```no_run
+//! use lamina_engine::{config::ConfigBuilder, run_trace};
+//!
+//! let cfg = ConfigBuilder::new()
+//!     .preset("mbm")?
+//!     .set("buffer.size_bytes=0")?
+//!     .build()?;
+//! let report = run_trace(&cfg, std::path::Path::new("traces/demo.trace"))?;
+//! println!("p99 read = {} ns, WAF = {:.3}", report.read.p99_ns, report.waf);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod buffer;
+pub mod config;
+pub mod queue;
+pub mod report;
+mod setup;
+mod sim;
+pub mod slab;
+pub mod stats;
+pub mod table;
+pub mod trace;
+
+pub use setup::{BuildError, RunTraceError, SimulationBuilder, run_trace};
+pub use sim::{FlashCounters, RunError, Simulation, VerifyError};
+
+/// The Lamina version recorded in every report.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

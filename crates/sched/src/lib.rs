@@ -1,1 +1,185 @@
 //! Placement and scheduling policies for Lamina.
+//!
+//! The engine asks two questions through the traits here, so new policies plug in
+//! without touching the event loop:
+//! - [`Placement`]: on which plane does a host write sub-request go? (static striping
+//!   by LPN, or a dynamic choice from the device state seen through [`DeviceView`]);
+//! - [`Arbiter`]: when a die is free, which of its queues (host reads, host writes,
+//!   garbage collection) is served next? Within a queue service is first-come first-served.
+//!
+//! Policies see the device only through [`DeviceView`], never the engine's internals.
+
+use lamina_nand_model::{ChannelId, DieId, Geometry, PlaneId, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// Read-only view of the device state a policy may consult.
+pub trait DeviceView {
+    /// The geometry.
+    fn geometry(&self) -> &Geometry;
+    /// Current simulated time.
+    fn now(&self) -> SimTime;
+    /// True if the die has no array operation in progress and nothing reserved.
+    fn die_idle(&self, die: DieId) -> bool;
+    /// True if the channel bus is free now.
+    fn channel_idle(&self, channel: ChannelId) -> bool;
+    /// Transactions waiting in the die's queues.
+    fn die_queue_len(&self, die: DieId) -> u32;
+    /// Pages programmed on the die so far (host and GC).
+    fn die_writes(&self, die: DieId) -> u64;
+}
+
+/// Chooses the plane of a host write sub-request.
+pub trait Placement: Send {
+    /// Plane for logical page `lpn`; `static_plane` is the FTL's striping-order choice.
+    fn place_write(&mut self, lpn: u64, static_plane: PlaneId, view: &dyn DeviceView) -> PlaneId;
+}
+
+/// Static placement: the FTL's striping order decides (SSDsim "static allocation").
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StaticPlacement;
+
+impl Placement for StaticPlacement {
+    #[inline]
+    fn place_write(&mut self, _lpn: u64, static_plane: PlaneId, _view: &dyn DeviceView) -> PlaneId {
+        static_plane
+    }
+}
+
+/// Placement policy names accepted in config (`sched.placement`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlacementKind {
+    /// [`StaticPlacement`].
+    #[default]
+    Static,
+}
+
+impl PlacementKind {
+    /// Build the policy.
+    pub fn build(self) -> Box<dyn Placement> {
+        match self {
+            PlacementKind::Static => Box::new(StaticPlacement),
+        }
+    }
+}
+
+/// A class of queued flash transactions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// Host reads.
+    Read,
+    /// Host writes (including buffer flushes).
+    Write,
+    /// Garbage-collection steps.
+    Gc,
+}
+
+/// The heads of a die's three queues: the arrival sequence number of the oldest
+/// transaction in each, or `None` if empty. Smaller = older.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QueueHeads {
+    /// Oldest host read.
+    pub read: Option<u64>,
+    /// Oldest host write.
+    pub write: Option<u64>,
+    /// Oldest GC step.
+    pub gc: Option<u64>,
+}
+
+/// How GC competes with host I/O (`sched.gc`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcMode {
+    /// A started GC job runs to completion before the die serves host I/O (SSDsim).
+    #[default]
+    Blocking,
+    /// Host reads may run between GC steps (GC still precedes host writes).
+    Preemptible,
+}
+
+/// Chooses which queue a free die serves next.
+pub trait Arbiter: Send {
+    /// The class to serve, or `None` if all queues are empty.
+    fn pick(&mut self, heads: &QueueHeads, gc: GcMode) -> Option<Class>;
+}
+
+/// FR-FCFS-style read priority: reads before writes (reads are short and block
+/// applications), FCFS within a class. GC per [`GcMode`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadFirst;
+
+impl Arbiter for ReadFirst {
+    #[inline]
+    fn pick(&mut self, h: &QueueHeads, gc: GcMode) -> Option<Class> {
+        match gc {
+            GcMode::Blocking if h.gc.is_some() => Some(Class::Gc),
+            _ if h.read.is_some() => Some(Class::Read),
+            _ if h.gc.is_some() => Some(Class::Gc),
+            _ if h.write.is_some() => Some(Class::Write),
+            _ => None,
+        }
+    }
+}
+
+/// Plain FCFS across classes: the oldest head goes first (GC blocking still first).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fcfs;
+
+impl Arbiter for Fcfs {
+    #[inline]
+    fn pick(&mut self, h: &QueueHeads, gc: GcMode) -> Option<Class> {
+        if gc == GcMode::Blocking && h.gc.is_some() {
+            return Some(Class::Gc);
+        }
+        [(h.read, Class::Read), (h.write, Class::Write), (h.gc, Class::Gc)]
+            .into_iter()
+            .filter_map(|(s, c)| s.map(|s| (s, c)))
+            .min_by_key(|&(s, _)| s)
+            .map(|(_, c)| c)
+    }
+}
+
+/// Arbiter names accepted in config (`sched.arbiter`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArbiterKind {
+    /// [`ReadFirst`] (FR-FCFS read priority).
+    #[default]
+    ReadFirst,
+    /// [`Fcfs`].
+    Fcfs,
+}
+
+impl ArbiterKind {
+    /// Build the arbiter.
+    pub fn build(self) -> Box<dyn Arbiter> {
+        match self {
+            ArbiterKind::ReadFirst => Box::new(ReadFirst),
+            ArbiterKind::Fcfs => Box::new(Fcfs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_first_prefers_reads_unless_gc_blocks() {
+        let h = QueueHeads { read: Some(5), write: Some(1), gc: Some(3) };
+        assert_eq!(ReadFirst.pick(&h, GcMode::Blocking), Some(Class::Gc));
+        assert_eq!(ReadFirst.pick(&h, GcMode::Preemptible), Some(Class::Read));
+        let h = QueueHeads { read: None, write: Some(1), gc: Some(3) };
+        assert_eq!(ReadFirst.pick(&h, GcMode::Preemptible), Some(Class::Gc));
+        let h = QueueHeads { read: None, write: Some(1), gc: None };
+        assert_eq!(ReadFirst.pick(&h, GcMode::Preemptible), Some(Class::Write));
+        assert_eq!(ReadFirst.pick(&QueueHeads::default(), GcMode::Blocking), None);
+    }
+
+    #[test]
+    fn fcfs_serves_oldest() {
+        let h = QueueHeads { read: Some(5), write: Some(1), gc: Some(3) };
+        assert_eq!(Fcfs.pick(&h, GcMode::Preemptible), Some(Class::Write));
+        assert_eq!(Fcfs.pick(&h, GcMode::Blocking), Some(Class::Gc));
+    }
+}

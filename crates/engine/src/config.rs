@@ -1,0 +1,291 @@
+//! The run configuration: one TOML document composed of each crate's config section,
+//! with presets, `--set key=value` overrides and errors that name the key.
+//!
+//! ```toml
+//! preset = "mbm"           # base NAND device; [nand] keys below override it
+//! seed = 42
+//! [nand.timing]
+//! t_r = "60us"
+//! [ftl]
+//! overprovisioning = 0.1
+//! [buffer]
+//! size_bytes = 67108864
+//! [host]
+//! queue_depth = 32
+//! [sched]
+//! arbiter = "read-first"
+//! [trace]
+//! time_scale = 1.0
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use lamina_ftl::{FtlConfig, PreconditionConfig};
+use lamina_nand_model::{NandConfig, Nanos};
+use lamina_sched::{ArbiterKind, GcMode, PlacementKind};
+
+use crate::trace::TraceOptions;
+
+/// The whole run configuration.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Name of the NAND preset this config was based on (informational once resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// Seed of every pseudo-random choice (preconditioning, tie-breaks).
+    #[serde(default)]
+    pub seed: u64,
+    /// The NAND device.
+    pub nand: NandConfig,
+    /// The flash translation layer.
+    #[serde(default)]
+    pub ftl: FtlConfig,
+    /// The DRAM write buffer.
+    #[serde(default)]
+    pub buffer: BufferConfig,
+    /// The host interface.
+    #[serde(default)]
+    pub host: HostConfig,
+    /// Placement and scheduling policies.
+    #[serde(default)]
+    pub sched: SchedConfig,
+    /// Trace reading and transforms.
+    #[serde(default)]
+    pub trace: TraceOptions,
+    /// Optional fast-forward preconditioning before the replay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<PreconditionConfig>,
+}
+
+/// DRAM write buffer (`[buffer]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferConfig {
+    /// Capacity in bytes; 0 disables the buffer (writes go straight to flash).
+    pub size_bytes: u64,
+    /// Fraction of the buffer kept free or clean by flushing LRU dirty pages ahead of need
+    /// (0 = flush only on demand).
+    pub flush_watermark: f64,
+    /// Flush all dirty pages once the host has been idle this long (none = never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_flush_after: Option<Nanos>,
+    /// DRAM access time charged to a buffer hit or buffered write.
+    pub dram_latency: Nanos,
+}
+
+impl Default for BufferConfig {
+    fn default() -> Self {
+        BufferConfig { size_bytes: 0, flush_watermark: 0.0, idle_flush_after: None, dram_latency: Nanos(0) }
+    }
+}
+
+/// How requests are presented to the device (`host.mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostMode {
+    /// Open loop: requests arrive at their (scaled) trace timestamps.
+    #[default]
+    Open,
+    /// Closed loop: `closed_loop_depth` requests are always outstanding; timestamps are
+    /// ignored and a new request is issued the moment one completes.
+    Closed,
+}
+
+/// What a read of a never-written logical page does (`host.unwritten_reads`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnwrittenReads {
+    /// Before the replay, write (untimed) every page the trace reads before writing it,
+    /// so those reads hit flash (what SSDsim's pre-processing does).
+    #[default]
+    Prefill,
+    /// Complete such reads immediately without touching flash (counted in the report).
+    Zero,
+}
+
+/// Host interface (`[host]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// Open- or closed-loop replay.
+    pub mode: HostMode,
+    /// Device queue depth: requests admitted to the device at once (0 = unlimited).
+    /// Requests beyond it wait in the host queue; response time counts from arrival.
+    pub queue_depth: u32,
+    /// Outstanding requests in closed-loop mode.
+    pub closed_loop_depth: u32,
+    /// Partial-page writes to a written page read the old page first (read-modify-write).
+    pub read_modify_write: bool,
+    /// Reads of never-written pages.
+    pub unwritten_reads: UnwrittenReads,
+    /// Check that every read returns the latest write (tags stored in the device).
+    pub verify: bool,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            mode: HostMode::Open,
+            queue_depth: 0,
+            closed_loop_depth: 32,
+            read_modify_write: true,
+            unwritten_reads: UnwrittenReads::Prefill,
+            verify: false,
+        }
+    }
+}
+
+/// Policies (`[sched]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedConfig {
+    /// Write placement.
+    #[serde(default)]
+    pub placement: PlacementKind,
+    /// Queue arbitration on a free die.
+    #[serde(default)]
+    pub arbiter: ArbiterKind,
+    /// GC versus host I/O.
+    #[serde(default)]
+    pub gc: GcMode,
+}
+
+/// A configuration error naming the key (or source) at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// TOML syntax or type error, or an unknown key.
+    #[error("{source_name}: {message}")]
+    Parse {
+        /// File or `--set` origin.
+        source_name: String,
+        /// The parser's message (names the key).
+        message: String,
+    },
+    /// An unknown preset.
+    #[error("unknown preset {0:?} (see `lamina presets`)")]
+    UnknownPreset(String),
+    /// A malformed `--set` argument.
+    #[error("--set {0:?}: expected key=value with a dotted key, e.g. nand.timing.t_r=78us")]
+    BadSet(String),
+    /// A value that parses but is impossible.
+    #[error("invalid config: {key}: {reason}")]
+    Invalid {
+        /// Dotted key.
+        key: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Builds a [`SimConfig`] from a preset, TOML files and `key=value` overrides, in that
+/// order of precedence (later wins).
+#[derive(Default)]
+pub struct ConfigBuilder {
+    doc: toml::Table,
+}
+
+impl ConfigBuilder {
+    /// An empty builder (a `[nand]` section or preset is then required).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Start from a named NAND preset.
+    pub fn preset(mut self, name: &str) -> Result<Self, ConfigError> {
+        self.doc.insert("preset".into(), toml::Value::String(name.to_owned()));
+        Ok(self)
+    }
+
+    /// Merge a TOML document (e.g. a config file's contents).
+    pub fn toml(mut self, source_name: &str, text: &str) -> Result<Self, ConfigError> {
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Parse {
+            source_name: source_name.into(),
+            message: e.to_string(),
+        })?;
+        merge(&mut self.doc, table);
+        Ok(self)
+    }
+
+    /// Apply one `dotted.key=value` override. The value is parsed as a TOML value; if that
+    /// fails it is taken as a string (so `--set nand.timing.t_r=78us` works).
+    pub fn set(mut self, assignment: &str) -> Result<Self, ConfigError> {
+        let (key, raw) = assignment.split_once('=').ok_or_else(|| ConfigError::BadSet(assignment.into()))?;
+        let key = key.trim();
+        if key.is_empty() || key.split('.').any(|p| p.is_empty()) {
+            return Err(ConfigError::BadSet(assignment.into()));
+        }
+        let value = format!("v = {raw}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(raw.trim().to_owned()));
+        let mut table = &mut self.doc;
+        let parts: Vec<&str> = key.split('.').collect();
+        for p in &parts[..parts.len() - 1] {
+            let entry = table.entry(p.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            table = match entry {
+                toml::Value::Table(t) => t,
+                _ => return Err(ConfigError::BadSet(format!("{assignment} ({p} is not a table)"))),
+            };
+        }
+        table.insert(parts[parts.len() - 1].to_owned(), value);
+        Ok(self)
+    }
+
+    /// Resolve the preset, deserialize (unknown keys are errors) and validate.
+    pub fn build(self) -> Result<SimConfig, ConfigError> {
+        let mut doc = self.doc;
+        if let Some(toml::Value::String(name)) = doc.get("preset").cloned() {
+            let base = lamina_nand_model::preset(&name).ok_or(ConfigError::UnknownPreset(name.clone()))?;
+            let mut base_nand = toml::Table::try_from(&base)
+                .map_err(|e| ConfigError::Invalid { key: "nand".into(), reason: e.to_string() })?;
+            if let Some(toml::Value::Table(user)) = doc.remove("nand") {
+                merge(&mut base_nand, user);
+            }
+            doc.insert("nand".into(), toml::Value::Table(base_nand));
+        }
+        if !doc.contains_key("nand") {
+            return Err(ConfigError::Invalid {
+                key: "nand".into(),
+                reason: "no device: give a preset (--preset NAME) or a [nand] section".into(),
+            });
+        }
+        let cfg: SimConfig = toml::Value::Table(doc).try_into().map_err(|e: toml::de::Error| {
+            ConfigError::Parse { source_name: "config".into(), message: e.to_string() }
+        })?;
+        cfg.check()?;
+        Ok(cfg)
+    }
+}
+
+fn merge(into: &mut toml::Table, from: toml::Table) {
+    for (k, v) in from {
+        match (into.get_mut(&k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge(a, b),
+            (_, v) => {
+                into.insert(k, v);
+            }
+        }
+    }
+}
+
+impl SimConfig {
+    /// Engine-level checks (each crate validates its own section when built).
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let bad =
+            |key: &str, reason: &str| Err(ConfigError::Invalid { key: key.into(), reason: reason.into() });
+        if !(0.0..1.0).contains(&self.buffer.flush_watermark) {
+            return bad("buffer.flush_watermark", "must be in [0, 1)");
+        }
+        if self.host.mode == HostMode::Closed && self.host.closed_loop_depth == 0 {
+            return bad("host.closed_loop_depth", "must be at least 1 in closed-loop mode");
+        }
+        Ok(())
+    }
+
+    /// The resolved config as TOML (what the report records).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("config serializes")
+    }
+}

@@ -1,0 +1,258 @@
+//! The run report: a readable text summary and a stable JSON schema.
+//!
+//! JSON schema (stable; fields are only ever added): `lamina_version`, `seed`, `config`
+//! (the resolved configuration), `trace` {`name`, `digest`, `requests`, `skipped`},
+//! `read` / `write` / `all` {`count`, `mean_ns`, `min_ns`, `p50_ns`, `p90_ns`, `p95_ns`,
+//! `p99_ns`, `p99_9_ns`, `p99_99_ns`, `p99_999_ns`, `max_ns`} of response time,
+//! `read_wait` / `write_wait` / `all_wait` likewise for queue wait, `iops`,
+//! `bandwidth_mib_s`, `read_bandwidth_mib_s`, `write_bandwidth_mib_s`, `sim_time_ns`,
+//! `waf`, `flash` (page counts), `gc`, `erases`, `utilisation`, `suspensions`, `buffer`,
+//! `events`. Nothing in it depends on the wall clock, so equal inputs give equal bytes.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::stats::{LatencySummary, MeanVar};
+
+/// Trace identity in the report.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TraceInfo {
+    /// File name (or a caller-chosen label).
+    pub name: String,
+    /// Format name.
+    pub format: String,
+    /// Content digest of the decompressed trace.
+    pub digest: String,
+    /// Requests replayed.
+    pub requests: u64,
+    /// Malformed lines skipped (`on_error = "skip"`).
+    pub skipped: u64,
+    /// Requests whose addresses were wrapped into the logical capacity.
+    pub wrapped: u64,
+}
+
+/// Garbage-collection counters.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct GcReport {
+    /// GC jobs (victim blocks collected).
+    pub jobs: u64,
+    /// Valid pages moved.
+    pub pages_moved: u64,
+    /// GC page reads (copyback moves do not read over the bus).
+    pub reads: u64,
+}
+
+/// Erase and wear counters.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct EraseReport {
+    /// Block erases during the replay.
+    pub total: u64,
+    /// Partial-block erases during the replay.
+    pub partial: u64,
+    /// Erase count per block over the device's life (including preconditioning).
+    pub per_block: MeanVar,
+    /// Erase count per page (differs from per-block only with partial erases): AEP and VEP.
+    pub per_page: MeanVar,
+}
+
+/// Flash page-operation counters.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlashReport {
+    /// Host pages programmed.
+    pub host_programs: u64,
+    /// GC pages programmed.
+    pub gc_programs: u64,
+    /// Host page reads.
+    pub host_reads: u64,
+    /// Read-modify-write page reads.
+    pub rmw_reads: u64,
+    /// Reads of unwritten or trimmed pages (no flash access).
+    pub unwritten_reads: u64,
+}
+
+/// Resource utilisation: busy time over the simulated span.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Utilisation {
+    /// Mean channel-bus utilisation (0..1).
+    pub channel_mean: f64,
+    /// Busiest channel.
+    pub channel_max: f64,
+    /// Mean die utilisation (array + register hold).
+    pub die_mean: f64,
+    /// Busiest die.
+    pub die_max: f64,
+}
+
+/// Write-buffer counters.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BufferReport {
+    /// Capacity in pages (0 = no buffer).
+    pub capacity_pages: u64,
+    /// Read hit ratio (hits / page lookups).
+    pub read_hit_ratio: f64,
+    /// Write hit ratio (overwrites of buffered pages / page writes).
+    pub write_hit_ratio: f64,
+}
+
+/// Simulation-effort counters.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct EventReport {
+    /// Events processed.
+    pub processed: u64,
+    /// Peak requests admitted to the device at once.
+    pub peak_outstanding: u32,
+}
+
+/// Everything a run measured.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Report {
+    /// Lamina version that produced the report.
+    pub lamina_version: String,
+    /// Seed of the run.
+    pub seed: u64,
+    /// The resolved configuration.
+    pub config: serde_json::Value,
+    /// The trace.
+    pub trace: TraceInfo,
+    /// Read response times.
+    pub read: LatencySummary,
+    /// Write response times.
+    pub write: LatencySummary,
+    /// All response times.
+    pub all: LatencySummary,
+    /// Read queue waits.
+    pub read_wait: LatencySummary,
+    /// Write queue waits.
+    pub write_wait: LatencySummary,
+    /// All queue waits.
+    pub all_wait: LatencySummary,
+    /// Completed requests per simulated second (first arrival to last completion).
+    pub iops: f64,
+    /// Host bytes per simulated second, MiB/s.
+    pub bandwidth_mib_s: f64,
+    /// Host read bandwidth, MiB/s.
+    pub read_bandwidth_mib_s: f64,
+    /// Host write bandwidth, MiB/s.
+    pub write_bandwidth_mib_s: f64,
+    /// Simulated span in ns (first arrival to last completion).
+    pub sim_time_ns: u64,
+    /// Write amplification: flash pages programmed (host + GC) / host pages programmed.
+    pub waf: f64,
+    /// Flash page operations.
+    pub flash: FlashReport,
+    /// Garbage collection.
+    pub gc: GcReport,
+    /// Erases and wear.
+    pub erases: EraseReport,
+    /// Utilisation.
+    pub utilisation: Utilisation,
+    /// Program/erase suspensions.
+    pub suspensions: u64,
+    /// Write buffer.
+    pub buffer: BufferReport,
+    /// Simulation effort.
+    pub events: EventReport,
+}
+
+impl Report {
+    /// Pretty JSON (stable field order, deterministic bytes).
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("report serializes");
+        s.push('\n');
+        s
+    }
+
+    /// Human-readable summary.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "Lamina {} — trace {} ({}, {} requests, digest {})",
+            self.lamina_version, self.trace.name, self.trace.format, self.trace.requests, self.trace.digest
+        );
+        if self.trace.skipped > 0 {
+            let _ = writeln!(s, "  skipped malformed lines: {}", self.trace.skipped);
+        }
+        let _ = writeln!(
+            s,
+            "simulated time {:.6} s, {} events",
+            self.sim_time_ns as f64 / 1e9,
+            self.events.processed
+        );
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "response time (us)      count       mean        p50        p99      p99.9     p99.99    p99.999        max"
+        );
+        for (name, l) in [("read", &self.read), ("write", &self.write), ("all", &self.all)] {
+            line(&mut s, name, l);
+        }
+        let _ = writeln!(s, "queue wait (us)");
+        for (name, l) in [("read", &self.read_wait), ("write", &self.write_wait), ("all", &self.all_wait)] {
+            line(&mut s, name, l);
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "IOPS {:.1}   bandwidth {:.2} MiB/s (read {:.2}, write {:.2})",
+            self.iops, self.bandwidth_mib_s, self.read_bandwidth_mib_s, self.write_bandwidth_mib_s
+        );
+        let _ = writeln!(
+            s,
+            "WAF {:.4}   host programs {}   GC programs {}   host reads {}   RMW reads {}   unwritten reads {}",
+            self.waf,
+            self.flash.host_programs,
+            self.flash.gc_programs,
+            self.flash.host_reads,
+            self.flash.rmw_reads,
+            self.flash.unwritten_reads
+        );
+        let _ = writeln!(
+            s,
+            "GC jobs {}   pages moved {}   erases {} (partial {})   suspensions {}",
+            self.gc.jobs, self.gc.pages_moved, self.erases.total, self.erases.partial, self.suspensions
+        );
+        let _ = writeln!(
+            s,
+            "erase count per block: mean {:.4} var {:.4} max {}   per page: mean {:.4} var {:.4}",
+            self.erases.per_block.mean,
+            self.erases.per_block.variance,
+            self.erases.per_block.max,
+            self.erases.per_page.mean,
+            self.erases.per_page.variance
+        );
+        let _ = writeln!(
+            s,
+            "utilisation: channel mean {:.1}% max {:.1}%   die mean {:.1}% max {:.1}%",
+            100.0 * self.utilisation.channel_mean,
+            100.0 * self.utilisation.channel_max,
+            100.0 * self.utilisation.die_mean,
+            100.0 * self.utilisation.die_max
+        );
+        if self.buffer.capacity_pages > 0 {
+            let _ = writeln!(
+                s,
+                "buffer: {} pages, read hit ratio {:.4}, write hit ratio {:.4}",
+                self.buffer.capacity_pages, self.buffer.read_hit_ratio, self.buffer.write_hit_ratio
+            );
+        }
+        s
+    }
+}
+
+fn line(s: &mut String, name: &str, l: &LatencySummary) {
+    let us = |v: u64| v as f64 / 1000.0;
+    let _ = writeln!(
+        s,
+        "  {name:<6} {:>14} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
+        l.count,
+        l.mean_ns / 1000.0,
+        us(l.p50_ns),
+        us(l.p99_ns),
+        us(l.p99_9_ns),
+        us(l.p99_99_ns),
+        us(l.p99_999_ns),
+        us(l.max_ns)
+    );
+}

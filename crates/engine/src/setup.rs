@@ -1,0 +1,300 @@
+//! Building a simulation from a config, the untimed phases (prefill of reads-before-
+//! writes, preconditioning), and the report.
+
+use std::path::Path;
+
+use lamina_ftl::{Ftl, GcStep, Lpn, PageFtl};
+use lamina_nand_model::{Device, DeviceOptions, PlaneId};
+
+use crate::config::{SimConfig, UnwrittenReads};
+use crate::report::{
+    BufferReport, EraseReport, EventReport, FlashReport, GcReport, Report, TraceInfo, Utilisation,
+};
+use crate::sim::{RunError, Simulation, tag_of};
+use crate::stats::MeanVar;
+use crate::table::LpnTable;
+use crate::trace::{IoOp, IoRequest, TraceError, TraceReader};
+
+/// A config that cannot be turned into a simulation.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The NAND section is invalid.
+    #[error(transparent)]
+    Nand(#[from] lamina_nand_model::NandConfigError),
+    /// The FTL section is invalid.
+    #[error(transparent)]
+    Ftl(#[from] lamina_ftl::FtlConfigError),
+    /// Verify mode needs LPNs below 2^32 (they share a 64-bit tag with the version).
+    #[error("host.verify: the device has {0} logical pages; verify mode supports at most 2^32")]
+    VerifyTooLarge(u64),
+}
+
+/// Builds a [`Simulation`] from a validated [`SimConfig`].
+pub struct SimulationBuilder {
+    cfg: SimConfig,
+}
+
+impl SimulationBuilder {
+    /// Start from a config.
+    pub fn new(cfg: SimConfig) -> Self {
+        SimulationBuilder { cfg }
+    }
+
+    /// Validate every section and assemble the device, FTL and policies.
+    pub fn build(self) -> Result<Simulation, BuildError> {
+        let cfg = self.cfg;
+        let spec = cfg.nand.validate()?;
+        let device =
+            Device::new(spec, DeviceOptions { store_tags: cfg.host.verify, ..DeviceOptions::default() });
+        let ftl = PageFtl::new(device.geometry().clone(), &cfg.ftl)?;
+        if cfg.host.verify && ftl.logical_pages() > u32::MAX as u64 {
+            return Err(BuildError::VerifyTooLarge(ftl.logical_pages()));
+        }
+        let placement = cfg.sched.placement.build();
+        let arbiter = cfg.sched.arbiter.build();
+        Ok(Simulation::new(cfg, device, Box::new(ftl), placement, arbiter))
+    }
+}
+
+impl Simulation {
+    /// Logical capacity in bytes (what the trace may address).
+    pub fn logical_capacity_bytes(&self) -> u64 {
+        self.logical_pages() * self.geo.page_size_bytes() as u64
+    }
+
+    /// Untimed write of one logical page (FTL + device physics, GC run to completion).
+    fn untimed_write(&mut self, lpn: u64, versions: &mut Option<LpnTable<u32>>) {
+        let plane = self.ftl.static_plane(Lpn(lpn));
+        let ppa = self.ftl.write(Lpn(lpn), plane).expect("untimed write: FTL out of space");
+        let tag = match versions.as_mut() {
+            Some(v) => {
+                let e = v.get_mut(lpn);
+                *e = e.wrapping_add(1);
+                tag_of(lpn, *e)
+            }
+            None => 0,
+        };
+        self.device.program_untimed(ppa, tag).expect("untimed program violates flash physics");
+        self.untimed_gc(plane);
+    }
+
+    fn untimed_gc(&mut self, plane: PlaneId) {
+        while self.ftl.needs_gc(plane) {
+            if self.ftl.gc_begin(plane).is_none() {
+                break;
+            }
+            loop {
+                match self.ftl.gc_step(plane) {
+                    GcStep::Done => break,
+                    GcStep::Move { from, to, .. } => {
+                        let tag = self.device.tag(from).unwrap_or(0);
+                        self.device.program_untimed(to, tag).expect("untimed GC program");
+                    }
+                    GcStep::Erase { block } => self.device.erase_untimed(block).expect("untimed erase"),
+                    GcStep::PartialErase { block, range } => {
+                        let pb = crate::sim::pb_of_range(self.geo.pages_per_block(), range);
+                        self.device.partial_erase_untimed(block, pb).expect("untimed partial erase")
+                    }
+                }
+            }
+        }
+    }
+
+    /// SSDsim-style pre-processing: write (untimed) every logical page the trace reads
+    /// before it writes it, so those reads hit flash. Streams the trace once; memory is
+    /// one bit per touched logical page.
+    pub fn prefill<I>(&mut self, trace: I) -> Result<u64, TraceError>
+    where
+        I: Iterator<Item = Result<IoRequest, TraceError>>,
+    {
+        let mut seen = LpnTable::new(self.logical_pages(), false);
+        let ps = self.geo.page_size_bytes() as u64;
+        let lp = self.logical_pages();
+        let mut versions = self.take_versions();
+        let mut written = 0;
+        for r in trace {
+            let r = r?;
+            let first = r.offset_bytes / ps;
+            let last = (r.offset_bytes + r.size_bytes - 1) / ps;
+            for lpn in first..=last {
+                let lpn = lpn % lp;
+                if seen.get(lpn) {
+                    continue;
+                }
+                seen.set(lpn, true);
+                if r.op == IoOp::Read && self.ftl.lookup(Lpn(lpn)).is_none() {
+                    self.untimed_write(lpn, &mut versions);
+                    written += 1;
+                }
+            }
+        }
+        self.put_versions(versions);
+        Ok(written)
+    }
+
+    /// Fast-forward preconditioning per the config's `[precondition]` section (none if the
+    /// section is absent).
+    pub fn precondition(
+        &mut self,
+    ) -> Result<Option<lamina_ftl::PreconditionReport>, lamina_ftl::PreconditionError> {
+        let Some(pc) = self.cfg.precondition.clone() else { return Ok(None) };
+        let mut versions = self.take_versions();
+        let seed = self.cfg.seed;
+        let ppb = self.geo.pages_per_block();
+        let device = &mut self.device;
+        let mut sink = |e: lamina_ftl::FlashEffect| match e {
+            lamina_ftl::FlashEffect::Program { ppa, lpn } => {
+                let tag = match versions.as_mut() {
+                    Some(v) => {
+                        let x = v.get_mut(lpn.0);
+                        *x = x.wrapping_add(1);
+                        tag_of(lpn.0, *x)
+                    }
+                    None => 0,
+                };
+                device.program_untimed(ppa, tag).expect("precondition program");
+            }
+            lamina_ftl::FlashEffect::Erase { block } => {
+                device.erase_untimed(block).expect("precondition erase")
+            }
+            lamina_ftl::FlashEffect::PartialErase { block, range } => {
+                let pb = crate::sim::pb_of_range(ppb, range);
+                device.partial_erase_untimed(block, pb).expect("precondition partial erase")
+            }
+        };
+        let report = lamina_ftl::precondition(self.ftl.as_mut(), &pc, seed, &mut sink);
+        self.put_versions(versions);
+        report.map(Some)
+    }
+
+    /// Build the report of a finished run.
+    pub fn report(&self, trace: TraceInfo) -> Report {
+        let st = &self.stats;
+        let first = st.first_arrival.unwrap_or_default();
+        let span = st.last_completion.saturating_since(first).0;
+        let per_s = |x: f64| if span == 0 { 0.0 } else { x * 1e9 / span as f64 };
+        let mib = 1024.0 * 1024.0;
+        let host = self.flash.host_programs;
+        let geo = &self.geo;
+        let dev = &self.device;
+        let per_block = MeanVar::of(
+            (0..geo.total_blocks()).map(|b| dev.block_erase_count(lamina_nand_model::BlockId(b)) as u64),
+        );
+        let per_page = if dev.partially_erased_blocks() > 0 {
+            MeanVar::of(
+                (0..geo.total_pages()).map(|p| dev.page_erase_count(lamina_nand_model::Ppa(p)) as u64),
+            )
+        } else {
+            per_block.clone()
+        };
+        let util = |busy: &mut dyn Iterator<Item = u64>| -> (f64, f64) {
+            let (mut n, mut sum, mut max) = (0u64, 0u128, 0u64);
+            for b in busy {
+                n += 1;
+                sum += b as u128;
+                max = max.max(b);
+            }
+            if span == 0 || n == 0 {
+                return (0.0, 0.0);
+            }
+            (sum as f64 / n as f64 / span as f64, max as f64 / span as f64)
+        };
+        let (channel_mean, channel_max) =
+            util(&mut (0..geo.channels()).map(|c| dev.channel_busy(lamina_nand_model::ChannelId(c)).0));
+        let (die_mean, die_max) =
+            util(&mut (0..geo.total_dies()).map(|d| dev.die_busy(lamina_nand_model::DieId(d)).0));
+        let buffer = match self.buffer() {
+            Some(b) => BufferReport {
+                capacity_pages: b.capacity() as u64,
+                read_hit_ratio: ratio(b.read_hits, b.read_lookups),
+                write_hit_ratio: ratio(b.write_hits, b.write_lookups),
+            },
+            None => BufferReport { capacity_pages: 0, read_hit_ratio: 0.0, write_hit_ratio: 0.0 },
+        };
+        Report {
+            lamina_version: crate::VERSION.to_owned(),
+            seed: self.cfg.seed,
+            config: serde_json::to_value(&self.cfg).expect("config serializes"),
+            trace,
+            read: st.read.summary(),
+            write: st.write.summary(),
+            all: st.all.summary(),
+            read_wait: st.read_wait.summary(),
+            write_wait: st.write_wait.summary(),
+            all_wait: st.all_wait.summary(),
+            iops: per_s(st.all.count() as f64),
+            bandwidth_mib_s: per_s((st.read_bytes + st.write_bytes) as f64) / mib,
+            read_bandwidth_mib_s: per_s(st.read_bytes as f64) / mib,
+            write_bandwidth_mib_s: per_s(st.write_bytes as f64) / mib,
+            sim_time_ns: span,
+            waf: if host == 0 { 0.0 } else { (host + self.flash.gc_programs) as f64 / host as f64 },
+            flash: FlashReport {
+                host_programs: host,
+                gc_programs: self.flash.gc_programs,
+                host_reads: self.flash.host_reads,
+                rmw_reads: self.flash.rmw_reads,
+                unwritten_reads: self.flash.unwritten_reads,
+            },
+            gc: GcReport {
+                jobs: self.flash.gc_jobs,
+                pages_moved: self.flash.gc_moves,
+                reads: self.flash.gc_reads,
+            },
+            erases: EraseReport {
+                total: self.flash.erases,
+                partial: self.flash.partial_erases,
+                per_block,
+                per_page,
+            },
+            utilisation: Utilisation { channel_mean, channel_max, die_mean, die_max },
+            suspensions: dev.suspension_count(),
+            buffer,
+            events: EventReport { processed: self.events_processed, peak_outstanding: self.peak_outstanding },
+        }
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
+/// Why [`run_trace`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunTraceError {
+    /// Building the simulation failed.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// The trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// The run aborted.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// Preconditioning failed.
+    #[error("preconditioning: {0}")]
+    Precondition(#[from] lamina_ftl::PreconditionError),
+}
+
+/// Build a simulation from `cfg`, prefill (if configured), precondition (if
+/// configured), replay the trace file and return the report.
+pub fn run_trace(cfg: &SimConfig, path: &Path) -> Result<Report, RunTraceError> {
+    let mut sim = SimulationBuilder::new(cfg.clone()).build()?;
+    let cap = sim.logical_capacity_bytes();
+    sim.precondition()?;
+    if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
+        let pre = TraceReader::open(path, &cfg.trace, cap)?;
+        sim.prefill(pre)?;
+    }
+    let mut reader = TraceReader::open(path, &cfg.trace, cap)?;
+    sim.run(&mut reader)?;
+    let summary = reader.summary();
+    let info = TraceInfo {
+        name: path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+        format: summary.format.to_string(),
+        digest: summary.digest.clone(),
+        requests: summary.requests,
+        skipped: summary.errors_skipped,
+        wrapped: summary.wrapped,
+    };
+    Ok(sim.report(info))
+}

@@ -1,0 +1,66 @@
+//! [`LpnTable`]: a dense per-logical-page array allocated lazily in chunks, so memory
+//! follows the trace's footprint rather than the device's logical capacity, with
+//! O(1) lookups and no hashing.
+
+const CHUNK_BITS: u32 = 12;
+const CHUNK: usize = 1 << CHUNK_BITS;
+
+/// A lazily chunked array indexed by logical page number.
+pub struct LpnTable<T: Copy> {
+    chunks: Vec<Option<Box<[T; CHUNK]>>>,
+    default: T,
+}
+
+impl<T: Copy> LpnTable<T> {
+    /// A table for `len` logical pages whose untouched entries read as `default`.
+    pub fn new(len: u64, default: T) -> Self {
+        let n = len.div_ceil(CHUNK as u64) as usize;
+        let mut chunks = Vec::with_capacity(n);
+        chunks.resize_with(n, || None);
+        LpnTable { chunks, default }
+    }
+
+    /// The entry of `lpn` (the default if never set). Panics if out of range.
+    #[inline]
+    pub fn get(&self, lpn: u64) -> T {
+        match &self.chunks[(lpn >> CHUNK_BITS) as usize] {
+            Some(c) => c[lpn as usize & (CHUNK - 1)],
+            None => self.default,
+        }
+    }
+
+    /// Mutable access to the entry of `lpn`, allocating its chunk on first use.
+    #[inline]
+    pub fn get_mut(&mut self, lpn: u64) -> &mut T {
+        let d = self.default;
+        let c = self.chunks[(lpn >> CHUNK_BITS) as usize].get_or_insert_with(|| Box::new([d; CHUNK]));
+        &mut c[lpn as usize & (CHUNK - 1)]
+    }
+
+    /// Set the entry of `lpn`.
+    #[inline]
+    pub fn set(&mut self, lpn: u64, v: T) {
+        *self.get_mut(lpn) = v;
+    }
+
+    /// Bytes allocated for chunks (for memory accounting).
+    pub fn allocated_bytes(&self) -> usize {
+        self.chunks.iter().filter(|c| c.is_some()).count() * CHUNK * std::mem::size_of::<T>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lazily_allocates() {
+        let mut t = LpnTable::new(1 << 30, u32::MAX);
+        assert_eq!(t.get(123_456_789), u32::MAX);
+        assert_eq!(t.allocated_bytes(), 0);
+        t.set(123_456_789, 7);
+        assert_eq!(t.get(123_456_789), 7);
+        assert_eq!(t.get(123_456_788), u32::MAX);
+        assert_eq!(t.allocated_bytes(), CHUNK * 4);
+    }
+}
