@@ -1,0 +1,261 @@
+//! Typed trace errors: every bad input names the file, the line, the field and the
+//! offending text. Nothing in `trace` panics on input.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+
+/// What is wrong with a field of a trace line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Problem {
+    /// The line has too few fields to contain this one.
+    Missing,
+    /// The field is not a (non-negative decimal) number.
+    NotANumber,
+    /// The field is a negative number.
+    Negative,
+    /// The number does not fit (64-bit overflow after unit conversion).
+    Overflow,
+    /// A request of zero bytes.
+    ZeroSize,
+    /// The operation code is not one the format defines.
+    UnknownOp,
+    /// The request lies (partly) beyond the simulated logical capacity and the
+    /// capacity policy is `reject` (or the request is larger than the capacity).
+    BeyondCapacity,
+    /// The field does not have the shape the format requires (e.g. blkparse `maj,min`).
+    Malformed,
+}
+
+impl Problem {
+    /// A short stable name, used as the key of skipped-line counts in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Problem::Missing => "missing-field",
+            Problem::NotANumber => "not-a-number",
+            Problem::Negative => "negative",
+            Problem::Overflow => "overflow",
+            Problem::ZeroSize => "zero-size",
+            Problem::UnknownOp => "unknown-op",
+            Problem::BeyondCapacity => "beyond-capacity",
+            Problem::Malformed => "malformed",
+        }
+    }
+
+    fn phrase(self) -> &'static str {
+        match self {
+            Problem::Missing => "is missing",
+            Problem::NotANumber => "is not a number",
+            Problem::Negative => "is negative",
+            Problem::Overflow => "is too large",
+            Problem::ZeroSize => "is zero (a zero-length request)",
+            Problem::UnknownOp => "is not an operation this format defines",
+            Problem::BeyondCapacity => "lies beyond the simulated logical capacity",
+            Problem::Malformed => "is malformed",
+        }
+    }
+}
+
+/// An error while opening, detecting or reading a trace.
+#[derive(Clone, Debug)]
+pub enum TraceError {
+    /// A field of a line is bad. `Display`: ``file:line: field `size`: "abc" is not a number``.
+    Field {
+        /// Trace file name.
+        file: Arc<str>,
+        /// 1-based line number in the decompressed text.
+        line: u64,
+        /// Field name as the format's specification calls it.
+        field: &'static str,
+        /// The offending text (the whole line for a missing field), truncated to 120 bytes.
+        text: String,
+        /// What is wrong with it.
+        problem: Problem,
+        /// Optional detail (e.g. the capacity, the accepted op codes).
+        detail: String,
+    },
+    /// A request is earlier than one already released by the reorder window.
+    Disorder {
+        /// Trace file name.
+        file: Arc<str>,
+        /// 1-based line number of the late request.
+        line: u64,
+        /// Its timestamp in the trace's own clock, converted to ns.
+        time_ns: u64,
+        /// The latest timestamp already released.
+        released_ns: u64,
+        /// The reorder window, in requests.
+        window: u32,
+    },
+    /// A line longer than the reader's bound (memory stays bounded).
+    LineTooLong {
+        /// Trace file name.
+        file: Arc<str>,
+        /// 1-based line number.
+        line: u64,
+        /// The bound in bytes.
+        max_bytes: usize,
+    },
+    /// An I/O or decompression error.
+    Io {
+        /// Trace file name.
+        file: Arc<str>,
+        /// The underlying error.
+        source: Arc<io::Error>,
+    },
+    /// The format could not be recognised from the first lines.
+    Detect {
+        /// Trace file name.
+        file: Arc<str>,
+        /// Why.
+        reason: String,
+    },
+    /// An invalid trace option.
+    Options {
+        /// The option key (as in the `[trace]` table).
+        key: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// `on_error = "skip"` skipped more bad lines than `max_errors`.
+    TooManyErrors {
+        /// Trace file name.
+        file: Arc<str>,
+        /// Bad lines seen.
+        count: u64,
+        /// The configured maximum.
+        max: u64,
+        /// The last error.
+        last: Box<TraceError>,
+    },
+    /// The background reader thread ended without a result (a bug).
+    ReaderStopped {
+        /// Trace file name.
+        file: Arc<str>,
+    },
+}
+
+impl TraceError {
+    /// A short stable name of the error class (the key used for skipped-line counts).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TraceError::Field { problem, .. } => problem.name(),
+            TraceError::Disorder { .. } => "out-of-order",
+            TraceError::LineTooLong { .. } => "line-too-long",
+            TraceError::Io { .. } => "io",
+            TraceError::Detect { .. } => "detect",
+            TraceError::Options { .. } => "options",
+            TraceError::TooManyErrors { .. } => "too-many-errors",
+            TraceError::ReaderStopped { .. } => "reader-stopped",
+        }
+    }
+
+    /// True for per-line errors that `on_error = "skip"` may skip.
+    pub fn is_line_error(&self) -> bool {
+        matches!(self, TraceError::Field { .. } | TraceError::Disorder { .. })
+    }
+
+    /// The 1-based line number, for per-line errors.
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            TraceError::Field { line, .. }
+            | TraceError::Disorder { line, .. }
+            | TraceError::LineTooLong { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn io(file: &Arc<str>, e: io::Error) -> TraceError {
+        TraceError::Io { file: file.clone(), source: Arc::new(e) }
+    }
+}
+
+/// Lossy, bounded copy of offending bytes for an error message.
+pub(crate) fn excerpt(bytes: &[u8]) -> String {
+    const MAX: usize = 120;
+    let cut = &bytes[..bytes.len().min(MAX)];
+    let mut s = String::from_utf8_lossy(cut).into_owned();
+    if bytes.len() > MAX {
+        s.push('…');
+    }
+    s
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TraceError::Field { file, line, field, text, problem: Problem::Missing, detail } => {
+                write!(f, "{file}:{line}: field `{field}` is missing in {text:?}")?;
+                if !detail.is_empty() {
+                    write!(f, " ({detail})")?;
+                }
+                Ok(())
+            }
+            TraceError::Field { file, line, field, text, problem, detail } => {
+                write!(f, "{file}:{line}: field `{field}`: {text:?} {}", problem.phrase())?;
+                if !detail.is_empty() {
+                    write!(f, " ({detail})")?;
+                }
+                Ok(())
+            }
+            TraceError::Disorder { file, line, time_ns, released_ns, window } => write!(
+                f,
+                "{file}:{line}: request at {time_ns} ns comes after one at {released_ns} ns was already \
+                 released: the trace is out of order by more than the reorder window of {window} requests \
+                 (raise `reorder_window`)"
+            ),
+            TraceError::LineTooLong { file, line, max_bytes } => {
+                write!(f, "{file}:{line}: line longer than {max_bytes} bytes (is this a trace?)")
+            }
+            TraceError::Io { file, source } => write!(f, "{file}: {source}"),
+            TraceError::Detect { file, reason } => {
+                write!(f, "{file}: cannot tell the trace format: {reason}; name it with --format / `format`")
+            }
+            TraceError::Options { key, message } => write!(f, "trace option `{key}`: {message}"),
+            TraceError::TooManyErrors { file, count, max, last } => write!(
+                f,
+                "{file}: {count} bad lines exceed max_errors = {max} (on_error = \"skip\"); last: {last}"
+            ),
+            TraceError::ReaderStopped { file } => {
+                write!(f, "{file}: the trace reader thread stopped unexpectedly (a bug)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TraceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TraceError::Io { source, .. } => Some(&**source),
+            TraceError::TooManyErrors { last, .. } => Some(&**last),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_error_display_matches_the_documented_shape() {
+        let e = TraceError::Field {
+            file: "t.ascii".into(),
+            line: 7,
+            field: "size",
+            text: "abc".into(),
+            problem: Problem::NotANumber,
+            detail: String::new(),
+        };
+        assert_eq!(e.to_string(), "t.ascii:7: field `size`: \"abc\" is not a number");
+        assert_eq!(e.kind(), "not-a-number");
+        assert_eq!(e.line(), Some(7));
+    }
+
+    #[test]
+    fn excerpt_is_bounded() {
+        let long = vec![b'x'; 1000];
+        assert!(excerpt(&long).len() < 130);
+        assert_eq!(excerpt(b"\xff1"), "\u{fffd}1");
+    }
+}

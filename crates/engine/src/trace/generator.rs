@@ -1,0 +1,530 @@
+//! Deterministic synthetic trace generator (`lamina trace gen`).
+//!
+//! Everything is driven by one `Xoshiro256PlusPlus` seeded with `seed`, and every
+//! draw is integer arithmetic, so a given configuration yields the same requests on
+//! every platform:
+//!
+//! * **Poisson arrivals**: inter-arrival `Δ = round(mean_ns · E)`, with
+//!   `E = −ln(u)` and `u = x / 2^64` for a 64-bit draw `x` (0 → 1). `−ln(u)` is
+//!   computed in Q32 fixed point as `(64 − log2 x) · ln 2`: `log2 x` takes the
+//!   integer part from the leading-zero count and 32 fraction bits by repeated
+//!   squaring of the mantissa (u128 arithmetic); `ln 2 = 2977044472 / 2^32`. The mean
+//!   `10^9 / rate` is kept in Q32 too, so fractional means are not truncated.
+//! * **Closed loop**: every arrival is 0; the engine's queue depth paces replay.
+//! * **Uniform draws** in `[0, n)` use Lemire's multiply-shift `(x · n) >> 64`.
+//! * **Zipf(θ)** over the footprint's blocks: ranks 1‥1024 get exact weights
+//!   `r^−θ`, larger ranks geometric buckets (ratio 1.01) weighted by the integral of
+//!   `x^−θ`; the cumulative weights are quantised once to integers (the only `f64`
+//!   in the generator, at construction), then ranks are drawn by binary search and a
+//!   uniform draw inside the bucket. Rank `r` maps to block `(r−1)·P mod N` with `P`
+//!   coprime to `N`, scattering hot blocks over the footprint.
+
+use rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
+
+use lamina_nand_model::SimTime;
+
+use super::num::parse_bytes;
+use super::{IoOp, IoRequest};
+
+/// Arrival process.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Arrival {
+    /// Poisson arrivals at `num/den` requests per second.
+    Poisson {
+        /// Rate numerator.
+        num: u64,
+        /// Rate denominator.
+        den: u64,
+    },
+    /// All arrivals at time 0 (closed loop: the replay's queue depth paces it).
+    ClosedLoop,
+}
+
+impl Arrival {
+    /// Poisson arrivals at a decimal rate in IOPS (`"5000"`, `"2500.5"`).
+    pub fn poisson(rate: &str) -> Result<Arrival, String> {
+        let r: super::TimeScale =
+            rate.parse().map_err(|_| format!("rate {rate:?}: expected a positive number of IOPS"))?;
+        Ok(Arrival::Poisson { num: r.num, den: r.den })
+    }
+}
+
+/// Request size distribution (bytes).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum SizeDist {
+    /// One size.
+    Fixed(u64),
+    /// Uniform over `min, min+step, …, max`.
+    Range {
+        /// Smallest size.
+        min: u64,
+        /// Largest size.
+        max: u64,
+        /// Step.
+        step: u64,
+    },
+    /// Uniform over a set of sizes.
+    Set(Vec<u64>),
+    /// Sizes with integer weights (an empirical histogram).
+    Empirical(Vec<(u64, u64)>),
+}
+
+impl SizeDist {
+    /// Parse `4k`, `4k-64k` (step = gcd(min, max, 4 KiB)) or `4k,8k,16k`.
+    /// (`empirical:FILE` is read by the CLI with [`SizeDist::from_histogram`].)
+    pub fn parse(spec: &str) -> Result<SizeDist, String> {
+        let d = if let Some((a, b)) = spec.split_once('-') {
+            let (min, max) = (parse_bytes(a)?, parse_bytes(b)?);
+            let step = gcd(gcd(min, max), 4096);
+            SizeDist::Range { min, max, step }
+        } else if spec.contains(',') {
+            SizeDist::Set(spec.split(',').map(parse_bytes).collect::<Result<_, _>>()?)
+        } else {
+            SizeDist::Fixed(parse_bytes(spec)?)
+        };
+        d.validate()?;
+        Ok(d)
+    }
+
+    /// Parse a histogram: one `SIZE WEIGHT` pair per line (`#` comments), e.g. `4k 70`.
+    pub fn from_histogram(text: &str) -> Result<SizeDist, String> {
+        let mut v = Vec::new();
+        for (i, l) in text.lines().enumerate() {
+            let l = l.split('#').next().unwrap_or("").trim();
+            if l.is_empty() {
+                continue;
+            }
+            let mut it = l.split_whitespace();
+            let (Some(s), Some(w), None) = (it.next(), it.next(), it.next()) else {
+                return Err(format!("histogram line {}: expected `SIZE WEIGHT`, got {l:?}", i + 1));
+            };
+            let size = parse_bytes(s).map_err(|e| format!("histogram line {}: {e}", i + 1))?;
+            let weight: u64 =
+                w.parse().map_err(|_| format!("histogram line {}: weight {w:?} is not an integer", i + 1))?;
+            v.push((size, weight));
+        }
+        let d = SizeDist::Empirical(v);
+        d.validate()?;
+        Ok(d)
+    }
+
+    fn sizes(&self) -> Vec<u64> {
+        match self {
+            SizeDist::Fixed(s) => vec![*s],
+            SizeDist::Range { min, max, .. } => vec![*min, *max],
+            SizeDist::Set(v) => v.clone(),
+            SizeDist::Empirical(v) => v.iter().map(|x| x.0).collect(),
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let sizes = self.sizes();
+        if sizes.is_empty() || sizes.contains(&0) {
+            return Err("sizes must be positive (and at least one given)".into());
+        }
+        if sizes.iter().any(|s| s % 512 != 0) {
+            return Err("sizes must be multiples of 512 bytes (sectors)".into());
+        }
+        match self {
+            SizeDist::Range { min, max, step } if min > max || *step == 0 => {
+                Err("size range min > max".into())
+            }
+            SizeDist::Empirical(v) if v.iter().map(|x| x.1).sum::<u64>() == 0 => {
+                Err("histogram weights are all 0".into())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Address pattern.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Pattern {
+    /// Uniform over the footprint.
+    Uniform,
+    /// `streams` interleaved sequential streams (each request picks a stream uniformly).
+    Sequential {
+        /// Number of streams.
+        streams: u32,
+    },
+    /// Zipf-distributed block popularity with exponent `theta` (hot/cold).
+    Zipf {
+        /// Exponent (e.g. 0.99).
+        theta: f64,
+    },
+}
+
+impl std::str::FromStr for Pattern {
+    type Err = String;
+    /// `uniform`, `seq` / `seq:K`, `zipf:THETA`.
+    fn from_str(s: &str) -> Result<Pattern, String> {
+        match s.split_once(':') {
+            None if s == "uniform" => Ok(Pattern::Uniform),
+            None if s == "seq" => Ok(Pattern::Sequential { streams: 1 }),
+            Some(("seq", k)) => match k.parse::<u32>() {
+                Ok(k) if k > 0 => Ok(Pattern::Sequential { streams: k }),
+                _ => Err(format!("seq:{k}: the stream count must be a positive integer")),
+            },
+            Some(("zipf", t)) => match t.parse::<f64>() {
+                Ok(theta) if theta.is_finite() && theta > 0.0 && theta <= 10.0 => Ok(Pattern::Zipf { theta }),
+                _ => Err(format!("zipf:{t}: theta must be a number in (0, 10]")),
+            },
+            _ => Err(format!("pattern {s:?}: expected uniform, seq:K or zipf:THETA")),
+        }
+    }
+}
+
+/// Generator configuration.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GenConfig {
+    /// Requests to generate.
+    pub requests: u64,
+    /// Arrival process.
+    pub arrival: Arrival,
+    /// Fraction of reads in parts per million.
+    pub read_ppm: u32,
+    /// Size distribution.
+    pub sizes: SizeDist,
+    /// Address pattern.
+    pub pattern: Pattern,
+    /// Bytes of address space used (from offset 0).
+    pub footprint_bytes: u64,
+    /// PRNG seed.
+    pub seed: u64,
+    /// Device id of every request.
+    pub device: u32,
+}
+
+impl GenConfig {
+    /// Parse a read ratio `0.7` or `70%` into parts per million (exact decimal).
+    pub fn parse_read_ratio(s: &str) -> Result<u32, String> {
+        let (v, scale) = match s.strip_suffix('%') {
+            Some(p) => (p, 4),
+            None => (s, 6),
+        };
+        let ppm = super::num::parse_decimal(v.trim().as_bytes(), scale)
+            .map_err(|_| format!("read ratio {s:?}: expected a number in [0, 1] or a percentage"))?;
+        if ppm > 1_000_000 {
+            return Err(format!("read ratio {s:?} is above 1"));
+        }
+        Ok(ppm as u32)
+    }
+}
+
+/// Iterator of generated requests.
+pub struct Generator {
+    cfg: GenConfig,
+    rng: Xoshiro256PlusPlus,
+    emitted: u64,
+    now: u64,
+    mean_q32: u128,
+    unit: u64,
+    cursors: Vec<u64>,
+    zipf: Option<ZipfTable>,
+    empirical_total: u64,
+}
+
+const LN2_Q32: u128 = 2_977_044_472;
+
+/// `−ln(x / 2^64)` in Q32 fixed point (x ≥ 1), integer arithmetic only.
+fn neg_ln_q32(x: u64) -> u128 {
+    let x = x.max(1);
+    let lz = x.leading_zeros();
+    let int = 63 - lz as u64;
+    let mut m: u128 = (x as u128) << lz; // [2^63, 2^64) ≙ [1, 2)
+    let mut frac: u64 = 0;
+    for _ in 0..32 {
+        m = (m * m) >> 63;
+        frac <<= 1;
+        if m >= 1 << 64 {
+            m >>= 1;
+            frac |= 1;
+        }
+    }
+    let log2_q32 = ((int as u128) << 32) | frac as u128;
+    let neg_log2_q32 = (64u128 << 32) - log2_q32;
+    (neg_log2_q32 * LN2_Q32) >> 32
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+#[inline]
+fn below(rng: &mut Xoshiro256PlusPlus, n: u64) -> u64 {
+    ((rng.next_u64() as u128 * n as u128) >> 64) as u64
+}
+
+struct ZipfTable {
+    /// First rank of each bucket (1-based).
+    start: Vec<u64>,
+    /// Cumulative weight at the end of each bucket; the last is 2^63.
+    cum: Vec<u64>,
+    n: u64,
+    mult: u64,
+}
+
+impl ZipfTable {
+    fn new(n: u64, theta: f64) -> ZipfTable {
+        let mut start = Vec::new();
+        let mut w = Vec::new();
+        let f =
+            |x: f64| if (theta - 1.0).abs() < 1e-12 { x.ln() } else { x.powf(1.0 - theta) / (1.0 - theta) };
+        let mut r = 1u64;
+        while r <= n {
+            let end = if r <= 1024 { r } else { ((r as f64 * 1.01) as u64).max(r + 1).min(n) };
+            let weight =
+                if r == end { (r as f64).powf(-theta) } else { f(end as f64 + 0.5) - f(r as f64 - 0.5) };
+            start.push(r);
+            w.push(weight);
+            r = end + 1;
+        }
+        let total: f64 = w.iter().sum();
+        let scale = (1u64 << 63) as f64;
+        let mut acc = 0.0;
+        let mut cum: Vec<u64> = w
+            .iter()
+            .map(|x| {
+                acc += x;
+                ((acc / total) * scale) as u64
+            })
+            .collect();
+        *cum.last_mut().expect("n >= 1") = 1 << 63;
+        // Scatter ranks: multiplier coprime with n.
+        let mut mult = (0x9E37_79B9_7F4A_7C15u64 % n).max(1);
+        while gcd(mult, n) != 1 {
+            mult += 1;
+        }
+        ZipfTable { start, cum, n, mult }
+    }
+
+    fn block(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        let u = rng.next_u64() >> 1;
+        let i = self.cum.partition_point(|&c| c <= u).min(self.cum.len() - 1);
+        let first = self.start[i];
+        let last = self.start.get(i + 1).map_or(self.n, |s| s - 1);
+        let rank = first + below(rng, last - first + 1);
+        ((rank - 1) as u128 * self.mult as u128 % self.n as u128) as u64
+    }
+}
+
+impl Generator {
+    /// A generator; checks the configuration.
+    pub fn new(cfg: GenConfig) -> Result<Generator, String> {
+        cfg.sizes.validate()?;
+        if cfg.read_ppm > 1_000_000 {
+            return Err("read ratio above 1".into());
+        }
+        let sizes = cfg.sizes.sizes();
+        let max_size = sizes.iter().copied().max().unwrap_or(0);
+        let step = match &cfg.sizes {
+            SizeDist::Range { step, .. } => *step,
+            _ => 4096,
+        };
+        let unit = sizes.iter().fold(gcd(step, 4096), |g, &s| gcd(g, s));
+        if cfg.footprint_bytes < max_size || cfg.footprint_bytes < unit {
+            return Err(format!(
+                "footprint {} B is smaller than the largest request ({max_size} B)",
+                cfg.footprint_bytes
+            ));
+        }
+        let blocks = cfg.footprint_bytes / unit;
+        let mean_q32 = match cfg.arrival {
+            Arrival::Poisson { num, den } if num > 0 && den > 0 => {
+                ((1_000_000_000u128 * den as u128) << 32) / num as u128
+            }
+            Arrival::Poisson { .. } => return Err("the arrival rate must be positive".into()),
+            Arrival::ClosedLoop => 0,
+        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
+        let cursors = match cfg.pattern {
+            Pattern::Sequential { streams } => (0..streams).map(|_| below(&mut rng, blocks) * unit).collect(),
+            _ => Vec::new(),
+        };
+        let zipf = match cfg.pattern {
+            Pattern::Zipf { theta } => Some(ZipfTable::new(blocks, theta)),
+            _ => None,
+        };
+        let empirical_total = match &cfg.sizes {
+            SizeDist::Empirical(v) => v.iter().map(|x| x.1).sum(),
+            _ => 0,
+        };
+        Ok(Generator { cfg, rng, emitted: 0, now: 0, mean_q32, unit, cursors, zipf, empirical_total })
+    }
+
+    fn size(&mut self) -> u64 {
+        match &self.cfg.sizes {
+            SizeDist::Fixed(s) => *s,
+            SizeDist::Range { min, max, step } => min + below(&mut self.rng, (max - min) / step + 1) * step,
+            SizeDist::Set(v) => v[below(&mut self.rng, v.len() as u64) as usize],
+            SizeDist::Empirical(v) => {
+                let mut u = below(&mut self.rng, self.empirical_total);
+                for &(s, w) in v {
+                    if u < w {
+                        return s;
+                    }
+                    u -= w;
+                }
+                unreachable!("u < total weight")
+            }
+        }
+    }
+
+    fn offset(&mut self, size: u64) -> u64 {
+        let fp = self.cfg.footprint_bytes;
+        let last_start = (fp - size) / self.unit * self.unit;
+        match self.cfg.pattern {
+            Pattern::Uniform => below(&mut self.rng, last_start / self.unit + 1) * self.unit,
+            Pattern::Sequential { streams } => {
+                let s = below(&mut self.rng, streams as u64) as usize;
+                let mut off = self.cursors[s];
+                if off + size > fp {
+                    off = 0;
+                }
+                self.cursors[s] = (off + size).next_multiple_of(self.unit);
+                off
+            }
+            Pattern::Zipf { .. } => {
+                let b = self.zipf.as_ref().expect("zipf table").block(&mut self.rng);
+                (b * self.unit).min(last_start)
+            }
+        }
+    }
+}
+
+impl Iterator for Generator {
+    type Item = IoRequest;
+
+    fn next(&mut self) -> Option<IoRequest> {
+        if self.emitted >= self.cfg.requests {
+            return None;
+        }
+        if self.emitted > 0 && self.mean_q32 > 0 {
+            let e = neg_ln_q32(self.rng.next_u64());
+            let dt = (self.mean_q32.saturating_mul(e) + (1 << 63)) >> 64;
+            self.now = self.now.saturating_add(u64::try_from(dt).unwrap_or(u64::MAX));
+        }
+        self.emitted += 1;
+        let op =
+            if below(&mut self.rng, 1_000_000) < self.cfg.read_ppm as u64 { IoOp::Read } else { IoOp::Write };
+        let size = self.size();
+        let offset = self.offset(size);
+        Some(IoRequest {
+            arrival: SimTime(self.now),
+            device: self.cfg.device,
+            offset_bytes: offset,
+            size_bytes: size,
+            op,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = usize::try_from(self.cfg.requests - self.emitted).unwrap_or(usize::MAX);
+        (left, Some(left))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> GenConfig {
+        GenConfig {
+            requests: 100_000,
+            arrival: Arrival::poisson("10000").unwrap(),
+            read_ppm: 700_000,
+            sizes: SizeDist::parse("4k-64k").unwrap(),
+            pattern: Pattern::Uniform,
+            footprint_bytes: 1 << 30,
+            seed: 7,
+            device: 0,
+        }
+    }
+
+    #[test]
+    fn neg_ln_matches_known_values() {
+        // u = 1/2 → ln 2; u = 1/e^k approximately.
+        let half = neg_ln_q32(1 << 63) as f64 / 4294967296.0;
+        assert!((half - std::f64::consts::LN_2).abs() < 1e-8, "{half}");
+        let tiny = neg_ln_q32(1) as f64 / 4294967296.0;
+        assert!((tiny - 64.0 * std::f64::consts::LN_2).abs() < 1e-6);
+        let x = (0.25 * 2f64.powi(64)) as u64;
+        assert!((neg_ln_q32(x) as f64 / 4294967296.0 - 4f64.ln()).abs() < 1e-8);
+        assert_eq!(neg_ln_q32(u64::MAX), 0);
+    }
+
+    #[test]
+    fn deterministic_and_statistically_sane() {
+        let a: Vec<IoRequest> = Generator::new(cfg()).unwrap().collect();
+        let b: Vec<IoRequest> = Generator::new(cfg()).unwrap().collect();
+        assert_eq!(a, b);
+        let c: Vec<IoRequest> = Generator::new(GenConfig { seed: 8, ..cfg() }).unwrap().collect();
+        assert_ne!(a, c);
+        let n = a.len() as f64;
+        let span = a.last().unwrap().arrival.as_ns() as f64;
+        let mean_gap = span / (n - 1.0);
+        assert!((mean_gap / 100_000.0 - 1.0).abs() < 0.02, "mean gap {mean_gap}");
+        let reads = a.iter().filter(|r| r.op == IoOp::Read).count() as f64 / n;
+        assert!((reads - 0.7).abs() < 0.01, "{reads}");
+        assert!(a.iter().all(|r| r.size_bytes % 4096 == 0 && (4096..=65536).contains(&r.size_bytes)));
+        assert!(a.iter().all(|r| r.offset_bytes % 4096 == 0 && r.offset_bytes + r.size_bytes <= 1 << 30));
+        assert!(a.windows(2).all(|w| w[0].arrival <= w[1].arrival));
+    }
+
+    #[test]
+    fn zipf_is_skewed_and_sequential_is_sequential() {
+        let z: Vec<IoRequest> = Generator::new(GenConfig {
+            pattern: Pattern::Zipf { theta: 0.99 },
+            sizes: SizeDist::Fixed(4096),
+            ..cfg()
+        })
+        .unwrap()
+        .collect();
+        let mut counts = std::collections::BTreeMap::new();
+        for r in &z {
+            *counts.entry(r.offset_bytes).or_insert(0u32) += 1;
+        }
+        let mut v: Vec<u32> = counts.into_values().collect();
+        v.sort_unstable_by(|a, b| b.cmp(a));
+        let top100: u32 = v.iter().take(100).sum();
+        assert!(top100 as f64 / z.len() as f64 > 0.2, "zipf hot set too cold: {top100}");
+        let s: Vec<IoRequest> = Generator::new(GenConfig {
+            pattern: Pattern::Sequential { streams: 1 },
+            sizes: SizeDist::Fixed(8192),
+            requests: 100,
+            ..cfg()
+        })
+        .unwrap()
+        .collect();
+        assert!(
+            s.windows(2).all(|w| w[1].offset_bytes == w[0].offset_bytes + 8192 || w[1].offset_bytes == 0)
+        );
+    }
+
+    #[test]
+    fn parsing() {
+        assert_eq!(SizeDist::parse("4k").unwrap(), SizeDist::Fixed(4096));
+        assert_eq!(SizeDist::parse("512-4k").unwrap(), SizeDist::Range { min: 512, max: 4096, step: 512 });
+        assert_eq!(SizeDist::parse("4k,16k").unwrap(), SizeDist::Set(vec![4096, 16384]));
+        assert!(SizeDist::parse("100").is_err());
+        assert_eq!(
+            SizeDist::from_histogram("# h\n4k 3\n8k 1\n").unwrap(),
+            SizeDist::Empirical(vec![(4096, 3), (8192, 1)])
+        );
+        assert_eq!("zipf:0.99".parse::<Pattern>().unwrap(), Pattern::Zipf { theta: 0.99 });
+        assert_eq!("seq:4".parse::<Pattern>().unwrap(), Pattern::Sequential { streams: 4 });
+        assert_eq!(GenConfig::parse_read_ratio("0.7").unwrap(), 700_000);
+        assert_eq!(GenConfig::parse_read_ratio("65%").unwrap(), 650_000);
+        assert!(GenConfig::parse_read_ratio("1.5").is_err());
+        let closed: Vec<IoRequest> =
+            Generator::new(GenConfig { arrival: Arrival::ClosedLoop, requests: 10, ..cfg() })
+                .unwrap()
+                .collect();
+        assert!(closed.iter().all(|r| r.arrival.as_ns() == 0));
+    }
+}

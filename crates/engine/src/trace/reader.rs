@@ -1,0 +1,215 @@
+//! [`TraceReader`]: the trace pipeline on a background thread, feeding batches of
+//! requests through a bounded channel so parsing runs ahead of the simulation with
+//! bounded memory.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+use super::parser::{TraceParser, TraceSummary};
+use super::{IoRequest, TraceError, TraceFormat, TraceOptions};
+
+/// Requests per batch sent from the reader thread (keeps per-request overhead low).
+const BATCH: usize = 4096;
+/// Batches in flight (bounded memory: `BATCH * DEPTH * 32 B` = 1 MiB).
+const DEPTH: usize = 8;
+
+enum Msg {
+    Batch(Vec<IoRequest>),
+    Error(TraceError),
+    Done(TraceSummary),
+}
+
+/// Streams the requests of a trace, parsed on a background thread.
+///
+/// Implements `Iterator<Item = Result<IoRequest, TraceError>>`; an `Err` is final.
+/// After the iterator returned `None`, [`TraceReader::summary`] is complete.
+pub struct TraceReader {
+    rx: Receiver<Msg>,
+    batch: std::vec::IntoIter<IoRequest>,
+    name: Arc<str>,
+    format: TraceFormat,
+    partial: TraceSummary,
+    summary: Option<TraceSummary>,
+    delivered: u64,
+    finished: bool,
+    cancel: Arc<AtomicBool>,
+}
+
+impl TraceReader {
+    /// Open a trace file. `logical_capacity_bytes` is the simulated logical capacity
+    /// for the `beyond_capacity` policy (`u64::MAX`: unbounded, no wrap or reject).
+    pub fn open(
+        path: &Path,
+        opts: &TraceOptions,
+        logical_capacity_bytes: u64,
+    ) -> Result<TraceReader, TraceError> {
+        let name = path.display().to_string();
+        let file = File::open(path).map_err(|e| TraceError::io(&Arc::from(name.as_str()), e))?;
+        TraceReader::from_reader(&name, file, None, opts, logical_capacity_bytes)
+    }
+
+    /// Read a trace from any byte source (compressed or not). `format` overrides
+    /// `opts.format`; with neither, the format is sniffed.
+    pub fn from_reader<R: Read + Send + 'static>(
+        name: &str,
+        reader: R,
+        format: Option<TraceFormat>,
+        opts: &TraceOptions,
+        logical_capacity_bytes: u64,
+    ) -> Result<TraceReader, TraceError> {
+        let parser = TraceParser::new(name, Box::new(reader), format, opts, logical_capacity_bytes)?;
+        let format = parser.format();
+        let partial = parser.summary();
+        let (tx, rx) = sync_channel(DEPTH);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let thread_cancel = cancel.clone();
+        let name: Arc<str> = name.into();
+        std::thread::Builder::new()
+            .name("lamina-trace".into())
+            .spawn(move || pump(parser, tx, &thread_cancel))
+            .map_err(|e| TraceError::io(&name, e))?;
+        Ok(TraceReader {
+            rx,
+            batch: Vec::new().into_iter(),
+            name,
+            format,
+            partial,
+            summary: None,
+            delivered: 0,
+            finished: false,
+            cancel,
+        })
+    }
+
+    /// The format being read (detected or forced).
+    pub fn format(&self) -> TraceFormat {
+        self.format
+    }
+
+    /// What was read: complete after the iterator ended; before that a partial
+    /// summary (`complete = false`) with the requests delivered so far.
+    pub fn summary(&self) -> TraceSummary {
+        match &self.summary {
+            Some(s) => s.clone(),
+            None => TraceSummary { requests: self.delivered, ..self.partial.clone() },
+        }
+    }
+}
+
+/// The reader thread: parse, batch, send; stop when the receiver is gone.
+fn pump(mut parser: TraceParser, tx: SyncSender<Msg>, cancel: &AtomicBool) {
+    let mut batch = Vec::with_capacity(BATCH);
+    loop {
+        match parser.next_cancellable(Some(cancel)) {
+            Some(Ok(r)) => {
+                batch.push(r);
+                if batch.len() == BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    if tx.send(Msg::Batch(full)).is_err() {
+                        return;
+                    }
+                }
+            }
+            Some(Err(e)) => {
+                if !batch.is_empty() && tx.send(Msg::Batch(std::mem::take(&mut batch))).is_err() {
+                    return;
+                }
+                let _ = tx.send(Msg::Error(e));
+                return;
+            }
+            None => {
+                if !batch.is_empty() && tx.send(Msg::Batch(std::mem::take(&mut batch))).is_err() {
+                    return;
+                }
+                let _ = tx.send(Msg::Done(parser.summary()));
+                return;
+            }
+        }
+    }
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<IoRequest, TraceError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(r) = self.batch.next() {
+                self.delivered += 1;
+                return Some(Ok(r));
+            }
+            if self.finished {
+                return None;
+            }
+            match self.rx.recv() {
+                Ok(Msg::Batch(b)) => self.batch = b.into_iter(),
+                Ok(Msg::Error(e)) => {
+                    self.finished = true;
+                    return Some(Err(e));
+                }
+                Ok(Msg::Done(s)) => {
+                    self.finished = true;
+                    self.summary = Some(s);
+                    return None;
+                }
+                Err(_) => {
+                    self.finished = true;
+                    return Some(Err(TraceError::ReaderStopped { file: self.name.clone() }));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TraceReader {
+    fn drop(&mut self) {
+        // Stops the thread's final digest pass; a blocked send fails once `rx` drops.
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    #[test]
+    fn reader_is_send_and_streams_many_batches() {
+        fn assert_send<T: Send>() {}
+        assert_send::<TraceReader>();
+        let text: String = (0..10_000u64).map(|i| format!("{} 0 {} 8 {}\n", i * 10, i * 8, i % 2)).collect();
+        let r = TraceReader::from_reader("m", Cursor::new(text), None, &TraceOptions::default(), u64::MAX)
+            .unwrap();
+        let mut n = 0;
+        let mut reader = r;
+        for x in reader.by_ref() {
+            let x = x.unwrap();
+            assert_eq!(x.arrival.as_ns(), n * 10);
+            n += 1;
+        }
+        assert_eq!(n, 10_000);
+        let s = reader.summary();
+        assert!(s.complete);
+        assert_eq!(s.requests, 10_000);
+        assert_eq!(s.format, TraceFormat::Ssdsim);
+    }
+
+    #[test]
+    fn errors_are_final_and_early_drop_is_clean() {
+        let text = "0 0 0 8 1\n1 0 0 8 x\n";
+        let mut r =
+            TraceReader::from_reader("e", Cursor::new(text), None, &TraceOptions::default(), u64::MAX)
+                .unwrap();
+        assert!(matches!(r.next(), Some(Err(TraceError::Field { field: "op", line: 2, .. }))));
+        assert!(r.next().is_none());
+        let big: String = (0..100_000u64).map(|i| format!("{i} 0 {i} 8 1\n")).collect();
+        let mut r = TraceReader::from_reader("d", Cursor::new(big), None, &TraceOptions::default(), u64::MAX)
+            .unwrap();
+        assert!(r.next().unwrap().is_ok());
+        drop(r);
+    }
+}

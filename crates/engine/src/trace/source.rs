@@ -1,0 +1,481 @@
+//! Byte sources: decompression by magic bytes, tar unwrapping, and a line reader
+//! that reuses one buffer (no allocation per line) and digests every byte it reads.
+
+use std::io::{self, Cursor, Read};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::Serialize;
+use xxhash_rust::xxh3::Xxh3;
+
+use super::error::TraceError;
+
+/// Compression detected from the first bytes of a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// Plain text.
+    None,
+    /// gzip (`1f 8b`), multi-member streams included.
+    Gzip,
+    /// bzip2 (`BZh`), multi-stream included.
+    Bzip2,
+    /// Zstandard (`28 b5 2f fd`), multi-frame included.
+    Zstd,
+}
+
+impl std::fmt::Display for Compression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Bzip2 => "bzip2",
+            Compression::Zstd => "zstd",
+        })
+    }
+}
+
+/// A boxed byte source that can move to the reader thread.
+pub(crate) type Source = Box<dyn Read + Send>;
+
+/// Read up to `n` bytes (fewer only at EOF).
+fn peek_n(r: &mut dyn Read, n: usize) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; n];
+    let mut got = 0;
+    while got < n {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(got);
+    Ok(buf)
+}
+
+/// Detect compression by magic bytes and a tar container by its header; return the
+/// decompressed, unwrapped text stream.
+pub(crate) fn open_stream(
+    name: &Arc<str>,
+    mut raw: Source,
+) -> Result<(Source, Compression, bool), TraceError> {
+    let magic = peek_n(&mut *raw, 4).map_err(|e| TraceError::io(name, e))?;
+    let chained: Source = Box::new(Cursor::new(magic.clone()).chain(raw));
+    let (mut text, compression): (Source, Compression) = if magic.starts_with(&[0x1f, 0x8b]) {
+        (Box::new(flate2::read::MultiGzDecoder::new(chained)), Compression::Gzip)
+    } else if magic.starts_with(b"BZh") {
+        (Box::new(bzip2::read::MultiBzDecoder::new(chained)), Compression::Bzip2)
+    } else if magic.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        let d = zstd::stream::read::Decoder::new(chained).map_err(|e| TraceError::io(name, e))?;
+        (Box::new(d), Compression::Zstd)
+    } else {
+        (chained, Compression::None)
+    };
+    let head = peek_n(&mut *text, 512).map_err(|e| TraceError::io(name, e))?;
+    let is_tar = head.len() == 512 && is_tar_header(&head);
+    let rest: Source = Box::new(Cursor::new(head).chain(text));
+    if is_tar {
+        Ok((Box::new(TarUnwrap::new(rest)), compression, true))
+    } else {
+        Ok((rest, compression, false))
+    }
+}
+
+/// A POSIX/GNU tar header: `ustar` magic at 257 and a valid checksum.
+fn is_tar_header(h: &[u8]) -> bool {
+    if h.len() < 512 || &h[257..262] != b"ustar" {
+        return false;
+    }
+    let Some(stored) = octal(&h[148..156]) else { return false };
+    let sum: u64 =
+        h[..512].iter().enumerate().map(|(i, &b)| if (148..156).contains(&i) { 32 } else { b as u64 }).sum();
+    sum == stored
+}
+
+fn octal(f: &[u8]) -> Option<u64> {
+    let mut v: u64 = 0;
+    let mut any = false;
+    for &b in f {
+        match b {
+            b'0'..=b'7' => {
+                v = v.checked_mul(8)?.checked_add((b - b'0') as u64)?;
+                any = true;
+            }
+            b' ' | 0 if any => break,
+            b' ' | 0 => {}
+            _ => return None,
+        }
+    }
+    Some(v)
+}
+
+/// Streams the contents of every regular file of a tar archive, in archive order,
+/// with a newline between files that lack a final one. (FIU traces ship as tar files;
+/// a naive reader sees the 512-byte header as junk before the first record.)
+struct TarUnwrap {
+    inner: Source,
+    /// Bytes left in the current member's data.
+    left: u64,
+    /// Padding after the current member.
+    pad: u64,
+    /// Whether the current member is a regular file (its data is passed through).
+    regular: bool,
+    last_byte: u8,
+    pending_newline: bool,
+    done: bool,
+}
+
+impl TarUnwrap {
+    fn new(inner: Source) -> TarUnwrap {
+        TarUnwrap {
+            inner,
+            left: 0,
+            pad: 0,
+            regular: false,
+            last_byte: b'\n',
+            pending_newline: false,
+            done: false,
+        }
+    }
+
+    fn skip(&mut self, mut n: u64) -> io::Result<()> {
+        let mut scratch = [0u8; 4096];
+        while n > 0 {
+            let k = n.min(scratch.len() as u64) as usize;
+            self.inner.read_exact(&mut scratch[..k])?;
+            n -= k as u64;
+        }
+        Ok(())
+    }
+
+    /// Advance to the next regular member; false at the end of the archive.
+    fn next_member(&mut self) -> io::Result<bool> {
+        loop {
+            self.skip(self.left + self.pad)?;
+            self.left = 0;
+            self.pad = 0;
+            let mut h = [0u8; 512];
+            let got = peek_into(&mut *self.inner, &mut h)?;
+            if got == 0 || h.iter().all(|&b| b == 0) {
+                return Ok(false);
+            }
+            if got < 512 || !is_tar_header(&h) {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "corrupt or truncated tar header"));
+            }
+            let size = if h[124] & 0x80 != 0 {
+                // GNU base-256 size.
+                h[125..136].iter().fold(0u64, |a, &b| a.wrapping_shl(8) | b as u64)
+            } else {
+                octal(&h[124..136])
+                    .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "corrupt tar size field"))?
+            };
+            self.left = size;
+            self.pad = (512 - size % 512) % 512;
+            self.regular = matches!(h[156], b'0' | 0 | b'7');
+            if self.regular {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+fn peek_into(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+impl Read for TarUnwrap {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            if self.pending_newline {
+                self.pending_newline = false;
+                out[0] = b'\n';
+                self.last_byte = b'\n';
+                return Ok(1);
+            }
+            if self.done {
+                return Ok(0);
+            }
+            if self.regular && self.left > 0 {
+                let k = (out.len() as u64).min(self.left) as usize;
+                let n = self.inner.read(&mut out[..k])?;
+                if n == 0 {
+                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "tar member truncated"));
+                }
+                self.left -= n as u64;
+                self.last_byte = out[n - 1];
+                return Ok(n);
+            }
+            if self.last_byte != b'\n' {
+                self.pending_newline = true;
+                continue;
+            }
+            if !self.next_member()? {
+                self.done = true;
+            }
+        }
+    }
+}
+
+/// Reads lines into one reusable buffer; strips `\n` and a preceding `\r`.
+pub(crate) struct LineReader {
+    src: Source,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Where the newline search resumes (bytes before it hold no `\n`).
+    scan: usize,
+    eof: bool,
+    line_no: u64,
+    bytes: u64,
+    hasher: Xxh3,
+    max_line: usize,
+}
+
+const CHUNK: usize = 256 * 1024;
+/// Longest accepted line; keeps memory bounded on binary garbage.
+pub(crate) const MAX_LINE: usize = 1 << 20;
+
+impl LineReader {
+    pub(crate) fn new(src: Source) -> LineReader {
+        LineReader {
+            src,
+            buf: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            scan: 0,
+            eof: false,
+            line_no: 0,
+            bytes: 0,
+            hasher: Xxh3::new(),
+            max_line: MAX_LINE,
+        }
+    }
+
+    /// Read one chunk into the buffer; false at EOF.
+    fn fill(&mut self) -> io::Result<bool> {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.scan -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.buf.len() {
+            let grown = (self.buf.len() * 2).min(self.max_line + 2);
+            if grown <= self.buf.len() {
+                return Ok(true); // caller reports the over-long line
+            }
+            self.buf.resize(grown, 0);
+        }
+        loop {
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.hasher.update(&self.buf[self.end..self.end + n]);
+                    self.bytes += n as u64;
+                    self.end += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Buffer at least `want` bytes (or all of a shorter stream) without consuming them.
+    pub(crate) fn prefill(&mut self, want: usize) -> io::Result<()> {
+        while !self.eof && self.end - self.start < want.min(self.max_line) {
+            self.fill()?;
+        }
+        Ok(())
+    }
+
+    /// The buffered, not yet consumed bytes.
+    pub(crate) fn buffered(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// Whether [`LineReader::prefill`] saw the whole stream.
+    pub(crate) fn at_eof(&self) -> bool {
+        self.eof
+    }
+
+    /// The next line (without terminator) and its 1-based number, or `None` at EOF.
+    #[inline]
+    pub(crate) fn next_line(&mut self) -> Result<Option<(u64, &[u8])>, LineError> {
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.scan..self.end]) {
+                let nl = self.scan + i;
+                let s = self.start;
+                self.start = nl + 1;
+                self.scan = self.start;
+                self.line_no += 1;
+                if nl - s > self.max_line {
+                    return Err(LineError::TooLong(self.line_no));
+                }
+                let line = strip_cr(&self.buf[s..nl]);
+                return Ok(Some((self.line_no, line)));
+            }
+            self.scan = self.end;
+            if self.end - self.start > self.max_line {
+                return Err(LineError::TooLong(self.line_no + 1));
+            }
+            if self.eof {
+                if self.start < self.end {
+                    let s = self.start;
+                    self.start = self.end;
+                    self.scan = self.end;
+                    self.line_no += 1;
+                    return Ok(Some((self.line_no, strip_cr(&self.buf[s..self.end]))));
+                }
+                return Ok(None);
+            }
+            self.fill().map_err(LineError::Io)?;
+        }
+    }
+
+    /// Read (and digest) the rest of the stream without parsing it.
+    pub(crate) fn drain(&mut self, cancel: Option<&AtomicBool>) -> io::Result<()> {
+        self.start = 0;
+        self.end = 0;
+        self.scan = 0;
+        while !self.eof {
+            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                return Ok(());
+            }
+            self.fill()?;
+            self.start = 0;
+            self.end = 0;
+            self.scan = 0;
+        }
+        Ok(())
+    }
+
+    /// Lines read so far.
+    pub(crate) fn lines(&self) -> u64 {
+        self.line_no
+    }
+
+    /// Decompressed bytes read so far.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// XXH3-64 of the decompressed bytes read so far.
+    pub(crate) fn digest(&self) -> u64 {
+        self.hasher.digest()
+    }
+}
+
+#[inline]
+fn strip_cr(l: &[u8]) -> &[u8] {
+    match l.last() {
+        Some(b'\r') => &l[..l.len() - 1],
+        _ => l,
+    }
+}
+
+/// A line-level failure.
+pub(crate) enum LineError {
+    Io(io::Error),
+    TooLong(u64),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(data: &[u8]) -> Vec<(u64, Vec<u8>)> {
+        let mut r = LineReader::new(Box::new(Cursor::new(data.to_vec())));
+        let mut out = Vec::new();
+        while let Ok(Some((n, l))) = r.next_line() {
+            out.push((n, l.to_vec()));
+        }
+        out
+    }
+
+    #[test]
+    fn crlf_and_missing_final_newline() {
+        let v = lines_of(b"a b\r\nc\n\nd");
+        assert_eq!(v, vec![(1, b"a b".to_vec()), (2, b"c".to_vec()), (3, vec![]), (4, b"d".to_vec())]);
+        assert!(lines_of(b"").is_empty());
+    }
+
+    #[test]
+    fn long_lines_across_chunks() {
+        let mut data = vec![b'x'; CHUNK * 3];
+        data.push(b'\n');
+        data.extend_from_slice(b"tail");
+        let v = lines_of(&data);
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].1.len(), CHUNK * 3);
+        assert_eq!(v[1].1, b"tail");
+    }
+
+    #[test]
+    fn over_long_line_is_an_error() {
+        let data = vec![b'x'; MAX_LINE + 10];
+        let mut r = LineReader::new(Box::new(Cursor::new(data)));
+        assert!(matches!(r.next_line(), Err(LineError::TooLong(1))));
+    }
+
+    #[test]
+    fn digest_is_independent_of_chunking_and_drain() {
+        let data: Vec<u8> = (0..1_000_000u32).flat_map(|i| format!("{i}\n").into_bytes()).collect();
+        let mut a = LineReader::new(Box::new(Cursor::new(data.clone())));
+        while let Ok(Some(_)) = a.next_line() {}
+        let mut b = LineReader::new(Box::new(Cursor::new(data.clone())));
+        b.next_line().ok();
+        b.drain(None).unwrap();
+        assert_eq!(a.digest(), b.digest());
+        assert_eq!(a.digest(), xxhash_rust::xxh3::xxh3_64(&data));
+    }
+
+    fn tar_member(name: &str, body: &[u8]) -> Vec<u8> {
+        let mut h = [0u8; 512];
+        h[..name.len()].copy_from_slice(name.as_bytes());
+        h[100..107].copy_from_slice(b"0000644");
+        let size = format!("{:011o}", body.len());
+        h[124..135].copy_from_slice(size.as_bytes());
+        h[136..147].copy_from_slice(b"00000000000");
+        h[156] = b'0';
+        h[257..263].copy_from_slice(b"ustar\0");
+        h[263..265].copy_from_slice(b"00");
+        h[148..156].copy_from_slice(b"        ");
+        let sum: u32 = h.iter().map(|&b| b as u32).sum();
+        h[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+        let mut out = h.to_vec();
+        out.extend_from_slice(body);
+        out.resize(out.len().div_ceil(512) * 512, 0);
+        out
+    }
+
+    #[test]
+    fn tar_members_are_unwrapped_and_joined() {
+        let mut tar = tar_member("a.txt", b"one\ntwo");
+        tar.extend(tar_member("b.txt", b"three\n"));
+        tar.extend([0u8; 1024]);
+        let name: Arc<str> = "t.tar".into();
+        let (mut s, c, is_tar) = open_stream(&name, Box::new(Cursor::new(tar))).unwrap();
+        assert_eq!(c, Compression::None);
+        assert!(is_tar);
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "one\ntwo\nthree\n");
+    }
+}
