@@ -53,7 +53,7 @@
 
 mod api;
 pub mod config;
-mod page;
+pub mod page;
 pub mod precondition;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -680,3 +680,50 @@ pub fn run_bytes<F: Ftl>(ftl: F, data: &[u8]) -> Result<(), ConformanceFailure> 
     let mut h = Harness::new(ftl);
     h.apply_all(&ops).map_err(|(i, v)| ConformanceFailure { ops: ops[..=i].to_vec(), message: v.0 })
 }
+
+/// Bytes a fuzzer spends on choosing the page FTL's geometry and configuration in
+/// [`page_ftl_from_bytes`].
+pub const PAGE_FTL_CONFIG_BYTES: usize = 3;
+
+/// Build a small [`crate::PageFtl`] whose geometry and configuration are chosen by the
+/// first [`PAGE_FTL_CONFIG_BYTES`] bytes (1–2 channels, 1–2 dies, 1–2 planes per die, 4–11
+/// blocks per plane, 1–128 pages per block, every tie-break, wear levelling and copyback
+/// on or off, striping order), returning it with the remaining bytes — the operations for
+/// [`run_bytes`]. `None` if `data` is too short.
+pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
+    use crate::config::{FtlConfig, GcThreshold, StripeOrder, TieBreak};
+    use lamina_nand_model::{CellType, GeometryConfig, PageTypeOrder};
+    if data.len() < PAGE_FTL_CONFIG_BYTES {
+        return None;
+    }
+    let (c, rest) = data.split_at(PAGE_FTL_CONFIG_BYTES);
+    let geometry = GeometryConfig {
+        channels: 1 + (c[0] & 1) as u32,
+        chips_per_channel: 1,
+        dies_per_chip: 1 + (c[0] >> 1 & 1) as u32,
+        planes_per_die: 1 + (c[0] >> 2 & 1) as u32,
+        blocks_per_plane: 4 + (c[1] & 7) as u32,
+        pages_per_block: [1, 2, 4, 8, 16, 128, 3, 5][(c[1] >> 3 & 7) as usize],
+        page_size_bytes: 4096,
+        partial_read_bytes: None,
+        cell_type: CellType::Slc,
+        layers: 1,
+        page_type_order: PageTypeOrder::Interleaved,
+    }
+    .validate()
+    .expect("fuzz geometries are valid");
+    let orders = StripeOrder::all();
+    let base = FtlConfig {
+        gc_threshold: GcThreshold::FreeBlocks(2 + (c[2] >> 7) as u32),
+        victim_tie_break: [TieBreak::LowestId, TieBreak::Oldest, TieBreak::LeastWorn][(c[2] % 3) as usize],
+        wear_leveling: c[2] & 4 != 0,
+        copyback: c[2] & 8 != 0,
+        striping_order: orders[(c[0] >> 3) as usize % orders.len()],
+        ..FtlConfig::default()
+    };
+    // The least over-provisioning this geometry accepts, from a few candidates.
+    let ftl = [0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.85].iter().find_map(|&op| {
+        crate::PageFtl::new(geometry.clone(), &FtlConfig { overprovisioning: op, ..base.clone() }).ok()
+    })?;
+    Some((ftl, rest))
+}

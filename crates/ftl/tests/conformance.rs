@@ -3,7 +3,9 @@
 //! harness is FTL-agnostic, and showing what implementing `Ftl` takes), and to
 //! deliberately broken FTLs (proving the harness catches bugs and shrinks them).
 
-use lamina_ftl::testing::{ConformanceConfig, Op, check_conformance, decode_ops, run_bytes, run_conformance};
+use lamina_ftl::testing::{
+    ConformanceConfig, Op, check_conformance, decode_ops, page_ftl_from_bytes, run_bytes, run_conformance,
+};
 use lamina_ftl::{
     BlockInfo, Ftl, FtlConfig, FtlError, FtlStats, GcJob, GcStep, GcThreshold, Lpn, PageCounts, PageFtl,
     StripeOrder, TieBreak,
@@ -117,6 +119,25 @@ fn page_ftl_conforms_when_driven_from_random_bytes() {
             panic!("{f}");
         }
     }
+}
+
+// What the cargo-fuzz target does, on random bytes: every byte-chosen configuration.
+#[test]
+fn byte_chosen_page_ftls_conform() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(12);
+    let mut built = 0;
+    for _ in 0..300 {
+        let len = (rng.next_u64() % 2000) as usize;
+        let bytes: Vec<u8> = (0..len)
+            .map(|i| if i % 3 == 0 || i < 3 { rng.next_u64() as u8 } else { (rng.next_u64() % 3) as u8 })
+            .collect();
+        let Some((ftl, ops)) = page_ftl_from_bytes(&bytes) else { continue };
+        built += 1;
+        if let Err(f) = run_bytes(ftl, ops) {
+            panic!("config bytes {:?}: {f}", &bytes[..3]);
+        }
+    }
+    assert!(built > 250);
 }
 
 #[test]

@@ -1,0 +1,168 @@
+//! Preconditioning: determinism, the effect stream is a physically valid program/erase
+//! sequence that reproduces the FTL's mapping, steady-state detection, config errors.
+
+use lamina_ftl::precondition::{collect_garbage, write_untimed};
+use lamina_ftl::{
+    FillOrder, FlashEffect, Ftl, FtlConfig, GcThreshold, Lpn, PageFtl, PreconditionConfig, PreconditionError,
+    precondition,
+};
+use lamina_nand_model::{CellType, Geometry, GeometryConfig, PageTypeOrder, PlaneId, Ppa};
+
+fn geometry() -> Geometry {
+    GeometryConfig {
+        channels: 2,
+        chips_per_channel: 1,
+        dies_per_chip: 2,
+        planes_per_die: 2,
+        blocks_per_plane: 32,
+        pages_per_block: 16,
+        page_size_bytes: 4096,
+        partial_read_bytes: None,
+        cell_type: CellType::Slc,
+        layers: 1,
+        page_type_order: PageTypeOrder::Interleaved,
+    }
+    .validate()
+    .unwrap()
+}
+
+fn ftl() -> PageFtl {
+    let cfg = FtlConfig {
+        overprovisioning: 0.15,
+        gc_threshold: GcThreshold::FreeBlocks(3),
+        ..FtlConfig::default()
+    };
+    PageFtl::new(geometry(), &cfg).unwrap()
+}
+
+fn run(cfg: &PreconditionConfig, seed: u64) -> (PageFtl, lamina_ftl::PreconditionReport, Vec<FlashEffect>) {
+    let mut f = ftl();
+    let mut effects = Vec::new();
+    let report = precondition(&mut f, cfg, seed, &mut |e| effects.push(e)).unwrap();
+    (f, report, effects)
+}
+
+/// Replays effects on a shadow flash, asserting erase-before-program and in-order pages,
+/// and returns the LPN each page was last programmed with.
+fn replay(g: &Geometry, effects: &[FlashEffect]) -> Vec<Option<Lpn>> {
+    let ppb = g.pages_per_block() as u64;
+    let mut pages: Vec<Option<Lpn>> = vec![None; g.total_pages() as usize];
+    let mut next = vec![0u64; g.total_blocks() as usize];
+    for e in effects {
+        match *e {
+            FlashEffect::Program { ppa, lpn } => {
+                let b = (ppa.0 / ppb) as usize;
+                assert_eq!(ppa.0 % ppb, next[b], "page {} programmed out of order", ppa.0);
+                assert!(pages[ppa.0 as usize].is_none(), "page {} programmed twice", ppa.0);
+                next[b] += 1;
+                pages[ppa.0 as usize] = Some(lpn);
+            }
+            FlashEffect::Erase { block } => {
+                next[block.idx()] = 0;
+                let first = block.0 as u64 * ppb;
+                pages[first as usize..(first + ppb) as usize].fill(None);
+            }
+            FlashEffect::PartialErase { .. } => panic!("the page FTL never erases partially"),
+        }
+    }
+    pages
+}
+
+#[test]
+fn effects_are_physically_valid_and_reproduce_the_mapping() {
+    for order in [FillOrder::Sequential, FillOrder::Random] {
+        let cfg = PreconditionConfig { fill_order: order, ..PreconditionConfig::default() };
+        let (f, report, effects) = run(&cfg, 5);
+        assert!(report.stats.erases > 0, "GC must have run");
+        let pages = replay(f.geometry(), &effects);
+        let mut mapped = 0;
+        for l in 0..f.logical_pages() {
+            let lpn = Lpn(l);
+            if let Some(ppa) = f.lookup(lpn) {
+                assert_eq!(pages[ppa.0 as usize], Some(lpn), "{lpn} maps to a page holding other data");
+                assert_eq!(f.page_lpn(ppa), Some(lpn));
+                mapped += 1;
+            }
+        }
+        assert_eq!(mapped, report.filled_pages);
+        assert_eq!(report.stats.host_writes, report.filled_pages + report.overwrites);
+        let programs = effects.iter().filter(|e| matches!(e, FlashEffect::Program { .. })).count() as u64;
+        assert_eq!(programs, report.stats.host_writes + report.stats.gc_moves);
+    }
+}
+
+#[test]
+fn same_seed_same_result_different_seed_different_result() {
+    let cfg = PreconditionConfig { fill_order: FillOrder::Random, ..PreconditionConfig::default() };
+    let (_, r1, e1) = run(&cfg, 9);
+    let (_, r2, e2) = run(&cfg, 9);
+    assert_eq!(r1, r2);
+    assert_eq!(e1, e2);
+    let (_, _, e3) = run(&cfg, 10);
+    assert_ne!(e1, e3);
+}
+
+#[test]
+fn random_fill_writes_each_chosen_lpn_once() {
+    let cfg = PreconditionConfig {
+        fill_fraction: 0.5,
+        fill_order: FillOrder::Random,
+        max_overwrite_passes: 0.0,
+        ..PreconditionConfig::default()
+    };
+    let (f, report, _) = run(&cfg, 1);
+    assert_eq!(report.overwrites, 0);
+    assert_eq!(report.filled_pages, f.logical_pages() / 2);
+    assert_eq!(report.stats.host_writes, report.filled_pages, "no LPN written twice");
+    let mapped = (0..f.logical_pages()).filter(|&l| f.lookup(Lpn(l)).is_some()).count() as u64;
+    assert_eq!(mapped, report.filled_pages);
+    // Not just the first half of the logical space.
+    assert!((f.logical_pages() / 2..f.logical_pages()).any(|l| f.lookup(Lpn(l)).is_some()));
+}
+
+#[test]
+fn overwrites_reach_steady_state_before_the_pass_bound() {
+    let (_, report, _) = run(&PreconditionConfig { max_overwrite_passes: 20.0, ..Default::default() }, 3);
+    assert!(report.steady_state, "{report:?}");
+    assert!(report.overwrites < 20 * report.filled_pages);
+    assert!(report.last_window_waf_ppm > 1_000_000, "random overwrites on a full device amplify writes");
+    // A bound of 0.1 passes stops before steady state.
+    let (_, report, _) = run(&PreconditionConfig { max_overwrite_passes: 0.1, ..Default::default() }, 3);
+    assert!(!report.steady_state);
+    assert_eq!(report.overwrites, report.filled_pages / 10);
+}
+
+#[test]
+fn gc_and_write_helpers_work_on_their_own() {
+    let mut f = ftl();
+    let mut n = 0;
+    for i in 0..5000u64 {
+        write_untimed(&mut f, Lpn(i % 50), &mut |_| n += 1).unwrap();
+    }
+    for p in 0..f.geometry().total_planes() {
+        collect_garbage(&mut f, PlaneId(p), &mut |_| n += 1);
+        assert!(!f.needs_gc(PlaneId(p)));
+    }
+    assert!(n >= 5000);
+    assert!(f.lookup(Lpn(49)).is_some_and(|Ppa(p)| p < f.geometry().total_pages()));
+}
+
+#[test]
+fn bad_parameters_name_their_key() {
+    let key = |cfg: PreconditionConfig| match precondition(&mut ftl(), &cfg, 0, &mut |_| {}) {
+        Err(PreconditionError::Config { key, .. }) => key,
+        other => panic!("expected a config error, got {other:?}"),
+    };
+    let d = PreconditionConfig::default;
+    assert_eq!(key(PreconditionConfig { fill_fraction: 1.5, ..d() }), "precondition.fill_fraction");
+    assert_eq!(
+        key(PreconditionConfig { max_overwrite_passes: -1.0, ..d() }),
+        "precondition.max_overwrite_passes"
+    );
+    assert_eq!(key(PreconditionConfig { window_fraction: 0.0, ..d() }), "precondition.window_fraction");
+    assert_eq!(key(PreconditionConfig { waf_epsilon: f64::NAN, ..d() }), "precondition.waf_epsilon");
+    assert_eq!(key(PreconditionConfig { stable_windows: 0, ..d() }), "precondition.stable_windows");
+    let parsed: PreconditionConfig = toml::from_str("fill_fraction = 0.8\nfill_order = \"random\"").unwrap();
+    assert_eq!(parsed.fill_order, FillOrder::Random);
+    assert!(toml::from_str::<PreconditionConfig>("fill = 0.8").is_err());
+}
