@@ -107,7 +107,10 @@ impl<W: Write> TraceWriter<W> {
                 )?;
             }
             TraceFormat::Spc => {
-                let (s, _) = self.sectors(r)?;
+                if r.offset_bytes % SECTOR_BYTES != 0 {
+                    return Err(self.unrep("SPC addresses are 512-byte LBAs"));
+                }
+                let s = r.offset_bytes / SECTOR_BYTES;
                 let op = if self.rw(r)? { "r" } else { "w" };
                 write!(self.out, "{},{s},{},{op},", r.device, r.size_bytes)?;
                 decimal(&mut self.out, t, 1_000_000_000, 9)?;

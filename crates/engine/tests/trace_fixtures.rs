@@ -1,0 +1,284 @@
+//! Hand-written fixtures for every format, including the nasty cases: CRLF,
+//! trailing blank lines, no final newline, headers, tar junk before the first FIU
+//! record, blkparse footers, compression, and a corrupt timestamp in every format.
+
+use std::io::{Cursor, Write};
+use std::path::PathBuf;
+
+use lamina_engine::trace::{
+    GenericMapping, IoOp, IoRequest, OnError, TraceError, TraceFormat, TraceOptions, TraceReader,
+};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).join(name)
+}
+
+fn read_all(name: &str, opts: &TraceOptions) -> (TraceFormat, Vec<IoRequest>, lamina_engine::trace::TraceSummary) {
+    let mut r = TraceReader::open(&fixture(name), opts, u64::MAX).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let v: Vec<IoRequest> = r.by_ref().map(|x| x.unwrap_or_else(|e| panic!("{name}: {e}"))).collect();
+    (r.format(), v, r.summary())
+}
+
+fn ops(v: &[IoRequest]) -> String {
+    v.iter()
+        .map(|r| match r.op {
+            IoOp::Read => 'R',
+            IoOp::Write => 'W',
+            IoOp::Trim => 'T',
+        })
+        .collect()
+}
+
+#[test]
+fn ssdsim_crlf_tabs_and_trailing_blank_lines() {
+    let (f, v, s) = read_all("ssdsim_crlf.ascii", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::Ssdsim);
+    assert_eq!(ops(&v), "WWWR");
+    assert_eq!(v[2], IoRequest {
+        arrival: lamina_nand_model::SimTime(26_214_000),
+        device: 0,
+        offset_bytes: 303_574 * 512,
+        size_bytes: 7 * 512,
+        op: IoOp::Write
+    });
+    assert_eq!((s.lines, s.ignored_lines), (6, 2));
+}
+
+#[test]
+fn mqsim_without_final_newline_keeps_its_last_line() {
+    let (f, v, s) = read_all("mqsim_no_final_newline.trace", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::Ssdsim, "MQSim ASCII has the SSDsim layout");
+    assert_eq!(v.len(), 3);
+    assert_eq!((v[2].device, v[2].size_bytes, v[2].op), (13, 32 * 512, IoOp::Read));
+    assert_eq!(v[2].arrival.as_ns(), 938_944_000 - 938_513_000);
+    assert_eq!(s.lines, 3);
+    let forced = TraceOptions { format: Some(TraceFormat::Mqsim), ..TraceOptions::default() };
+    let (f, w, _) = read_all("mqsim_no_final_newline.trace", &forced);
+    assert_eq!((f, w), (TraceFormat::Mqsim, v));
+}
+
+#[test]
+fn msr_with_header_and_crlf() {
+    let (f, v, s) = read_all("msr_header.csv", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::Msr);
+    assert_eq!(ops(&v), "WRR");
+    assert_eq!(v[1].arrival.as_ns(), (128_166_385_295_514_878 - 128_166_385_295_514_663) * 100);
+    assert_eq!((v[1].device, v[1].offset_bytes, v[1].size_bytes), (1, 11_855_351_808, 512));
+    assert_eq!(s.ignored_lines, 1);
+}
+
+#[test]
+fn spc_op_case_and_optional_fields() {
+    let (f, v, _) = read_all("spc_mixed_case.csv", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::Spc);
+    assert_eq!(ops(&v), "WWRR");
+    assert_eq!(v[3].arrival.as_ns(), 78_643_000);
+    assert_eq!((v[3].device, v[3].offset_bytes, v[3].size_bytes), (1, 55_596 * 512, 3072));
+}
+
+#[test]
+fn flashnet_replayer_and_profile() {
+    let (f, v, _) = read_all("flashnet_replayer.trace", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::Flashnet);
+    assert_eq!(ops(&v), "WWR");
+    assert_eq!(v[1].arrival.as_ns(), 223_412_000);
+    assert_eq!(v[1].offset_bytes, 3_159_347_200);
+    let (f, v, _) = read_all("flashnet.profile", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::FlashnetProfile);
+    assert_eq!(ops(&v), "RWR");
+    assert_eq!((v[2].arrival.as_ns(), v[2].size_bytes, v[2].offset_bytes), (1_000_000_000, 65536, 4_837_376));
+}
+
+#[test]
+fn systor_is_reordered_and_tolerates_an_empty_response() {
+    let (f, v, _) = read_all("systor17_unsorted.csv", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::Systor17);
+    let t: Vec<u64> = v.iter().map(|r| r.arrival.as_ns()).collect();
+    assert_eq!(t, vec![0, 1_113_000, 6_791_000, 9_669_000]);
+    assert_eq!(ops(&v), "RWRR");
+    assert_eq!(v[1].device, 1);
+}
+
+#[test]
+fn tencent_volumes_and_op_encoding() {
+    let (f, v, _) = read_all("tencent.csv", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::Tencent);
+    assert_eq!(ops(&v), "WRR");
+    assert_eq!((v[0].device, v[0].offset_bytes, v[0].size_bytes), (1063, 1024 * 512, 4096));
+    assert_eq!(v[2].arrival.as_ns(), 1_000_000_000);
+    let only = TraceOptions { devices: vec![7], ..TraceOptions::default() };
+    let (_, v, s) = read_all("tencent.csv", &only);
+    assert_eq!((v.len(), s.filtered_device), (1, 2));
+}
+
+#[test]
+fn fiu_inside_a_tar_and_after_tar_junk() {
+    let (f, v, s) = read_all("fiu_in_tar.tar", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::Fiu);
+    assert!(s.tar);
+    assert_eq!(ops(&v), "WRW");
+    assert_eq!((v[0].offset_bytes, v[0].size_bytes, v[0].device), (46_677_704 * 512, 4096, 6 << 20));
+    assert_eq!(v[2].size_bytes, 16 * 512, "process name with a space");
+    let (f, w, s) = read_all("fiu_tar_junk.txt", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::Fiu);
+    assert!(!s.tar);
+    assert_eq!(w, v);
+}
+
+#[test]
+fn blkparse_q_events_skip_other_events_flushes_and_footer() {
+    let (f, v, _) = read_all("blkparse_q.txt", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::Blkparse);
+    assert_eq!(ops(&v), "RWT");
+    assert_eq!((v[0].offset_bytes, v[0].size_bytes), (1_444_645_666 * 512, 256 * 512));
+    assert_eq!(v[1].arrival.as_ns(), 30_000 - 1_850);
+    assert_eq!(v[2].device, 8 << 20);
+}
+
+#[test]
+fn blkparse_without_q_uses_d_events() {
+    let (f, v, _) = read_all("blkparse_d_only.txt", &TraceOptions::default());
+    assert_eq!(f, TraceFormat::Blkparse);
+    assert_eq!(ops(&v), "WR");
+    assert_eq!(v[1].arrival.as_ns(), 200_000);
+}
+
+#[test]
+fn generic_mapping_with_header_lines() {
+    let mapping: GenericMapping =
+        "delim=; skip=2 time=2:us op=1:rd/wr/trim offset=3:4k size=4:byte device=5".parse().unwrap();
+    let opts = TraceOptions { format: Some(TraceFormat::Generic), generic: Some(mapping), ..TraceOptions::default() };
+    let (f, v, _) = read_all("generic_semicolon.csv", &opts);
+    assert_eq!(f, TraceFormat::Generic);
+    assert_eq!(ops(&v), "RWT");
+    assert_eq!(v[1], IoRequest {
+        arrival: lamina_nand_model::SimTime(9_500),
+        device: 2,
+        offset_bytes: 4 * 4096,
+        size_bytes: 8192,
+        op: IoOp::Write
+    });
+}
+
+fn compress(kind: &str, data: &[u8]) -> Vec<u8> {
+    match kind {
+        "gzip" => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+        "bzip2" => {
+            let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+        "zstd" => zstd::stream::encode_all(data, 3).unwrap(),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn gzip_bzip2_zstd_by_magic_bytes() {
+    let plain = std::fs::read(fixture("ssdsim_crlf.ascii")).unwrap();
+    let (_, expected, base) = read_all("ssdsim_crlf.ascii", &TraceOptions::default());
+    for kind in ["gzip", "bzip2", "zstd"] {
+        let data = compress(kind, &plain);
+        let mut r = TraceReader::from_reader(kind, Cursor::new(data), None, &TraceOptions::default(), u64::MAX).unwrap();
+        let v: Vec<IoRequest> = r.by_ref().map(Result::unwrap).collect();
+        assert_eq!(v, expected, "{kind}");
+        let s = r.summary();
+        assert_eq!(s.compression.to_string(), kind);
+        assert_eq!(s.digest, base.digest, "the digest is over decompressed bytes");
+    }
+    // A corrupt compressed stream is an I/O error, not a panic.
+    let mut bad = compress("gzip", &plain);
+    let n = bad.len();
+    bad[n / 2] ^= 0xff;
+    bad.truncate(n - 4);
+    let r = TraceReader::from_reader("bad.gz", Cursor::new(bad), Some(TraceFormat::Ssdsim), &TraceOptions::default(), u64::MAX);
+    if let Ok(r) = r {
+        let err = r.into_iter().find_map(Result::err).expect("corruption detected");
+        assert_eq!(err.kind(), "io");
+    }
+}
+
+/// Replace the timestamp field of 1-based `line` with `12x45` and expect the error.
+#[test]
+fn a_corrupt_timestamp_names_file_line_field_and_text_in_every_format() {
+    let cases: [(&str, usize, &str); 11] = [
+        ("ssdsim_crlf.ascii", 2, "time"),
+        ("mqsim_no_final_newline.trace", 3, "time"),
+        ("msr_header.csv", 3, "Timestamp"),
+        ("spc_mixed_case.csv", 2, "Timestamp"),
+        ("flashnet_replayer.trace", 2, "ts_ms"),
+        ("flashnet.profile", 3, "ts_ms"),
+        ("systor17_unsorted.csv", 4, "Timestamp"),
+        ("tencent.csv", 2, "timestamp"),
+        ("fiu_tar_junk.txt", 2, "ts"),
+        ("blkparse_q.txt", 7, "time"),
+        ("blkparse_d_only.txt", 3, "time"),
+    ];
+    for (name, line, field) in cases {
+        let text = std::fs::read(fixture(name)).unwrap();
+        let mut lines: Vec<Vec<u8>> = text.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+        let l = &mut lines[line - 1];
+        let s = String::from_utf8_lossy(l).into_owned();
+        let tf = match name {
+            n if n.starts_with("spc") => 4,
+            n if n.starts_with("blkparse") => 3,
+            _ => 0,
+        };
+        let sep = if s.contains(',') && !name.starts_with("blkparse") { ',' } else { ' ' };
+        let fields: Vec<&str> =
+            if sep == ',' { s.split(',').collect() } else { s.split_whitespace().collect() };
+        let mut fields: Vec<String> = fields.into_iter().map(str::to_owned).collect();
+        fields[tf] = "12x45".into();
+        *l = fields.join(&sep.to_string()).into_bytes();
+        let data = lines.join(&b'\n');
+        let path = format!("corrupt-{name}");
+        let r = TraceReader::from_reader(&path, Cursor::new(data.clone()), None, &TraceOptions::default(), u64::MAX)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let err = r.into_iter().find_map(Result::err).unwrap_or_else(|| panic!("{name}: corruption accepted"));
+        assert_eq!(
+            err.to_string(),
+            format!("{path}:{line}: field `{field}`: \"12x45\" is not a number"),
+            "{name}"
+        );
+        // The same file with on_error = skip: one line skipped, the rest read.
+        let skip = TraceOptions { on_error: OnError::Skip, ..TraceOptions::default() };
+        let mut r = TraceReader::from_reader(&path, Cursor::new(data), None, &skip, u64::MAX).unwrap();
+        assert!(r.by_ref().all(|x| x.is_ok()), "{name}");
+        let s = r.summary();
+        assert_eq!(s.errors_skipped, 1, "{name}");
+        assert_eq!(s.skipped_reasons.get("not-a-number"), Some(&1), "{name}");
+    }
+}
+
+#[test]
+fn zero_length_and_negative_fields_are_errors() {
+    for (text, want) in [
+        ("0 0 1 0 1\n", "z:1: field `size`: \"0\" is zero (a zero-length request)"),
+        ("0 0 -1 8 1\n", "z:1: field `lsn`: \"-1\" is negative"),
+        ("0,hm,0,Write,-5,512,1\n", "z:1: field `Offset`: \"-5\" is negative"),
+        ("0,hm,0,Erase,5,512,1\n", "z:1: field `Type`: \"Erase\" is not an operation this format defines (Read or Write)"),
+    ] {
+        let fmt = if text.contains(',') { TraceFormat::Msr } else { TraceFormat::Ssdsim };
+        let r = TraceReader::from_reader("z", Cursor::new(text), Some(fmt), &TraceOptions::default(), u64::MAX).unwrap();
+        let e: TraceError = r.into_iter().find_map(Result::err).unwrap();
+        assert_eq!(e.to_string(), want);
+    }
+}
+
+#[test]
+fn detection_failure_and_empty_input_are_typed_errors() {
+    let e = TraceReader::from_reader("x", Cursor::new("hello world\n"), None, &TraceOptions::default(), u64::MAX)
+        .err()
+        .unwrap();
+    assert_eq!(e.kind(), "detect");
+    let e = TraceReader::from_reader("x", Cursor::new(""), None, &TraceOptions::default(), u64::MAX).err().unwrap();
+    assert!(e.to_string().contains("empty"), "{e}");
+    // Empty with a forced format: zero requests, no error.
+    let r = TraceReader::from_reader("x", Cursor::new(""), Some(TraceFormat::Ssdsim), &TraceOptions::default(), u64::MAX)
+        .unwrap();
+    assert_eq!(r.count(), 0);
+}
