@@ -60,7 +60,7 @@ pub struct SimConfig {
 
 /// DRAM write buffer (`[buffer]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct BufferConfig {
     /// Capacity in bytes; 0 disables the buffer (writes go straight to flash).
     pub size_bytes: u64,
@@ -106,7 +106,7 @@ pub enum UnwrittenReads {
 
 /// Host interface (`[host]`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
     /// Open- or closed-loop replay.
     pub mode: HostMode,

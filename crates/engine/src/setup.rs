@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use lamina_ftl::{Ftl, GcStep, Lpn, PageFtl};
+use lamina_ftl::{Ftl, GcStep, Lpn};
 use lamina_nand_model::{Device, DeviceOptions, PlaneId};
 
 use crate::config::{SimConfig, UnwrittenReads};
@@ -32,12 +32,20 @@ pub enum BuildError {
 /// Builds a [`Simulation`] from a validated [`SimConfig`].
 pub struct SimulationBuilder {
     cfg: SimConfig,
+    ftl: Option<Box<dyn Ftl>>,
 }
 
 impl SimulationBuilder {
     /// Start from a config.
     pub fn new(cfg: SimConfig) -> Self {
-        SimulationBuilder { cfg }
+        SimulationBuilder { cfg, ftl: None }
+    }
+
+    /// Use this FTL instead of the one `[ftl]` configures (e.g. your own implementation
+    /// of [`Ftl`]). Its geometry must equal the configured device's.
+    pub fn ftl(mut self, ftl: Box<dyn Ftl>) -> Self {
+        self.ftl = Some(ftl);
+        self
     }
 
     /// Validate every section and assemble the device, FTL and policies.
@@ -46,13 +54,19 @@ impl SimulationBuilder {
         let spec = cfg.nand.validate()?;
         let device =
             Device::new(spec, DeviceOptions { store_tags: cfg.host.verify, ..DeviceOptions::default() });
-        let ftl = PageFtl::new(device.geometry().clone(), &cfg.ftl)?;
+        let ftl: Box<dyn Ftl> = match self.ftl {
+            Some(f) => {
+                assert_eq!(f.geometry(), device.geometry(), "custom FTL geometry differs from the device's");
+                f
+            }
+            None => lamina_ftl::build(&cfg.ftl, device.geometry())?,
+        };
         if cfg.host.verify && ftl.logical_pages() > u32::MAX as u64 {
             return Err(BuildError::VerifyTooLarge(ftl.logical_pages()));
         }
         let placement = cfg.sched.placement.build();
         let arbiter = cfg.sched.arbiter.build();
-        Ok(Simulation::new(cfg, device, Box::new(ftl), placement, arbiter))
+        Ok(Simulation::new(cfg, device, ftl, placement, arbiter))
     }
 }
 

@@ -514,10 +514,7 @@ impl Simulation {
                 return Ok(0);
             }
             return match b.write(lpn, mask, &mut self.flushes) {
-                Put::Stored => {
-                    self.bump_version(lpn);
-                    Ok(1)
-                }
+                Put::Stored => Ok(1),
                 Put::Full => {
                     self.buffer_waiters.push_back((req, lpn, mask));
                     self.reqs.get_mut(req).waiting_pages += 1;
@@ -761,9 +758,10 @@ impl Simulation {
             self.ftl.write(Lpn(tx.lpn), tx.plane).map_err(|e| RunError::Ftl { at: self.now, source: e })?;
         let a = self.geo.addr(ppa);
         debug_assert_eq!(self.geo.plane_id(a), tx.plane);
-        if tx.kind == TxnKind::Write {
-            self.bump_version(tx.lpn);
-        }
+        // Versions count flash programs of host data (direct writes and buffer flushes):
+        // a flash read must return the latest programmed version; newer data still in the
+        // DRAM buffer is served from there.
+        self.bump_version(tx.lpn);
         let tag = match &self.versions {
             Some(v) => tag_of(tx.lpn, v.get(tx.lpn)),
             None => 0,
@@ -900,7 +898,6 @@ impl Simulation {
             match b.write(lpn, mask, &mut self.flushes) {
                 Put::Stored => {
                     self.buffer_waiters.pop_front();
-                    self.bump_version(lpn);
                     let r = self.reqs.get_mut(req);
                     r.waiting_pages -= 1;
                     if self.now > r.last_start {

@@ -1,0 +1,185 @@
+//! Whole-trace runs on the real traces in `../shared/traces`: golden summaries,
+//! determinism, and verify mode ("nothing lost") through GC.
+//!
+//! Golden files live in `tests/golden/` at the repository root. After an intended change
+//! of behaviour, regenerate them with `LAMINA_BLESS=1 cargo test -p lamina-engine --test
+//! engine_traces` and review the diff.
+
+use std::path::PathBuf;
+
+use lamina_engine::config::{ConfigBuilder, SimConfig};
+use lamina_engine::trace::{IoOp, IoRequest};
+use lamina_engine::{RunError, SimulationBuilder, run_trace};
+use lamina_ftl::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts};
+use lamina_nand_model::{BlockId, PlaneId, Ppa, SimTime};
+
+fn root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn shared(rel: &str) -> PathBuf {
+    root().join("../shared/traces").join(rel)
+}
+
+fn cfg(preset: &str, sets: &[&str]) -> SimConfig {
+    let mut b = ConfigBuilder::new().preset(preset).unwrap();
+    for s in sets {
+        b = b.set(s).unwrap();
+    }
+    b.build().unwrap()
+}
+
+fn golden(name: &str, trace: &str, c: &SimConfig) {
+    let report = run_trace(c, &shared(trace)).unwrap();
+    let text = report.to_text().replace(lamina_engine::VERSION, "<version>");
+    let path = root().join("tests/golden").join(name);
+    if std::env::var_os("LAMINA_BLESS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (bless with LAMINA_BLESS=1)", path.display()));
+    assert_eq!(text, want, "golden summary {name} changed; if intended, re-bless and review the diff");
+}
+
+#[test]
+fn golden_financial1_on_mbm() {
+    golden("financial1-mbm.txt", "ssdsim-ascii/financial1-head10k.ascii", &cfg("mbm", &[]));
+}
+
+#[test]
+fn golden_websearch_on_mqsim_default_with_buffer() {
+    golden(
+        "websearch-mqsim-default.txt",
+        "mqsim-ascii/websearch.trace",
+        &cfg("mqsim-default", &["buffer.size_bytes=16777216", "host.queue_depth=64"]),
+    );
+}
+
+#[test]
+fn same_run_twice_gives_identical_json() {
+    let c = cfg("mbm", &["buffer.size_bytes=4194304", "seed=7"]);
+    let t = shared("ssdsim-ascii/financial1-head10k.ascii");
+    let a = run_trace(&c, &t).unwrap().to_json();
+    let b = run_trace(&c, &t).unwrap().to_json();
+    assert_eq!(a, b);
+    // And from another thread (no thread-local or global state leaks into results).
+    let c2 = c.clone();
+    let t2 = t.clone();
+    let d = std::thread::spawn(move || run_trace(&c2, &t2).unwrap().to_json()).join().unwrap();
+    assert_eq!(a, d);
+}
+
+/// A device small enough that every trace forces GC: die-binding-4x2 with 32 blocks of
+/// 64 × 2 KiB pages per plane (8 MiB raw per plane... 64 MiB total).
+fn tiny(extra: &[&str]) -> SimConfig {
+    let mut sets = vec!["nand.geometry.blocks_per_plane=32", "host.verify=true"];
+    sets.extend_from_slice(extra);
+    cfg("die-binding-4x2", &sets)
+}
+
+#[test]
+fn verify_passes_on_every_shared_trace_through_gc() {
+    let traces = [
+        "ssdsim-ascii/financial1-head10k.ascii",
+        "ssdsim-ascii/dtrs.ascii",
+        "mqsim-ascii/websearch.trace",
+        "mqsim-ascii/tpcc.trace",
+        "msr-csv/hm_0-window1k.csv",
+        "flashnet/msr-cut-most-thpt.trace",
+        "flashnet/msr-cut-rw20-80.trace",
+        "flashnet/tencent-cut-rand-iops.profile",
+        "flashnet/tencent-cut-size-thpt.profile",
+        "flashnet/tencent-cut-rw60-40.profile",
+        "systor17/vdi-sample.csv.gz",
+        "blkparse/hadoop.blkparse",
+    ];
+    let mut gc_seen = false;
+    for t in traces {
+        for extra in [&[][..], &["buffer.size_bytes=262144"][..]] {
+            let r = run_trace(&tiny(extra), &shared(t)).unwrap_or_else(|e| panic!("{t} {extra:?}: {e}"));
+            assert_eq!(r.all.count + r.events.peak_outstanding as u64 * 0, r.all.count);
+            gc_seen |= r.gc.jobs > 0;
+        }
+    }
+    assert!(gc_seen, "the tiny device must force GC on some trace");
+}
+
+/// An FTL that forgets remaps: `lookup` keeps answering with the first physical page
+/// it ever mapped an LPN to (a classic stale-mapping bug). Verify mode must catch it.
+struct StaleFtl {
+    inner: Box<dyn Ftl>,
+    first: std::sync::Mutex<std::collections::BTreeMap<u64, Ppa>>,
+}
+
+impl Ftl for StaleFtl {
+    fn geometry(&self) -> &lamina_nand_model::Geometry {
+        self.inner.geometry()
+    }
+    fn logical_pages(&self) -> u64 {
+        self.inner.logical_pages()
+    }
+    fn lookup(&self, lpn: Lpn) -> Option<Ppa> {
+        let now = self.inner.lookup(lpn)?;
+        Some(*self.first.lock().unwrap().entry(lpn.0).or_insert(now))
+    }
+    fn static_plane(&self, lpn: Lpn) -> PlaneId {
+        self.inner.static_plane(lpn)
+    }
+    fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
+        let p = self.inner.write(lpn, plane)?;
+        self.first.lock().unwrap().entry(lpn.0).or_insert(p);
+        Ok(p)
+    }
+    fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {
+        self.inner.trim(lpn)
+    }
+    fn needs_gc(&self, plane: PlaneId) -> bool {
+        self.inner.needs_gc(plane)
+    }
+    fn gc_in_progress(&self, plane: PlaneId) -> bool {
+        self.inner.gc_in_progress(plane)
+    }
+    fn gc_begin(&mut self, plane: PlaneId) -> Option<GcJob> {
+        self.inner.gc_begin(plane)
+    }
+    fn gc_step(&mut self, plane: PlaneId) -> GcStep {
+        self.inner.gc_step(plane)
+    }
+    fn free_blocks(&self, plane: PlaneId) -> u32 {
+        self.inner.free_blocks(plane)
+    }
+    fn page_counts(&self, plane: PlaneId) -> PageCounts {
+        self.inner.page_counts(plane)
+    }
+    fn page_lpn(&self, ppa: Ppa) -> Option<Lpn> {
+        self.inner.page_lpn(ppa)
+    }
+    fn block_info(&self, block: BlockId) -> BlockInfo {
+        self.inner.block_info(block)
+    }
+    fn stats(&self) -> FtlStats {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn verify_catches_a_stale_mapping() {
+    let c = cfg("mbm", &["host.verify=true"]);
+    let spec = c.nand.validate().unwrap();
+    let inner = lamina_ftl::build(&c.ftl, spec.geometry()).unwrap();
+    let ftl = StaleFtl { inner, first: Default::default() };
+    let mut sim = SimulationBuilder::new(c).ftl(Box::new(ftl)).build().unwrap();
+    // Write LPN 3 twice, then read it: the stale FTL points the read at version 1.
+    let w = |t: u64| IoRequest {
+        arrival: SimTime(t),
+        device: 0,
+        offset_bytes: 3 * 8192,
+        size_bytes: 8192,
+        op: IoOp::Write,
+    };
+    let r = IoRequest { op: IoOp::Read, ..w(20_000_000) };
+    let err = sim.run(vec![w(0), w(5_000_000), r].into_iter().map(Ok)).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, RunError::Verify(_)), "{msg}");
+    assert!(msg.contains("LPN 3"), "{msg}");
+}
