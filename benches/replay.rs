@@ -1,0 +1,60 @@
+//! Whole-replay throughput: 1,000,000 generated requests (4–64 KiB uniform sizes in 4 KiB
+//! steps, 50 % reads, Poisson arrivals at 10 k IOPS, uniform 4 KiB-aligned addresses over
+//! 200 GiB) on the `mqsim-default` device (8 ch × 4 chips × 2 dies × 2 planes × 2048
+//! blocks × 256 pages × 8 KiB). Reports requests/s (criterion throughput). The untimed
+//! prefill of read-before-write pages runs in the (untimed) setup of each sample.
+//!
+//! `LAMINA_BENCH_REQUESTS` overrides the request count (e.g. for a quick smoke run).
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use lamina_engine::config::ConfigBuilder;
+use lamina_engine::trace::IoRequest;
+use lamina_engine::trace::generator::{Arrival, GenConfig, Generator, Pattern, SizeDist};
+use lamina_engine::{Simulation, SimulationBuilder};
+
+fn requests() -> u64 {
+    std::env::var("LAMINA_BENCH_REQUESTS").ok().and_then(|s| s.parse().ok()).unwrap_or(1_000_000)
+}
+
+fn workload(n: u64) -> Vec<IoRequest> {
+    let cfg = GenConfig {
+        requests: n,
+        arrival: Arrival::poisson("10000").unwrap(),
+        read_ppm: 500_000,
+        sizes: SizeDist::parse("4k-64k").unwrap(),
+        pattern: Pattern::Uniform,
+        footprint_bytes: 200 << 30,
+        seed: 1,
+        device: 0,
+    };
+    Generator::new(cfg).unwrap().collect()
+}
+
+fn prepared(reqs: &[IoRequest]) -> Simulation {
+    let cfg = ConfigBuilder::new().preset("mqsim-default").unwrap().build().unwrap();
+    let mut sim = SimulationBuilder::new(cfg).build().unwrap();
+    sim.prefill(reqs.iter().copied().map(Ok)).unwrap();
+    sim
+}
+
+fn bench(c: &mut Criterion) {
+    let n = requests();
+    let reqs = workload(n);
+    let mut g = c.benchmark_group("replay");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(n));
+    g.bench_function("mqsim-default/1M-uniform-50r", |b| {
+        b.iter_batched(
+            || prepared(&reqs),
+            |mut sim| {
+                sim.run(reqs.iter().copied().map(Ok)).unwrap();
+                sim
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
