@@ -151,6 +151,10 @@ pub struct Geometry {
     planes: u32,
     blocks: u32,
     pages: u64,
+    /// log2 of (pages per block, blocks per plane, planes, dies, chips) when every one is
+    /// a power of two, so address decoding is shifts instead of five divisions.
+    #[serde(skip)]
+    shifts: Option<[u32; 5]>,
 }
 
 impl GeometryConfig {
@@ -207,7 +211,15 @@ impl GeometryConfig {
         let pages = (blocks as u64)
             .checked_mul(self.pages_per_block as u64)
             .ok_or_else(|| too_big("pages_per_block"))?;
-        Ok(Geometry { config: self.clone(), partial_read_bytes: partial, chips, dies, planes, blocks, pages })
+        let dims = [
+            self.pages_per_block,
+            self.blocks_per_plane,
+            self.planes_per_die,
+            self.dies_per_chip,
+            self.chips_per_channel,
+        ];
+        let shifts = dims.iter().all(|d| d.is_power_of_two()).then(|| dims.map(|d| d.trailing_zeros()));
+        Ok(Geometry { config: self.clone(), partial_read_bytes: partial, chips, dies, planes, blocks, pages, shifts })
     }
 }
 
@@ -340,6 +352,21 @@ impl Geometry {
     #[inline]
     pub fn addr(&self, ppa: Ppa) -> PageAddr {
         assert!(ppa.0 < self.pages, "ppa {} out of range", ppa.0);
+        if let Some([sp, sb, spl, sd, sc]) = self.shifts {
+            let mask = |v: u64, s: u32| (v & ((1u64 << s) - 1)) as u32;
+            let p = ppa.0;
+            let page = mask(p, sp);
+            let r = p >> sp;
+            let block = mask(r, sb);
+            let r = r >> sb;
+            let plane = mask(r, spl);
+            let r = r >> spl;
+            let die = mask(r, sd);
+            let r = r >> sd;
+            let chip = mask(r, sc);
+            let channel = (r >> sc) as u32;
+            return PageAddr { channel, chip, die, plane, block, page };
+        }
         let c = &self.config;
         let page = (ppa.0 % c.pages_per_block as u64) as u32;
         let mut rest = (ppa.0 / c.pages_per_block as u64) as u32;
@@ -446,9 +473,22 @@ mod tests {
     #[test]
     fn ppa_round_trips() {
         let g = cfg().validate().unwrap();
+        assert!(g.shifts.is_none(), "12 pages per block is not a power of two");
         for p in 0..g.total_pages() {
             let a = g.addr(Ppa(p));
             assert_eq!(g.ppa(a), Ppa(p));
+        }
+        // The shift fast path agrees with the division path.
+        let mut pow2 = cfg();
+        pow2.cell_type = CellType::Slc;
+        pow2.pages_per_block = 16;
+        let fast = pow2.validate().unwrap();
+        assert!(fast.shifts.is_some());
+        let mut slow = fast.clone();
+        slow.shifts = None;
+        for p in 0..fast.total_pages() {
+            assert_eq!(fast.addr(Ppa(p)), slow.addr(Ppa(p)));
+            assert_eq!(fast.ppa(fast.addr(Ppa(p))), Ppa(p));
         }
         assert_eq!(g.total_pages(), 2 * 2 * 2 * 2 * 8 * 12);
         assert_eq!(g.partial_slots(), 4);
