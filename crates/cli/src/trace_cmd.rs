@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use lamina_engine::trace::stats::{StatsAccumulator, TraceStats};
 use lamina_engine::trace::write::TraceWriter;
 use lamina_engine::trace::{
-    Arrival, BlkparseEvent, CapacityPolicy, GenConfig, GenericMapping, Generator, OnError, Pattern, SizeDist,
+    Arrival, BlkparseEvent, CapacityPolicy, GenConfig, Generator, GenericMapping, OnError, Pattern, SizeDist,
     TraceFormat, TraceOptions, TraceReader, TraceSummary, parse_bytes,
 };
 
@@ -133,7 +133,12 @@ pub struct GenArgs {
     #[arg(long, value_name = "N")]
     requests: u64,
     /// Poisson arrivals at this rate (IOPS, may be fractional).
-    #[arg(long, value_name = "IOPS", conflicts_with = "closed_loop", required_unless_present = "closed_loop")]
+    #[arg(
+        long,
+        value_name = "IOPS",
+        conflicts_with = "closed_loop",
+        required_unless_present = "closed_loop"
+    )]
     rate: Option<String>,
     /// Closed loop: every arrival at time 0 (the replay's queue depth paces it).
     #[arg(long)]
@@ -234,7 +239,11 @@ fn render(s: &TraceSummary, st: &TraceStats) -> String {
     line("span", format!("{:.6} s", st.span_ns as f64 / 1e9));
     line(
         "footprint",
-        format!("{} blocks of 4 KiB ({:.3} GiB)", st.footprint_blocks, st.footprint_bytes as f64 / (1u64 << 30) as f64),
+        format!(
+            "{} blocks of 4 KiB ({:.3} GiB)",
+            st.footprint_blocks,
+            st.footprint_bytes as f64 / (1u64 << 30) as f64
+        ),
     );
     let ids: Vec<String> = st.devices.iter().take(16).map(u32::to_string).collect();
     let more = if st.devices.len() > 16 { ", …" } else { "" };
@@ -243,7 +252,10 @@ fn render(s: &TraceSummary, st: &TraceStats) -> String {
     if s.filtered_device + s.skipped_by_option + s.wrapped > 0 {
         line(
             "transforms",
-            format!("{} filtered by device, {} skipped, {} wrapped", s.filtered_device, s.skipped_by_option, s.wrapped),
+            format!(
+                "{} filtered by device, {} skipped, {} wrapped",
+                s.filtered_device, s.skipped_by_option, s.wrapped
+            ),
         );
     }
     if s.errors_skipped > 0 {
@@ -260,7 +272,8 @@ fn render(s: &TraceSummary, st: &TraceStats) -> String {
 fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
     let sizes = match a.sizes.strip_prefix("empirical:") {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading size histogram {path}"))?;
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("reading size histogram {path}"))?;
             SizeDist::from_histogram(&text).map_err(anyhow::Error::msg)?
         }
         None => SizeDist::parse(&a.sizes).map_err(anyhow::Error::msg)?,
@@ -348,11 +361,23 @@ mod tests {
         let mut last = src.clone();
         for to in [TraceFormat::Blkparse, TraceFormat::Systor17, TraceFormat::Ssdsim] {
             let out = dir.path().join(format!("out.{to}"));
-            convert(&ConvertArgs { input: last.clone(), to, output: out.clone(), opts: TraceArgs::default() }).unwrap();
+            convert(&ConvertArgs {
+                input: last.clone(),
+                to,
+                output: out.clone(),
+                opts: TraceArgs::default(),
+            })
+            .unwrap();
             last = out;
         }
-        let orig: Vec<_> = TraceReader::open(&src, &TraceOptions::default(), u64::MAX).unwrap().map(Result::unwrap).collect();
-        let back: Vec<_> = TraceReader::open(&last, &TraceOptions::default(), u64::MAX).unwrap().map(Result::unwrap).collect();
+        let orig: Vec<_> = TraceReader::open(&src, &TraceOptions::default(), u64::MAX)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let back: Vec<_> = TraceReader::open(&last, &TraceOptions::default(), u64::MAX)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
         assert_eq!(orig, back);
     }
 

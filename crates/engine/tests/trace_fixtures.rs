@@ -13,7 +13,10 @@ fn fixture(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).join(name)
 }
 
-fn read_all(name: &str, opts: &TraceOptions) -> (TraceFormat, Vec<IoRequest>, lamina_engine::trace::TraceSummary) {
+fn read_all(
+    name: &str,
+    opts: &TraceOptions,
+) -> (TraceFormat, Vec<IoRequest>, lamina_engine::trace::TraceSummary) {
     let mut r = TraceReader::open(&fixture(name), opts, u64::MAX).unwrap_or_else(|e| panic!("{name}: {e}"));
     let v: Vec<IoRequest> = r.by_ref().map(|x| x.unwrap_or_else(|e| panic!("{name}: {e}"))).collect();
     (r.format(), v, r.summary())
@@ -34,13 +37,16 @@ fn ssdsim_crlf_tabs_and_trailing_blank_lines() {
     let (f, v, s) = read_all("ssdsim_crlf.ascii", &TraceOptions::default());
     assert_eq!(f, TraceFormat::Ssdsim);
     assert_eq!(ops(&v), "WWWR");
-    assert_eq!(v[2], IoRequest {
-        arrival: lamina_nand_model::SimTime(26_214_000),
-        device: 0,
-        offset_bytes: 303_574 * 512,
-        size_bytes: 7 * 512,
-        op: IoOp::Write
-    });
+    assert_eq!(
+        v[2],
+        IoRequest {
+            arrival: lamina_nand_model::SimTime(26_214_000),
+            device: 0,
+            offset_bytes: 303_574 * 512,
+            size_bytes: 7 * 512,
+            op: IoOp::Write
+        }
+    );
     assert_eq!((s.lines, s.ignored_lines), (6, 2));
 }
 
@@ -147,17 +153,24 @@ fn blkparse_without_q_uses_d_events() {
 fn generic_mapping_with_header_lines() {
     let mapping: GenericMapping =
         "delim=; skip=2 time=2:us op=1:rd/wr/trim offset=3:4k size=4:byte device=5".parse().unwrap();
-    let opts = TraceOptions { format: Some(TraceFormat::Generic), generic: Some(mapping), ..TraceOptions::default() };
+    let opts = TraceOptions {
+        format: Some(TraceFormat::Generic),
+        generic: Some(mapping),
+        ..TraceOptions::default()
+    };
     let (f, v, _) = read_all("generic_semicolon.csv", &opts);
     assert_eq!(f, TraceFormat::Generic);
     assert_eq!(ops(&v), "RWT");
-    assert_eq!(v[1], IoRequest {
-        arrival: lamina_nand_model::SimTime(9_500),
-        device: 2,
-        offset_bytes: 4 * 4096,
-        size_bytes: 8192,
-        op: IoOp::Write
-    });
+    assert_eq!(
+        v[1],
+        IoRequest {
+            arrival: lamina_nand_model::SimTime(9_500),
+            device: 2,
+            offset_bytes: 4 * 4096,
+            size_bytes: 8192,
+            op: IoOp::Write
+        }
+    );
 }
 
 fn compress(kind: &str, data: &[u8]) -> Vec<u8> {
@@ -183,7 +196,9 @@ fn gzip_bzip2_zstd_by_magic_bytes() {
     let (_, expected, base) = read_all("ssdsim_crlf.ascii", &TraceOptions::default());
     for kind in ["gzip", "bzip2", "zstd"] {
         let data = compress(kind, &plain);
-        let mut r = TraceReader::from_reader(kind, Cursor::new(data), None, &TraceOptions::default(), u64::MAX).unwrap();
+        let mut r =
+            TraceReader::from_reader(kind, Cursor::new(data), None, &TraceOptions::default(), u64::MAX)
+                .unwrap();
         let v: Vec<IoRequest> = r.by_ref().map(Result::unwrap).collect();
         assert_eq!(v, expected, "{kind}");
         let s = r.summary();
@@ -195,7 +210,13 @@ fn gzip_bzip2_zstd_by_magic_bytes() {
     let n = bad.len();
     bad[n / 2] ^= 0xff;
     bad.truncate(n - 4);
-    let r = TraceReader::from_reader("bad.gz", Cursor::new(bad), Some(TraceFormat::Ssdsim), &TraceOptions::default(), u64::MAX);
+    let r = TraceReader::from_reader(
+        "bad.gz",
+        Cursor::new(bad),
+        Some(TraceFormat::Ssdsim),
+        &TraceOptions::default(),
+        u64::MAX,
+    );
     if let Ok(r) = r {
         let err = r.into_iter().find_map(Result::err).expect("corruption detected");
         assert_eq!(err.kind(), "io");
@@ -236,9 +257,16 @@ fn a_corrupt_timestamp_names_file_line_field_and_text_in_every_format() {
         *l = fields.join(&sep.to_string()).into_bytes();
         let data = lines.join(&b'\n');
         let path = format!("corrupt-{name}");
-        let r = TraceReader::from_reader(&path, Cursor::new(data.clone()), None, &TraceOptions::default(), u64::MAX)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let err = r.into_iter().find_map(Result::err).unwrap_or_else(|| panic!("{name}: corruption accepted"));
+        let r = TraceReader::from_reader(
+            &path,
+            Cursor::new(data.clone()),
+            None,
+            &TraceOptions::default(),
+            u64::MAX,
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let err =
+            r.into_iter().find_map(Result::err).unwrap_or_else(|| panic!("{name}: corruption accepted"));
         assert_eq!(
             err.to_string(),
             format!("{path}:{line}: field `{field}`: \"12x45\" is not a number"),
@@ -260,10 +288,15 @@ fn zero_length_and_negative_fields_are_errors() {
         ("0 0 1 0 1\n", "z:1: field `size`: \"0\" is zero (a zero-length request)"),
         ("0 0 -1 8 1\n", "z:1: field `lsn`: \"-1\" is negative"),
         ("0,hm,0,Write,-5,512,1\n", "z:1: field `Offset`: \"-5\" is negative"),
-        ("0,hm,0,Erase,5,512,1\n", "z:1: field `Type`: \"Erase\" is not an operation this format defines (Read or Write)"),
+        (
+            "0,hm,0,Erase,5,512,1\n",
+            "z:1: field `Type`: \"Erase\" is not an operation this format defines (Read or Write)",
+        ),
     ] {
         let fmt = if text.contains(',') { TraceFormat::Msr } else { TraceFormat::Ssdsim };
-        let r = TraceReader::from_reader("z", Cursor::new(text), Some(fmt), &TraceOptions::default(), u64::MAX).unwrap();
+        let r =
+            TraceReader::from_reader("z", Cursor::new(text), Some(fmt), &TraceOptions::default(), u64::MAX)
+                .unwrap();
         let e: TraceError = r.into_iter().find_map(Result::err).unwrap();
         assert_eq!(e.to_string(), want);
     }
@@ -271,14 +304,23 @@ fn zero_length_and_negative_fields_are_errors() {
 
 #[test]
 fn detection_failure_and_empty_input_are_typed_errors() {
-    let e = TraceReader::from_reader("x", Cursor::new("hello world\n"), None, &TraceOptions::default(), u64::MAX)
+    let e =
+        TraceReader::from_reader("x", Cursor::new("hello world\n"), None, &TraceOptions::default(), u64::MAX)
+            .err()
+            .unwrap();
+    assert_eq!(e.kind(), "detect");
+    let e = TraceReader::from_reader("x", Cursor::new(""), None, &TraceOptions::default(), u64::MAX)
         .err()
         .unwrap();
-    assert_eq!(e.kind(), "detect");
-    let e = TraceReader::from_reader("x", Cursor::new(""), None, &TraceOptions::default(), u64::MAX).err().unwrap();
     assert!(e.to_string().contains("empty"), "{e}");
     // Empty with a forced format: zero requests, no error.
-    let r = TraceReader::from_reader("x", Cursor::new(""), Some(TraceFormat::Ssdsim), &TraceOptions::default(), u64::MAX)
-        .unwrap();
+    let r = TraceReader::from_reader(
+        "x",
+        Cursor::new(""),
+        Some(TraceFormat::Ssdsim),
+        &TraceOptions::default(),
+        u64::MAX,
+    )
+    .unwrap();
     assert_eq!(r.count(), 0);
 }

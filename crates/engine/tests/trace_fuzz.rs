@@ -12,8 +12,18 @@ use lamina_engine::trace::{
 use proptest::prelude::*;
 
 fn options() -> impl Strategy<Value = (TraceOptions, u64)> {
-    (0u32..4, any::<bool>(), 0u64..3, prop::option::of(1u64..20), prop_oneof![Just(u64::MAX), 1u64..1 << 20], any::<bool>(), prop_oneof![Just(0u32), Just(512), Just(4096)], 1u64..4, any::<bool>()).prop_map(
-        |(window, skip_errors, skip, limit, cap, reject, align, scale, rebase)| {
+    (
+        0u32..4,
+        any::<bool>(),
+        0u64..3,
+        prop::option::of(1u64..20),
+        prop_oneof![Just(u64::MAX), 1u64..1 << 20],
+        any::<bool>(),
+        prop_oneof![Just(0u32), Just(512), Just(4096)],
+        1u64..4,
+        any::<bool>(),
+    )
+        .prop_map(|(window, skip_errors, skip, limit, cap, reject, align, scale, rebase)| {
             let opts = TraceOptions {
                 reorder_window: window,
                 on_error: if skip_errors { OnError::Skip } else { OnError::Fail },
@@ -27,8 +37,7 @@ fn options() -> impl Strategy<Value = (TraceOptions, u64)> {
                 ..TraceOptions::default()
             };
             (opts, cap)
-        },
-    )
+        })
 }
 
 /// Line-shaped garbage from the characters trace formats are made of.
@@ -79,10 +88,19 @@ fn formats() -> impl Strategy<Value = Option<TraceFormat>> {
     ]
 }
 
-fn check(data: Vec<u8>, format: Option<TraceFormat>, mut opts: TraceOptions, cap: u64) -> Result<(), TestCaseError> {
+fn check(
+    data: Vec<u8>,
+    format: Option<TraceFormat>,
+    mut opts: TraceOptions,
+    cap: u64,
+) -> Result<(), TestCaseError> {
     if format == Some(TraceFormat::Generic) {
         opts.format = Some(TraceFormat::Generic);
-        opts.generic = Some("delim=comma time=1:s op=2:r/w/d offset=3:sector size=4 device=5".parse::<GenericMapping>().unwrap());
+        opts.generic = Some(
+            "delim=comma time=1:s op=2:r/w/d offset=3:sector size=4 device=5"
+                .parse::<GenericMapping>()
+                .unwrap(),
+        );
     }
     let parser = match TraceParser::new("fuzz", Box::new(Cursor::new(data)), format, &opts, cap) {
         Ok(p) => p,
@@ -170,7 +188,13 @@ fn a_fake_tar_header_with_a_huge_size_is_an_error_not_an_allocation() {
     h[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
     let mut data = h.to_vec();
     data.extend_from_slice(b"0 0 1 1 1\n");
-    let r = TraceParser::new("fuzz", Box::new(Cursor::new(data)), Some(TraceFormat::Ssdsim), &TraceOptions::default(), u64::MAX);
+    let r = TraceParser::new(
+        "fuzz",
+        Box::new(Cursor::new(data)),
+        Some(TraceFormat::Ssdsim),
+        &TraceOptions::default(),
+        u64::MAX,
+    );
     match r {
         Ok(p) => {
             for item in p {

@@ -47,15 +47,14 @@ fn quantise(f: TraceFormat, mut r: IoRequest) -> IoRequest {
 }
 
 fn request() -> impl Strategy<Value = IoRequest> {
-    (0u64..1 << 50, 0u32..8, prop_oneof![Just(u32::MAX), 0u32..1 << 20], 0u64..1 << 48, 1u64..1 << 24, 0u8..3).prop_map(
-        |(t, d, big, off, size, op)| IoRequest {
+    (0u64..1 << 50, 0u32..8, prop_oneof![Just(u32::MAX), 0u32..1 << 20], 0u64..1 << 48, 1u64..1 << 24, 0u8..3)
+        .prop_map(|(t, d, big, off, size, op)| IoRequest {
             arrival: SimTime(t),
             device: if d == 7 { big } else { d },
             offset_bytes: off,
             size_bytes: size,
             op: [IoOp::Read, IoOp::Write, IoOp::Trim][op as usize],
-        },
-    )
+        })
 }
 
 proptest! {

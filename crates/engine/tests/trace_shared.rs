@@ -29,7 +29,8 @@ fn manifest() -> Vec<Row> {
         if cells.len() < 8 || !cells[1].contains('/') {
             continue;
         }
-        let digits: String = cells[4].chars().take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| *c != ',').collect();
+        let digits: String =
+            cells[4].chars().take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| *c != ',').collect();
         let (r, w) = cells[6].split_once('/').expect("avg read / write");
         let span: String = cells[7].trim_end_matches(" s").chars().filter(|c| *c != ',').collect();
         rows.push(Row {

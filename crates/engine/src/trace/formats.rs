@@ -640,7 +640,7 @@ mod tests {
         assert_eq!((r.offset, r.size, r.op, r.device), (46_677_704 * 512, 4096, IoOp::Write, 6 << 20));
         let r = req(&mut f, "1 2 my proc 8 8 R 8 16 abc");
         assert_eq!((r.offset, r.device), (4096, 8 << 20 | 16));
-        let junk = "ustar\0\0\0\05 1 p 8 8 R 8 0 x";
+        let junk = "ustar\x00\x00\x00\x005 1 p 8 8 R 8 0 x";
         assert_eq!(req(&mut f, junk).time_ns, 5);
 
         let mut b = p(TraceFormat::Blkparse);
