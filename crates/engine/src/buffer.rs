@@ -216,7 +216,8 @@ impl WriteBuffer {
         }
         let cap = self.capacity();
         let mut s = self.tail;
-        while s != NIL && cap - self.dirty - self.flushing < self.watermark {
+        // Slots being flushed count as clean-to-be: they free up without further action.
+        while s != NIL && cap - self.dirty < self.watermark {
             let slot = self.slots[s as usize];
             let prev = slot.prev;
             if slot.state == State::Dirty && !slot.flushing {
