@@ -52,8 +52,7 @@ impl SimulationBuilder {
     pub fn build(self) -> Result<Simulation, BuildError> {
         let cfg = self.cfg;
         let spec = cfg.nand.validate()?;
-        let device =
-            Device::new(spec, DeviceOptions { store_tags: cfg.host.verify });
+        let device = Device::new(spec, DeviceOptions { store_tags: cfg.host.verify });
         let ftl: Box<dyn Ftl> = match self.ftl {
             Some(f) => {
                 assert_eq!(f.geometry(), device.geometry(), "custom FTL geometry differs from the device's");
