@@ -219,7 +219,16 @@ impl GeometryConfig {
             self.chips_per_channel,
         ];
         let shifts = dims.iter().all(|d| d.is_power_of_two()).then(|| dims.map(|d| d.trailing_zeros()));
-        Ok(Geometry { config: self.clone(), partial_read_bytes: partial, chips, dies, planes, blocks, pages, shifts })
+        Ok(Geometry {
+            config: self.clone(),
+            partial_read_bytes: partial,
+            chips,
+            dies,
+            planes,
+            blocks,
+            pages,
+            shifts,
+        })
     }
 }
 
