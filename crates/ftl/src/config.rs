@@ -244,15 +244,28 @@ fn err(key: &'static str, reason: impl Into<String>) -> FtlConfigError {
     FtlConfigError { key, reason: reason.into() }
 }
 
-/// A configuration checked against a geometry, with derived quantities.
+/// A configuration checked against a geometry, with derived quantities. Only
+/// [`FtlConfig::validate`] makes one, so holding one means the checks passed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValidatedFtlConfig {
+    pub(crate) config: FtlConfig,
+    pub(crate) logical_pages: u64,
+    pub(crate) gc_threshold_blocks: u32,
+}
+
+impl ValidatedFtlConfig {
     /// The config as given.
-    pub config: FtlConfig,
+    pub fn config(&self) -> &FtlConfig {
+        &self.config
+    }
     /// Logical pages exported to the host.
-    pub logical_pages: u64,
+    pub fn logical_pages(&self) -> u64 {
+        self.logical_pages
+    }
     /// GC starts on a plane when its free blocks drop below this (≥ 2).
-    pub gc_threshold_blocks: u32,
+    pub fn gc_threshold_blocks(&self) -> u32 {
+        self.gc_threshold_blocks
+    }
 }
 
 /// Over-provisioning is capped so that tiny logical spaces remain meaningful.

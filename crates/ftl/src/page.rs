@@ -116,10 +116,15 @@ impl PageFtl {
         Ok(PageFtl::from_validated(geometry, cfg))
     }
 
-    /// Build the FTL from a configuration already validated against `geometry`.
+    /// Build the FTL from a configuration already validated against `geometry` (panics
+    /// if it was validated against another geometry: a caller bug).
     pub fn from_validated(geometry: Geometry, cfg: ValidatedFtlConfig) -> PageFtl {
+        assert_eq!(
+            cfg.config.validate(&geometry).as_ref(),
+            Ok(&cfg),
+            "config validated for another geometry"
+        );
         assert!(geometry.total_pages() < u32::MAX as u64, "32-bit page tables");
-        assert!(cfg.logical_pages <= geometry.total_pages());
         let ppb = geometry.pages_per_block();
         let blocks_per_plane = geometry.blocks_per_plane();
         let planes_n = geometry.total_planes();
