@@ -97,7 +97,13 @@ fn verify_passes_on_every_shared_trace_through_gc() {
     for t in traces {
         for extra in [&[][..], &["buffer.size_bytes=262144"][..]] {
             let r = run_trace(&tiny(extra), &shared(t)).unwrap_or_else(|e| panic!("{t} {extra:?}: {e}"));
-            assert_eq!(r.all.count + r.events.peak_outstanding as u64 * 0, r.all.count);
+            // Every read and write of the trace completed (trims are not timed requests).
+            assert!(
+                r.all.count > 0 && r.all.count <= r.trace.requests,
+                "{t}: {} of {}",
+                r.all.count,
+                r.trace.requests
+            );
             gc_seen |= r.gc.jobs > 0;
         }
     }
