@@ -17,9 +17,9 @@ use std::collections::VecDeque;
 
 use lamina_ftl::{Ftl, GcStep, Lpn};
 use lamina_nand_model::{
-    ChannelId, Command, Device, DieId, Geometry, NandError, Nanos, PlaneId, Ppa, SimTime,
+    ChannelId, Command, Device, DieId, Geometry, NandError, Nanos, PlaneId, Ppa, SimTime, Timing,
 };
-use lamina_sched::{Arbiter, Class, DeviceView, GcMode, Placement, QueueHeads};
+use lamina_sched::{Arbiter, Class, DeviceView, GcMode, PendingOp, Placement, QueueHeads};
 
 use crate::buffer::{self, Flush, Put, WriteBuffer};
 use crate::config::{HostMode, SimConfig};
@@ -40,6 +40,8 @@ enum Event {
     DramDone { req: u32 },
     /// Idle-flush check, valid only if no host activity happened since it was scheduled.
     IdleFlush { epoch: u64 },
+    /// A channel frees: retry binding undecided writes.
+    Recheck,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -208,6 +210,10 @@ pub struct Simulation {
     buffer_waiters: VecDeque<(u32, u64, u64)>,
     flushes: Vec<Flush>,
     host_queue: VecDeque<IoRequest>,
+    /// Host writes and flushes whose placement the policy deferred, FCFS.
+    undecided: VecDeque<Txn>,
+    /// Time of the pending `Recheck` event (ZERO if none).
+    recheck_at: SimTime,
     admitted: u32,
     seq: u64,
     epoch: u64,
@@ -228,37 +234,59 @@ pub(crate) fn tag_of(lpn: u64, version: u32) -> u64 {
     (lpn << 32) | version as u64
 }
 
+/// The engine's state as policies see it (see [`DeviceView`]).
 struct View<'a> {
-    sim: &'a SimCore<'a>,
-}
-
-/// Borrowed parts of the simulation a [`DeviceView`] needs.
-struct SimCore<'a> {
     geo: &'a Geometry,
     device: &'a Device,
+    ftl: &'a dyn Ftl,
     dies: &'a [DieState],
+    txns: &'a Slab<Txn>,
+    page_size: u32,
     now: SimTime,
 }
 
 impl DeviceView for View<'_> {
     fn geometry(&self) -> &Geometry {
-        self.sim.geo
+        self.geo
+    }
+    fn timing(&self) -> &Timing {
+        self.device.spec().timing()
     }
     fn now(&self) -> SimTime {
-        self.sim.now
+        self.now
     }
     fn die_idle(&self, die: DieId) -> bool {
-        self.sim.device.is_die_idle(die, self.sim.now)
+        self.dies[die.idx()].inflight == 0 && self.device.is_die_idle(die, self.now)
     }
     fn channel_idle(&self, channel: ChannelId) -> bool {
-        self.sim.device.is_channel_idle(channel, self.sim.now)
+        self.device.is_channel_idle(channel, self.now)
+    }
+    fn die_free_at(&self, die: DieId) -> SimTime {
+        self.device.die_free_at(die).max(self.now)
     }
     fn die_queue_len(&self, die: DieId) -> u32 {
-        let d = &self.sim.dies[die.idx()];
+        let d = &self.dies[die.idx()];
         (d.reads.len() + d.writes.len()) as u32
     }
+    fn for_each_pending(&self, die: DieId, f: &mut dyn FnMut(PendingOp)) {
+        let d = &self.dies[die.idx()];
+        for &t in d.reads.iter().chain(d.writes.iter()) {
+            let tx = self.txns.get(t);
+            let is_read = matches!(tx.kind, TxnKind::Read | TxnKind::RmwRead);
+            let page =
+                if is_read { self.ftl.lookup(Lpn(tx.lpn)).map(|p| self.geo.addr(p).page) } else { None };
+            let bytes = if tx.kind == TxnKind::Read { tx.len } else { self.page_size };
+            f(PendingOp { is_read, bytes, page });
+        }
+    }
+    fn die_gc_active(&self, die: DieId) -> bool {
+        !self.dies[die.idx()].gc.is_empty()
+    }
     fn die_writes(&self, die: DieId) -> u64 {
-        self.sim.dies[die.idx()].writes_done
+        self.dies[die.idx()].writes_done
+    }
+    fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
+        self.ftl.next_write_page(plane)
     }
 }
 
@@ -299,6 +327,8 @@ impl Simulation {
             buffer_waiters: VecDeque::new(),
             flushes: Vec::new(),
             host_queue: VecDeque::new(),
+            undecided: VecDeque::new(),
+            recheck_at: SimTime::ZERO,
             admitted: 0,
             seq: 0,
             epoch: 0,
@@ -390,6 +420,12 @@ impl Simulation {
                 self.op_done(op)
             }
             Event::DramDone { req } => self.finish_sub(req, 1),
+            Event::Recheck => {
+                if self.recheck_at == self.now {
+                    self.recheck_at = SimTime::ZERO;
+                }
+                self.retry_undecided()
+            }
             Event::IdleFlush { epoch } => {
                 if epoch == self.epoch && self.reqs.is_empty() {
                     if let Some(b) = self.buffer.as_mut() {
@@ -522,14 +558,12 @@ impl Simulation {
                 }
             };
         }
-        let plane = self.place(lpn);
-        let die = self.geo.die_of_plane(plane);
-        self.push_txn(Txn {
+        self.place_and_push(Txn {
             kind: TxnKind::Write,
             lpn,
             req,
-            die,
-            plane,
+            die: DieId(0),
+            plane: PlaneId(0),
             offset,
             len,
             partial: len != self.page_size,
@@ -539,12 +573,66 @@ impl Simulation {
         Ok(0)
     }
 
-    fn place(&mut self, lpn: u64) -> PlaneId {
+    /// Ask the placement policy for a plane; `None` = undecided (deferred).
+    fn place(&mut self, lpn: u64) -> Option<PlaneId> {
         let static_plane = self.ftl.static_plane(Lpn(lpn));
-        let core = SimCore { geo: &self.geo, device: &self.device, dies: &self.dies, now: self.now };
-        let plane = self.placement.place_write(lpn, static_plane, &View { sim: &core });
+        let view = View {
+            geo: &self.geo,
+            device: &self.device,
+            ftl: self.ftl.as_ref(),
+            dies: &self.dies,
+            txns: &self.txns,
+            page_size: self.page_size,
+            now: self.now,
+        };
+        let plane = self.placement.place_write(lpn, static_plane, &view)?;
         assert!(plane.0 < self.geo.total_planes(), "placement returned plane {} out of range", plane.0);
-        plane
+        Some(plane)
+    }
+
+    /// Queue a host write or flush at the plane the placement policy picks, or in the
+    /// undecided FCFS queue if it defers (or if older writes are still undecided).
+    fn place_and_push(&mut self, mut t: Txn) -> Result<(), RunError> {
+        if self.undecided.is_empty()
+            && let Some(plane) = self.place(t.lpn)
+        {
+            t.plane = plane;
+            t.die = self.geo.die_of_plane(plane);
+            return self.push_txn(t);
+        }
+        self.undecided.push_back(t);
+        self.schedule_recheck();
+        Ok(())
+    }
+
+    /// Bind undecided writes, oldest first, while the policy accepts them.
+    fn retry_undecided(&mut self) -> Result<(), RunError> {
+        while let Some(&t) = self.undecided.front() {
+            let Some(plane) = self.place(t.lpn) else { break };
+            self.undecided.pop_front();
+            self.push_txn(Txn { plane, die: self.geo.die_of_plane(plane), ..t })?;
+        }
+        self.schedule_recheck();
+        Ok(())
+    }
+
+    /// With writes undecided, wake up when the next busy channel frees (die idleness
+    /// is already signalled by operation completions).
+    fn schedule_recheck(&mut self) {
+        if self.undecided.is_empty() {
+            return;
+        }
+        let mut next = SimTime::MAX;
+        for c in 0..self.geo.channels() {
+            let t = self.device.channel_free_at(ChannelId(c), self.now);
+            if t > self.now && t < next {
+                next = t;
+            }
+        }
+        if next != SimTime::MAX && (self.recheck_at <= self.now || next < self.recheck_at) {
+            self.recheck_at = next;
+            self.events.push(next, Event::Recheck);
+        }
     }
 
     #[inline]
@@ -557,14 +645,12 @@ impl Simulation {
 
     fn enqueue_flushes(&mut self) -> Result<(), RunError> {
         while let Some(f) = self.flushes.pop() {
-            let plane = self.place(f.lpn);
-            let die = self.geo.die_of_plane(plane);
-            self.push_txn(Txn {
+            self.place_and_push(Txn {
                 kind: TxnKind::Flush,
                 lpn: f.lpn,
                 req: NIL,
-                die,
-                plane,
+                die: DieId(0),
+                plane: PlaneId(0),
                 offset: 0,
                 len: self.page_size,
                 partial: f.mask != buffer::FULL,
@@ -871,7 +957,11 @@ impl Simulation {
             let tx = self.txns.remove(t);
             self.after_txn(tx)?;
         }
-        self.dispatch(o.die, false)
+        self.dispatch(o.die, false)?;
+        if !self.undecided.is_empty() {
+            self.retry_undecided()?;
+        }
+        Ok(())
     }
 
     /// Bookkeeping when a transaction's flash work is done.

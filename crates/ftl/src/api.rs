@@ -288,4 +288,13 @@ pub trait Ftl: Send {
 
     /// Cumulative counters.
     fn stats(&self) -> FtlStats;
+
+    /// The page index (within its block) the plane's next host write will get, if known
+    /// (the active block's write pointer). Placement policies use it to estimate the
+    /// layer, hence the program time, of a write not yet allocated (LaCR). `None` if the
+    /// FTL cannot tell (e.g. no active block is open; the next one starts at page 0).
+    fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
+        let _ = plane;
+        None
+    }
 }

@@ -396,6 +396,16 @@ impl PageFtl {
 }
 
 impl Ftl for PageFtl {
+    fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
+        let p = &self.planes[plane.idx()];
+        if p.active == NONE {
+            Some(0)
+        } else {
+            let w = self.blocks[p.active as usize].written;
+            Some(if w >= self.ppb { 0 } else { w })
+        }
+    }
+
     fn geometry(&self) -> &Geometry {
         &self.geometry
     }

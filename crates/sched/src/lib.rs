@@ -9,29 +9,57 @@
 //!
 //! Policies see the device only through [`DeviceView`], never the engine's internals.
 
-use lamina_nand_model::{ChannelId, DieId, Geometry, PlaneId, SimTime};
+use lamina_nand_model::{ChannelId, DieId, Geometry, PlaneId, SimTime, Timing};
 use serde::{Deserialize, Serialize};
+
+/// A flash transaction waiting in (or running from) a die's queues, as a policy sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingOp {
+    /// A read (host or read-modify-write); otherwise a program.
+    pub is_read: bool,
+    /// Bytes to transfer over the channel.
+    pub bytes: u32,
+    /// Page index within its block, if already known (reads: the mapped page; writes:
+    /// `None` until the FTL allocates the page when the die takes the write).
+    pub page: Option<u32>,
+}
 
 /// Read-only view of the device state a policy may consult.
 pub trait DeviceView {
     /// The geometry.
     fn geometry(&self) -> &Geometry;
+    /// The device timing (command, array, transfer times; per-layer factors).
+    fn timing(&self) -> &Timing;
     /// Current simulated time.
     fn now(&self) -> SimTime;
-    /// True if the die has no array operation in progress and nothing reserved.
+    /// True if the die has no operation in flight (engine) and no array or register
+    /// reservation at `now()` (device).
     fn die_idle(&self, die: DieId) -> bool;
-    /// True if the channel bus is free now.
+    /// True if the channel bus is free at `now()`.
     fn channel_idle(&self, channel: ChannelId) -> bool;
-    /// Transactions waiting in the die's queues.
+    /// When the die's current reservations end (`now()` if idle): the remaining time of its
+    /// in-flight operation is `die_free_at − now` (LaCR's T_remain).
+    fn die_free_at(&self, die: DieId) -> SimTime;
+    /// Transactions waiting (not yet issued) in the die's queues.
     fn die_queue_len(&self, die: DieId) -> u32;
+    /// Call `f` for each transaction waiting in the die's host queues (reads, then
+    /// writes, each in FCFS order).
+    fn for_each_pending(&self, die: DieId, f: &mut dyn FnMut(PendingOp));
+    /// True if a garbage-collection job is queued or running on the die.
+    fn die_gc_active(&self, die: DieId) -> bool;
     /// Pages programmed on the die so far (host and GC).
     fn die_writes(&self, die: DieId) -> u64;
+    /// The page index (within its block) the plane's next host write will get, if the FTL
+    /// knows it (the active block's write pointer).
+    fn next_write_page(&self, plane: PlaneId) -> Option<u32>;
 }
 
 /// Chooses the plane of a host write sub-request.
 pub trait Placement: Send {
     /// Plane for logical page `lpn`; `static_plane` is the FTL's striping-order choice.
-    fn place_write(&mut self, lpn: u64, static_plane: PlaneId, view: &dyn DeviceView) -> PlaneId;
+    /// `None` defers the decision: the engine keeps the sub-request in an undecided FCFS
+    /// queue and asks again (oldest first) whenever a die or channel becomes idle.
+    fn place_write(&mut self, lpn: u64, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId>;
 }
 
 /// Static placement: the FTL's striping order decides (SSDsim "static allocation").
@@ -40,8 +68,8 @@ pub struct StaticPlacement;
 
 impl Placement for StaticPlacement {
     #[inline]
-    fn place_write(&mut self, _lpn: u64, static_plane: PlaneId, _view: &dyn DeviceView) -> PlaneId {
-        static_plane
+    fn place_write(&mut self, _lpn: u64, static_plane: PlaneId, _view: &dyn DeviceView) -> Option<PlaneId> {
+        Some(static_plane)
     }
 }
 
