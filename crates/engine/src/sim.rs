@@ -276,7 +276,7 @@ impl DeviceView for View<'_> {
             let page =
                 if is_read { self.ftl.lookup(Lpn(tx.lpn)).map(|p| self.geo.addr(p).page) } else { None };
             let bytes = if tx.kind == TxnKind::Read { tx.len } else { self.page_size };
-            f(PendingOp { is_read, bytes, page });
+            f(PendingOp { is_read, bytes, page, plane: tx.plane });
         }
     }
     fn die_gc_active(&self, die: DieId) -> bool {

@@ -12,6 +12,16 @@
 use lamina_nand_model::{ChannelId, DieId, Geometry, PlaneId, SimTime, Timing};
 use serde::{Deserialize, Serialize};
 
+pub mod lacr;
+pub mod mock;
+pub mod placement;
+
+pub use lacr::{ChipRedirect, LacrParams, PendingWriteLayer, ReadScope};
+pub use placement::{
+    DynamicPlacement, PlacementKind, QueuePlacement, StatePlacement, StaticPlacement, UqPlacement,
+    WriteOrderPlacement,
+};
+
 /// A flash transaction waiting in (or running from) a die's queues, as a policy sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PendingOp {
@@ -22,6 +32,9 @@ pub struct PendingOp {
     /// Page index within its block, if already known (reads: the mapped page; writes:
     /// `None` until the FTL allocates the page when the die takes the write).
     pub page: Option<u32>,
+    /// Target plane (writes: the plane the placement chose; reads: the plane holding the
+    /// page when it was queued).
+    pub plane: PlaneId,
 }
 
 /// Read-only view of the device state a policy may consult.
@@ -60,35 +73,6 @@ pub trait Placement: Send {
     /// `None` defers the decision: the engine keeps the sub-request in an undecided FCFS
     /// queue and asks again (oldest first) whenever a die or channel becomes idle.
     fn place_write(&mut self, lpn: u64, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId>;
-}
-
-/// Static placement: the FTL's striping order decides (SSDsim "static allocation").
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StaticPlacement;
-
-impl Placement for StaticPlacement {
-    #[inline]
-    fn place_write(&mut self, _lpn: u64, static_plane: PlaneId, _view: &dyn DeviceView) -> Option<PlaneId> {
-        Some(static_plane)
-    }
-}
-
-/// Placement policy names accepted in config (`sched.placement`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PlacementKind {
-    /// [`StaticPlacement`].
-    #[default]
-    Static,
-}
-
-impl PlacementKind {
-    /// Build the policy.
-    pub fn build(self) -> Box<dyn Placement> {
-        match self {
-            PlacementKind::Static => Box::new(StaticPlacement),
-        }
-    }
 }
 
 /// A class of queued flash transactions.
