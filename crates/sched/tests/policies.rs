@@ -1,0 +1,439 @@
+//! Placement policies on hand-built device states ([`MockView`]): each policy's choice
+//! checked against the rule in `docs/policies.md`, UQ's undecided queue draining in FCFS
+//! order, LaCR's tie token, OCR versus LaCR, and a property test that every policy only
+//! returns legal targets.
+
+use lamina_nand_model::{DieId, Nanos, PlaneId, SimTime, preset};
+use lamina_sched::mock::MockView;
+use lamina_sched::{
+    ChipRedirect, DeviceView, LacrParams, PendingWriteLayer, Placement, PlacementKind, ReadScope,
+};
+use proptest::prelude::*;
+use std::collections::VecDeque;
+
+fn view(name: &str) -> MockView {
+    MockView::new(&preset(name).expect("preset").validate().expect("valid"))
+}
+
+fn die_of(v: &MockView, p: PlaneId) -> u32 {
+    v.geometry().die_of_plane(p).0
+}
+
+#[test]
+fn names_round_trip_through_serde() {
+    use serde::Deserialize;
+    use serde::de::IntoDeserializer;
+    use serde::de::value::{Error, StrDeserializer};
+    for k in PlacementKind::ALL {
+        let de: StrDeserializer<'_, Error> = k.name().into_deserializer();
+        assert_eq!(PlacementKind::deserialize(de).expect("known name"), k);
+    }
+    let de: StrDeserializer<'_, Error> = "fifo".into_deserializer();
+    assert!(PlacementKind::deserialize(de).is_err());
+}
+
+#[test]
+fn static_keeps_the_static_plane() {
+    let v = view("die-binding-4x2");
+    let mut p = PlacementKind::Static.build();
+    for sp in 0..16 {
+        assert_eq!(p.place_write(sp as u64, PlaneId(sp), &v), Some(PlaneId(sp)));
+    }
+}
+
+#[test]
+fn write_order_is_round_robin_channel_first() {
+    // 4 channels × 2 single-die chips: dies 0,1 on channel 0, 2,3 on channel 1, …
+    let mut v = view("die-binding-4x2");
+    v.die_idle.iter_mut().for_each(|d| *d = false); // state is ignored
+    let mut p = PlacementKind::WriteOrder.build();
+    let dies: Vec<u32> = (0..10).map(|i| die_of(&v, p.place_write(i, PlaneId(1), &v).unwrap())).collect();
+    assert_eq!(dies, [0, 2, 4, 6, 1, 3, 5, 7, 0, 2]);
+    // The plane keeps the static plane's index within its die.
+    assert_eq!(p.place_write(0, PlaneId(1), &v), Some(PlaneId(9)));
+}
+
+#[test]
+fn queue_picks_the_shortest_queue_counting_the_op_in_flight() {
+    let mut v = view("die-binding-4x2");
+    for d in 0..8 {
+        for _ in 0..3 {
+            v.queue_write(PlaneId(d * 2));
+        }
+    }
+    v.pending[5].clear(); // die 5: empty queue but busy → load 1
+    v.die_idle[5] = false;
+    v.pending[3].truncate(1); // die 3: one queued, idle → load 1
+    v.pending[6].truncate(2); // die 6: load 2
+    let mut p = PlacementKind::Queue.build();
+    // Ties (dies 3 and 5, load 1) go to the first at or after the rotating pointer, in
+    // channel-first order 0,2,4,6,1,3,5,7: pointer 0 → die 3 first.
+    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 3);
+    // Pointer now after die 3 → die 5.
+    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 5);
+    // An idle empty die beats both.
+    v.pending[4].clear();
+    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 4);
+}
+
+#[test]
+fn state_prefers_idle_then_fewest_writes_and_ignores_channels() {
+    let mut v = view("die-binding-4x2");
+    v.writes = vec![5, 1, 7, 0, 3, 3, 9, 2];
+    v.die_idle = vec![true, true, true, false, true, true, true, true];
+    v.channel_idle.iter_mut().for_each(|c| *c = false);
+    let mut p = PlacementKind::State.build();
+    // Die 3 has fewest writes but is busy; idle die 1 (1 write) wins despite its busy channel.
+    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 1);
+    v.die_idle[1] = false;
+    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 7);
+    // Equal writes: lower index.
+    v.writes[7] = 3;
+    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 4);
+    // Nothing idle: the busy die with the least writes + queue.
+    v.die_idle.iter_mut().for_each(|d| *d = false);
+    v.queue_write(PlaneId(6)); // die 3: 0 writes + 1 queued
+    v.writes[1] = 0; // die 1: 0 + 0
+    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 1);
+}
+
+#[test]
+fn uq_needs_idle_die_and_idle_channel_and_prefers_fewest_writes() {
+    let mut v = view("die-binding-4x2");
+    v.writes = vec![0, 4, 2, 1, 6, 6, 3, 8];
+    let mut p = PlacementKind::Uq.build();
+    // All idle: die 0 (0 writes).
+    assert_eq!(p.place_write(0, PlaneId(3), &v), Some(PlaneId(1)));
+    // Channel 0 busy: die 3 (1 write, channel 1).
+    v.channel_idle[0] = false;
+    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 3);
+    // Die 3 busy: die 2 (2 writes) on the same, idle, channel.
+    v.die_idle[3] = false;
+    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 2);
+    // Idle dies only on busy channels, busy dies only on idle channels: defer.
+    let mut v = view("die-binding-4x2");
+    v.channel_idle = vec![false, true, false, true];
+    v.die_idle = vec![true, true, false, false, true, true, false, false];
+    assert_eq!(p.place_write(0, PlaneId(0), &v), None);
+}
+
+/// Bind undecided writes oldest first while the policy accepts them, starting each
+/// bound write on the mock device (what the engine's `retry_undecided` does).
+fn drain(
+    p: &mut dyn Placement,
+    v: &mut MockView,
+    undecided: &mut VecDeque<u64>,
+    bound: &mut Vec<(u64, u32)>,
+) {
+    while let Some(&lpn) = undecided.front() {
+        let Some(plane) = p.place_write(lpn, PlaneId(0), v) else { break };
+        undecided.pop_front();
+        let die = v.geometry().die_of_plane(plane);
+        assert!(v.die_idle[die.idx()], "bound to a busy die");
+        bound.push((lpn, die.0));
+        v.start_write(plane, Nanos::from_us(200));
+    }
+}
+
+/// The state-based-die-binding §3 scenario: a 3-page request arrives when only two
+/// (die, channel) pairs are idle; two sub-writes go out at once (fewest cumulative
+/// writes first), the third waits in the undecided queue; a later request queues behind
+/// it and everything is bound oldest first as pairs become idle.
+#[test]
+fn uq_undecided_queue_drains_in_fcfs_order() {
+    let mut v = view("die-binding-4x2");
+    // Only dies 1 (channel 0, 5 writes) and 6 (channel 3, 2 writes) are idle.
+    v.die_idle = vec![false, true, false, false, false, false, true, false];
+    v.writes = vec![0, 5, 0, 0, 0, 0, 2, 0];
+    let mut p = PlacementKind::Uq.build();
+    let mut undecided = VecDeque::new();
+    let mut bound = Vec::new();
+    // Request A: LPNs 10, 11, 12 (the engine appends, then drains).
+    for lpn in [10, 11, 12] {
+        undecided.push_back(lpn);
+        drain(&mut *p, &mut v, &mut undecided, &mut bound);
+    }
+    assert_eq!(bound, [(10, 6), (11, 1)]);
+    assert_eq!(undecided, [12]);
+    // Request B: LPNs 20, 21 queue behind 12; channels 0 and 3 are busy transferring.
+    undecided.extend([20, 21]);
+    drain(&mut *p, &mut v, &mut undecided, &mut bound);
+    assert_eq!(bound.len(), 2);
+    // Channel 0 frees but its dies are busy: still nothing.
+    v.channel_idle[0] = true;
+    drain(&mut *p, &mut v, &mut undecided, &mut bound);
+    assert_eq!(bound.len(), 2);
+    // Die 4 (channel 2) finishes: the oldest undecided write, 12, takes it.
+    v.die_idle[4] = true;
+    drain(&mut *p, &mut v, &mut undecided, &mut bound);
+    assert_eq!(bound[2..], [(12, 4)]);
+    // Dies 2 (channel 1) and 0 (channel 0) finish together: 20 then 21; both have 0
+    // writes, so 20 gets the lower index.
+    v.die_idle[2] = true;
+    v.die_idle[0] = true;
+    drain(&mut *p, &mut v, &mut undecided, &mut bound);
+    assert_eq!(bound[3..], [(20, 0), (21, 2)]);
+    assert!(undecided.is_empty());
+}
+
+#[test]
+fn uq_first_binding_prefers_fewer_writes() {
+    let mut v = view("die-binding-4x2");
+    v.die_idle = vec![false, true, false, false, false, false, true, false];
+    v.writes = vec![0, 5, 0, 0, 0, 0, 2, 0];
+    let mut p = PlacementKind::Uq.build();
+    let a = p.place_write(10, PlaneId(0), &v).unwrap();
+    assert_eq!(die_of(&v, a), 6);
+    v.start_write(a, Nanos::from_us(200));
+    let b = p.place_write(11, PlaneId(0), &v).unwrap();
+    assert_eq!(die_of(&v, b), 1);
+    v.start_write(b, Nanos::from_us(200));
+    assert_eq!(p.place_write(12, PlaneId(0), &v), None);
+}
+
+#[test]
+fn dynamic_rotates_channels_chips_and_planes_over_idle_pairs() {
+    // 4 channels × 4 single-die chips: chip c of channel ch is die ch*4 + c.
+    let mut v = view("die-binding-4x4");
+    let mut p = PlacementKind::Dynamic.build();
+    let mut got = Vec::new();
+    for i in 0..5 {
+        let plane = p.place_write(i, PlaneId(0), &v).unwrap();
+        got.push((die_of(&v, plane), plane.0 % 2));
+    }
+    // Channel start rotates 0,1,2,3,0; each channel's chip token starts at 0 and has
+    // advanced past chip 0 when channel 0 comes round again; plane tokens start at 0.
+    assert_eq!(got, [(0, 0), (4, 0), (8, 0), (12, 0), (1, 0)]);
+    // Channel 1's token chip (1) is busy: it moves on to chip 2.
+    v.die_idle[5] = false;
+    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 6);
+    // Busy channel skipped: channel 2 busy → channel 3.
+    v.channel_idle[2] = false;
+    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 13);
+    // Back to die 0 later: its plane token has advanced to 1.
+    let mut v = view("die-binding-4x4");
+    let mut p = PlacementKind::Dynamic.build();
+    v.channel_idle = vec![true, false, false, false];
+    v.die_idle = vec![
+        true, false, false, false, true, true, true, true, true, true, true, true, true, true, true, true,
+    ];
+    assert_eq!(p.place_write(0, PlaneId(0), &v), Some(PlaneId(0)));
+    assert_eq!(p.place_write(0, PlaneId(0), &v), Some(PlaneId(1)));
+    // Nothing qualifies: defer.
+    v.die_idle[0] = false;
+    assert_eq!(p.place_write(0, PlaneId(0), &v), None);
+}
+
+/// lacr preset: 2 channels × 2 chips × 2 dies × 2 planes; chip c holds dies 2c, 2c+1.
+fn lacr_view() -> MockView {
+    view("lacr")
+}
+
+#[test]
+fn lacr_ties_rotate_with_the_token() {
+    let v = lacr_view();
+    let mut p = PlacementKind::Lacr.build();
+    // All four chips idle and empty: equal estimates; token 1, 2, 3, 4 → chips 1, 2, 3, 0.
+    // Static plane 3 = die 1 (die 1 of chip 0), plane 1: same die/plane index in the chip.
+    let chips: Vec<u32> = (0..5)
+        .map(|i| {
+            let plane = p.place_write(i, PlaneId(3), &v).unwrap();
+            assert_eq!(plane.0 % 2, 1);
+            let die = die_of(&v, plane);
+            assert_eq!(die % 2, 1);
+            die / 2
+        })
+        .collect();
+    assert_eq!(chips, [1, 2, 3, 0, 1]);
+    // Chips 0 and 1 busy (their die 0, which static plane 1 selects): the token picks
+    // among the two tied chips only.
+    let mut v = lacr_view();
+    for d in [0, 2] {
+        v.die_free_at[d] = SimTime::ZERO + Nanos::from_us(100);
+    }
+    let picks: Vec<u32> = (0..4).map(|i| die_of(&v, p.place_write(i, PlaneId(1), &v).unwrap()) / 2).collect();
+    // token 6,7,8,9 over ties [2, 3] → 2, 3, 2, 3.
+    assert_eq!(picks, [2, 3, 2, 3]);
+}
+
+#[test]
+fn ocr_and_lacr_disagree_when_queued_writes_sit_on_slow_layers() {
+    // Chip 0 (die 0): one write queued on plane 0, whose next page is on the top layer
+    // (slowest, factor 2): LaCR 1200 µs + transfer, OCR 600 µs + transfer.
+    // Chip 1 (die 2): busy for another 700 µs, nothing queued.
+    // Chips 2, 3 (dies 4, 6): busy for 2 ms.
+    let mut v = lacr_view();
+    v.queue_write(PlaneId(0));
+    v.next_page[0] = Some(63);
+    v.die_free_at[2] = SimTime::ZERO + Nanos::from_us(700);
+    v.die_free_at[4] = SimTime::ZERO + Nanos::from_ms(2);
+    v.die_free_at[6] = SimTime::ZERO + Nanos::from_ms(2);
+    let t = v.timing().clone();
+    let xfer = t.transfer(16384).as_ns();
+    assert_eq!(t.program_array(63).as_ns(), 1_200_000);
+    let mut ocr = ChipRedirect::ocr(LacrParams::default());
+    let mut lacr = ChipRedirect::lacr(LacrParams::default());
+    assert_eq!(ocr.estimate(&v, DieId(0)), 600_000 + xfer);
+    assert_eq!(lacr.estimate(&v, DieId(0)), 1_200_000 + xfer);
+    assert_eq!(lacr.estimate(&v, DieId(2)), 700_000);
+    assert_eq!(die_of(&v, ocr.place_write(0, PlaneId(0), &v).unwrap()), 0);
+    assert_eq!(die_of(&v, lacr.place_write(0, PlaneId(0), &v).unwrap()), 2);
+    // With the mean layer instead of the tracked write pointer, LaCR sees the mean
+    // program time (1.5 × 600 µs for 16 linear layers from 1 to 2) and still avoids chip 0.
+    let mut mean =
+        ChipRedirect::lacr(LacrParams { pending_write_layer: PendingWriteLayer::Mean, ..Default::default() });
+    let m = mean.estimate(&v, DieId(0)) - xfer;
+    assert!((890_000..=910_000).contains(&m), "mean program time {m}");
+}
+
+#[test]
+fn estimate_matches_eq_1_to_9_by_hand() {
+    let mut v = lacr_view();
+    v.now = SimTime::ZERO + Nanos::from_us(10);
+    // Die 0 (chip 0, channel 0): a 4 KiB read of page 0 (bottom layer) and two writes on
+    // plane 1 whose pointer is at page 62 → pages 62 and 63 (layer 15, factor 2).
+    v.queue_read(PlaneId(1), 0, 4096);
+    v.queue_write(PlaneId(1));
+    v.queue_write(PlaneId(1));
+    v.next_page[1] = Some(62);
+    // Die 3 (chip 1, same channel): a full-page read of page 32 (layer 8).
+    v.queue_read(PlaneId(6), 32, 16384);
+    // Die 0 busy until 60 µs: T_remain = 50 µs.
+    v.die_free_at[0] = SimTime::ZERO + Nanos::from_us(60);
+    let t = v.timing().clone();
+    let read =
+        |page: u32, bytes: u64| t.t_cmd_read.as_ns() + t.read_array(page).as_ns() + t.transfer(bytes).as_ns();
+    let write = |page: u32| t.program_array(page).as_ns() + t.transfer(16384).as_ns();
+    let expected = read(0, 4096) + read(32, 16384) + write(62) + write(63) + 50_000;
+    let mut lacr = ChipRedirect::lacr(LacrParams::default());
+    assert_eq!(lacr.estimate(&v, DieId(0)), expected);
+    // Per-die read scope drops die 3's read.
+    let mut die_scope = ChipRedirect::lacr(LacrParams { read_scope: ReadScope::Die, ..Default::default() });
+    assert_eq!(die_scope.estimate(&v, DieId(0)), expected - read(32, 16384));
+    // Layer factors: page 32 is on layer 8 of 16 → 1 + 8/15.
+    assert_eq!(t.read_array(32).as_ns(), 49_000 + 49_000 * 8 / 15);
+}
+
+#[test]
+fn lacr_skips_channels_doing_gc() {
+    let mut v = lacr_view();
+    // Channel 0 (chips 0, 1) idle but die 1 runs GC; channel 1's chips busy for 1 ms.
+    v.gc[1] = true;
+    for d in 4..8 {
+        v.die_free_at[d] = SimTime::ZERO + Nanos::from_ms(1);
+    }
+    let mut p = PlacementKind::Lacr.build();
+    for i in 0..4 {
+        let die = die_of(&v, p.place_write(i, PlaneId(0), &v).unwrap());
+        assert!(die >= 4, "picked die {die} on a GC channel");
+    }
+    // Every channel doing GC: all chips considered, T_GC added where GC runs.
+    v.gc[5] = true;
+    let die = die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap());
+    assert_eq!(die / 2, 1, "chip 1 (die 2): no GC on the die itself and idle");
+}
+
+fn arb_state(name: &'static str) -> impl Strategy<Value = MockView> {
+    let base = view(name);
+    let dies = base.die_idle.len();
+    let channels = base.channel_idle.len();
+    let planes = base.next_page.len();
+    let ppb = base.geometry().pages_per_block();
+    let ppd = base.geometry().planes_per_die();
+    (
+        proptest::collection::vec(any::<bool>(), dies),
+        proptest::collection::vec(any::<bool>(), channels),
+        proptest::collection::vec(0u64..3_000_000, dies),
+        proptest::collection::vec(proptest::collection::vec((any::<bool>(), 0..ppd, 0..ppb), 0..6), dies),
+        proptest::collection::vec(prop::bool::weighted(0.15), dies),
+        proptest::collection::vec(0u64..20, dies),
+        proptest::collection::vec(proptest::option::weighted(0.9, 0..ppb), planes),
+        0u64..1_000_000,
+    )
+        .prop_map(move |(idle, ch, free, pend, gc, writes, next, now)| {
+            let mut v = base.clone();
+            v.now = SimTime::ZERO + Nanos(now);
+            v.die_idle = idle;
+            v.channel_idle = ch;
+            v.die_free_at = free.into_iter().map(|f| SimTime::ZERO + Nanos(f)).collect();
+            v.gc = gc;
+            v.writes = writes;
+            v.next_page = next;
+            for (d, ops) in pend.into_iter().enumerate() {
+                for (is_read, p, page) in ops {
+                    let plane = PlaneId(d as u32 * ppd + p);
+                    if is_read {
+                        v.queue_read(plane, page, 4096);
+                    } else {
+                        v.queue_write(plane);
+                    }
+                }
+            }
+            v
+        })
+}
+
+fn check_legal(v: &MockView, static_planes: &[u32]) {
+    let geo = v.geometry().clone();
+    let any_pair = (0..geo.total_dies())
+        .any(|d| v.die_idle[d as usize] && v.channel_idle[geo.channel_of_die(DieId(d)).idx()]);
+    let all_gc_channels = (0..geo.channels())
+        .all(|c| (0..geo.total_dies()).any(|d| v.gc[d as usize] && geo.channel_of_die(DieId(d)).0 == c));
+    for kind in PlacementKind::ALL {
+        let mut p = kind.build();
+        let mut again = kind.build();
+        for &sp in static_planes {
+            let sp = PlaneId(sp % geo.total_planes());
+            let got = p.place_write(sp.0 as u64, sp, v);
+            assert_eq!(got, again.place_write(sp.0 as u64, sp, v), "{} not deterministic", kind.name());
+            if kind.may_defer() {
+                assert_eq!(
+                    got.is_some(),
+                    any_pair,
+                    "{}: defers iff no idle die on an idle channel",
+                    kind.name()
+                );
+            } else {
+                assert!(got.is_some(), "{} deferred", kind.name());
+            }
+            let Some(plane) = got else { continue };
+            assert!(plane.0 < geo.total_planes(), "{} returned plane {}", kind.name(), plane.0);
+            let die = geo.die_of_plane(plane);
+            let ch = geo.channel_of_die(die);
+            if kind.may_defer() {
+                assert!(
+                    v.die_idle[die.idx()] && v.channel_idle[ch.idx()],
+                    "{} chose a busy pair",
+                    kind.name()
+                );
+            }
+            if matches!(kind, PlacementKind::Ocr | PlacementKind::Lacr) {
+                let ch_gc =
+                    (0..geo.total_dies()).any(|d| v.gc[d as usize] && geo.channel_of_die(DieId(d)) == ch);
+                assert!(!ch_gc || all_gc_channels, "{} chose a channel doing GC", kind.name());
+                // Die and plane indices inside the chip come from the static plane.
+                assert_eq!(plane.0 % geo.planes_per_die(), sp.0 % geo.planes_per_die());
+                assert_eq!(die.0 % geo.dies_per_chip(), geo.die_of_plane(sp).0 % geo.dies_per_chip());
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_policy_returns_legal_targets_4x2(v in arb_state("die-binding-4x2"), sps in proptest::collection::vec(any::<u32>(), 1..6)) {
+        check_legal(&v, &sps);
+    }
+
+    #[test]
+    fn every_policy_returns_legal_targets_4x4(v in arb_state("die-binding-4x4"), sps in proptest::collection::vec(any::<u32>(), 1..6)) {
+        check_legal(&v, &sps);
+    }
+
+    #[test]
+    fn every_policy_returns_legal_targets_lacr(v in arb_state("lacr"), sps in proptest::collection::vec(any::<u32>(), 1..6)) {
+        check_legal(&v, &sps);
+    }
+}
