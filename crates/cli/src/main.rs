@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod run_cmd;
+mod sweep;
 mod trace_cmd;
 
 /// Lamina: a deterministic, fast trace-replay simulator for 3D-NAND SSDs.
@@ -24,6 +25,10 @@ enum Command {
     /// Inspect, generate and convert traces.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
+    /// Run every combination a sweep spec declares (resumable, shardable) and tabulate.
+    Sweep(sweep::SweepArgs),
+    /// Gather the output directories of a sharded sweep into one set of tables.
+    Merge(sweep::MergeArgs),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +37,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run_cmd::run(args),
         Command::Presets => run_cmd::presets(),
         Command::Trace(cmd) => trace_cmd::run(cmd),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Merge(args) => sweep::merge(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

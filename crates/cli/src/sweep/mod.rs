@@ -1,0 +1,434 @@
+//! `lamina sweep` and `lamina merge`: many runs from one spec, on all cores or as a
+//! Slurm job array, with resumable, content-keyed results.
+//!
+//! Layout of an output directory: `plan.json` (the sweep's runs, axes, metrics and
+//! baseline; no absolute paths), `runs/<key>.json` (one report per finished run, written
+//! to a temporary name and renamed, so a file that exists is complete), and, once every
+//! run is there, `results.csv`, `results.compare.csv` and `results.compare.md`.
+
+mod slurm;
+mod spec;
+mod table;
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, anyhow, bail};
+use clap::Args;
+use rayon::prelude::*;
+
+use spec::{Plan, PlanInfo};
+
+/// A `K/N` shard: runs whose index `i` has `i mod N == K - 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based shard number.
+    pub k: usize,
+    /// Shard count.
+    pub n: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("{s:?}: expected K/N with 1 <= K <= N, e.g. 2/8");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let k: usize = k.trim().parse().map_err(|_| bad())?;
+        let n: usize = n.trim().parse().map_err(|_| bad())?;
+        if n == 0 || k == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Shard { k, n })
+    }
+}
+
+impl Shard {
+    fn owns(self, index: usize) -> bool {
+        index % self.n == self.k - 1
+    }
+}
+
+/// Arguments of `lamina sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The sweep spec (see docs/sweeps.md).
+    spec: PathBuf,
+    /// Output directory (default: `sweeps/<spec name>`).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Run only the K-th of N deterministic slices (run i belongs to shard i mod N + 1).
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
+    /// Directory the spec's trace paths are relative to (overrides $LAMINA_TRACE_ROOT and
+    /// the spec's `trace_root`).
+    #[arg(long, value_name = "DIR")]
+    trace_root: Option<PathBuf>,
+    /// Print the planned runs (index, shard, key, axis values) and exit.
+    #[arg(long)]
+    list: bool,
+    /// Print an sbatch job-array script (plus the dependent merge job) and exit.
+    #[arg(long)]
+    emit_slurm: bool,
+    /// Array tasks in the emitted Slurm script.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    slurm_shards: usize,
+    /// CPUs per array task in the emitted Slurm script (each task uses them as --threads).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    slurm_cpus: usize,
+    /// Time limit per array task in the emitted Slurm script (sbatch --time).
+    #[arg(long, value_name = "TIME")]
+    slurm_time: Option<String>,
+    /// Partition for the emitted Slurm script (sbatch --partition).
+    #[arg(long, value_name = "NAME")]
+    slurm_partition: Option<String>,
+}
+
+/// Arguments of `lamina merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Output directories of `lamina sweep` (e.g. one per shard).
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// The per-run CSV to write; the comparison goes beside it (`<stem>.compare.csv/.md`).
+    #[arg(long, value_name = "FILE.csv")]
+    out: PathBuf,
+    /// Check against this spec (re-planned from the traces) instead of the dirs' plan.json.
+    #[arg(long, value_name = "SPEC.toml")]
+    spec: Option<PathBuf>,
+    /// Trace root for `--spec` (as for `lamina sweep`).
+    #[arg(long, value_name = "DIR")]
+    trace_root: Option<PathBuf>,
+}
+
+const PLAN_FILE: &str = "plan.json";
+const RUNS_DIR: &str = "runs";
+
+/// Write `bytes` to `path` atomically: a temporary file unique to this process and call,
+/// then a rename (a reader sees the old file or the whole new one, never a torn one).
+fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    static SEQ: AtomicUsize = AtomicUsize::new(0);
+    let name = path.file_name().context("file name")?.to_string_lossy().into_owned();
+    let tmp = path.with_file_name(format!(
+        ".{name}.tmp.{}.{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    Ok(())
+}
+
+fn run_path(dir: &Path, key: &str) -> PathBuf {
+    dir.join(RUNS_DIR).join(format!("{key}.json"))
+}
+
+/// A finished run's report, if `path` holds one for this run.
+fn load_report(path: &Path, digest: &str) -> Option<serde_json::Value> {
+    let bytes = std::fs::read(path).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    (v["trace"]["digest"] == digest).then_some(v)
+}
+
+fn plan_for(spec_path: &Path, trace_root_flag: Option<&Path>) -> anyhow::Result<Plan> {
+    let spec = spec::read_spec(spec_path)?;
+    let root = spec::trace_root(spec_path, &spec, trace_root_flag);
+    Plan::from_spec(spec_path, &spec, &root)
+}
+
+/// Where the comparison files of `results` go.
+fn sibling(results: &Path, suffix: &str) -> PathBuf {
+    let stem =
+        results.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "results".into());
+    results.with_file_name(format!("{stem}{suffix}"))
+}
+
+/// Write the tables next to `results` and print the comparison.
+fn write_tables(plan: &PlanInfo, reports: &[serde_json::Value], results: &Path) -> anyhow::Result<()> {
+    let t = table::build(plan, reports)?;
+    write_atomic(results, t.results_csv.as_bytes())?;
+    let mut written = vec![results.display().to_string()];
+    if plan.baseline.is_some() {
+        let csv = sibling(results, ".compare.csv");
+        let md = sibling(results, ".compare.md");
+        write_atomic(&csv, t.compare_csv.as_bytes())?;
+        write_atomic(&md, t.compare_md.as_bytes())?;
+        written.push(csv.display().to_string());
+        written.push(md.display().to_string());
+        print!("{}", t.compare_md);
+    }
+    println!("tables: {}", written.join(", "));
+    Ok(())
+}
+
+/// Progress reporting: a bar on a terminal, one line per finished run otherwise.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    done: AtomicUsize,
+    total: usize,
+}
+
+impl Progress {
+    fn new(total: usize) -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new(total as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:40}] {pos}/{len} runs, eta {eta} {msg}",
+                )
+                .expect("template is valid")
+                .progress_chars("=> "),
+            );
+            b
+        });
+        Progress { bar, done: AtomicUsize::new(0), total }
+    }
+
+    fn finished(&self, line: String) {
+        let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        match &self.bar {
+            Some(b) => {
+                b.set_message(line);
+                b.inc(1);
+            }
+            None => eprintln!("[{n}/{}] {line}", self.total),
+        }
+    }
+
+    fn end(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Run `lamina sweep`.
+pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
+    let plan = plan_for(&args.spec, args.trace_root.as_deref())?;
+    let info = &plan.info;
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("sweeps").join(&info.name));
+    if args.list {
+        for r in &info.runs {
+            let shard = args.shard.map_or(String::new(), |s| format!(" shard {}/{}", r.index % s.n + 1, s.n));
+            let axes: Vec<String> =
+                info.axes.iter().zip(&r.labels).map(|(a, l)| format!("{a}={l}")).collect();
+            println!("{:>5}{shard} {} {}", r.index, r.key, axes.join(" "));
+        }
+        return Ok(());
+    }
+    if args.emit_slurm {
+        let opts = slurm::SlurmOptions {
+            shards: args.slurm_shards,
+            cpus: args.slurm_cpus,
+            time: args.slurm_time.clone(),
+            partition: args.slurm_partition.clone(),
+        };
+        let root = match &args.trace_root {
+            Some(r) => Some(r.clone()),
+            None => std::env::var_os(spec::TRACE_ROOT_ENV).filter(|v| !v.is_empty()).map(PathBuf::from),
+        };
+        print!("{}", slurm::script(&args.spec, &out, root.as_deref(), info, &opts)?);
+        return Ok(());
+    }
+
+    std::fs::create_dir_all(out.join(RUNS_DIR)).with_context(|| format!("creating {}", out.display()))?;
+    write_atomic(&out.join(PLAN_FILE), info.to_json().as_bytes())?;
+
+    let mine: Vec<usize> = (0..info.runs.len()).filter(|&i| args.shard.is_none_or(|s| s.owns(i))).collect();
+    let pending: Vec<usize> = mine
+        .iter()
+        .copied()
+        .filter(|&i| load_report(&run_path(&out, &info.runs[i].key), &info.runs[i].trace_digest).is_none())
+        .collect();
+    let earlier = mine.len() - pending.len();
+    let scope = match args.shard {
+        Some(s) => format!("shard {}/{}: {} of {} runs", s.k, s.n, mine.len(), info.runs.len()),
+        None => format!("{} runs", info.runs.len()),
+    };
+    eprintln!(
+        "sweep {}: {scope}, {earlier} done earlier, {} to run, in {}",
+        info.name,
+        pending.len(),
+        out.display()
+    );
+
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    let pool =
+        rayon::ThreadPoolBuilder::new().num_threads(threads).build().context("starting worker threads")?;
+    let progress = Progress::new(pending.len());
+    let started = Instant::now();
+    let results: Vec<anyhow::Result<()>> = pool.install(|| {
+        pending
+            .par_iter()
+            .map(|&i| {
+                let r = &info.runs[i];
+                let exec = &plan.runs[i];
+                let t0 = Instant::now();
+                let what = || {
+                    let axes: Vec<String> =
+                        info.axes.iter().zip(&r.labels).map(|(a, l)| format!("{a}={l}")).collect();
+                    format!("run {} ({})", r.index, axes.join(", "))
+                };
+                let report = lamina_engine::run_trace(&exec.cfg, &exec.trace).with_context(what)?;
+                if report.trace.digest != r.trace_digest {
+                    bail!(
+                        "{}: the trace changed while the sweep ran (digest {})",
+                        what(),
+                        report.trace.digest
+                    );
+                }
+                write_atomic(&run_path(&out, &r.key), report.to_json().as_bytes())?;
+                progress.finished(format!("{} in {:.1} s", what(), t0.elapsed().as_secs_f64()));
+                Ok(())
+            })
+            .collect()
+    });
+    progress.end();
+    let failed: Vec<String> = results.into_iter().filter_map(|r| r.err().map(|e| format!("{e:#}"))).collect();
+    println!(
+        "sweep {}: {scope}; executed {}, skipped {earlier} (done earlier), failed {} in {:.1} s",
+        info.name,
+        pending.len() - failed.len(),
+        failed.len(),
+        started.elapsed().as_secs_f64()
+    );
+    if !failed.is_empty() {
+        for f in &failed {
+            eprintln!("error: {f}");
+        }
+        bail!("{} of {} runs failed (finished runs are kept; re-run to retry)", failed.len(), pending.len());
+    }
+    // Tabulate when every run of the sweep is in this directory (always so unsharded).
+    let mut reports = Vec::with_capacity(info.runs.len());
+    for r in &info.runs {
+        match load_report(&run_path(&out, &r.key), &r.trace_digest) {
+            Some(v) => reports.push(v),
+            None => {
+                let s = args.shard.expect("an unsharded sweep has every run");
+                println!(
+                    "shard {}/{} done; gather the shards with `lamina merge DIR... --out results.csv`",
+                    s.k, s.n
+                );
+                return Ok(());
+            }
+        }
+    }
+    write_tables(info, &reports, &out.join("results.csv"))
+}
+
+/// Run `lamina merge`.
+pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
+    // Each directory once, however it was spelled.
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for d in &args.dirs {
+        let c = d.canonicalize().with_context(|| format!("{}: no such directory", d.display()))?;
+        if !dirs.contains(&c) {
+            dirs.push(c);
+        }
+    }
+    let plan: PlanInfo = match &args.spec {
+        Some(s) => plan_for(s, args.trace_root.as_deref())?.info,
+        None => {
+            let mut found: Option<(PathBuf, PlanInfo)> = None;
+            for d in &dirs {
+                let p = d.join(PLAN_FILE);
+                let Ok(text) = std::fs::read_to_string(&p) else { continue };
+                let plan: PlanInfo =
+                    serde_json::from_str(&text).with_context(|| format!("reading {}", p.display()))?;
+                match &found {
+                    Some((q, other)) if other != &plan => bail!(
+                        "{} and {} hold different sweep plans; merge one sweep at a time (or pass --spec)",
+                        q.display(),
+                        p.display()
+                    ),
+                    Some(_) => {}
+                    None => found = Some((p, plan)),
+                }
+            }
+            found
+                .map(|(_, p)| p)
+                .ok_or_else(|| anyhow!("none of the directories holds a {PLAN_FILE}; pass --spec"))?
+        }
+    };
+    // Every run file in every directory, by key.
+    let mut where_: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for d in &dirs {
+        let runs = d.join(RUNS_DIR);
+        let Ok(entries) = std::fs::read_dir(&runs) else { continue };
+        for e in entries {
+            let e = e.with_context(|| format!("listing {}", runs.display()))?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(key) = name.strip_suffix(".json")
+                && !name.starts_with('.')
+            {
+                where_.entry(key.to_owned()).or_default().push(e.path());
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    let mut duplicate = Vec::new();
+    let mut reports = Vec::with_capacity(plan.runs.len());
+    for r in &plan.runs {
+        match where_.get(&r.key).map(Vec::as_slice) {
+            None | Some([]) => missing.push(r.index),
+            Some([one]) => match load_report(one, &r.trace_digest) {
+                Some(v) => reports.push(v),
+                None => bail!(
+                    "{}: not a complete report of run {} (trace {})",
+                    one.display(),
+                    r.index,
+                    r.trace_digest
+                ),
+            },
+            Some(many) => {
+                duplicate.push(format!(
+                    "run {} in {}",
+                    r.index,
+                    many.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and ")
+                ));
+            }
+        }
+    }
+    let planned: std::collections::BTreeSet<&str> = plan.runs.iter().map(|r| r.key.as_str()).collect();
+    let foreign = where_.keys().filter(|k| !planned.contains(k.as_str())).count();
+    if foreign > 0 {
+        eprintln!("note: {foreign} report(s) in these directories are not runs of this sweep; ignored");
+    }
+    let mut problems = Vec::new();
+    if !missing.is_empty() {
+        let shown: Vec<String> = missing.iter().take(20).map(|i| i.to_string()).collect();
+        problems.push(format!(
+            "{} of {} runs missing (indices {}{})",
+            missing.len(),
+            plan.runs.len(),
+            shown.join(", "),
+            if missing.len() > 20 { ", …" } else { "" }
+        ));
+    }
+    if !duplicate.is_empty() {
+        problems.push(format!("{} duplicate run(s): {}", duplicate.len(), duplicate.join("; ")));
+    }
+    if !problems.is_empty() {
+        bail!("merge of sweep {}: {}", plan.name, problems.join("; "));
+    }
+    if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    }
+    println!(
+        "merge {}: {} runs from {} director{}",
+        plan.name,
+        plan.runs.len(),
+        dirs.len(),
+        if dirs.len() == 1 { "y" } else { "ies" }
+    );
+    write_tables(&plan, &reports, &args.out)
+}

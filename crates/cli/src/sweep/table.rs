@@ -1,0 +1,215 @@
+//! Result tables: one CSV row per run, and the comparison normalized to a baseline
+//! (CSV and markdown). Pure functions of the plan and the reports' bytes, so every way of
+//! producing the same runs (threads, shards, resume, merge) gives the same files.
+
+use std::fmt::Write as _;
+
+use anyhow::{Context, bail};
+
+use super::spec::PlanInfo;
+
+/// The tables of a complete sweep.
+pub struct Tables {
+    /// One row per run: `run`, the axes, `seed`, the metrics, `key`.
+    pub results_csv: String,
+    /// Comparison (empty when the plan has no baseline).
+    pub compare_csv: String,
+    /// Comparison as markdown (also printed).
+    pub compare_md: String,
+}
+
+/// A metric value as read from a report.
+#[derive(Clone)]
+enum Cell {
+    Num(f64, String),
+    Text(String),
+}
+
+impl Cell {
+    fn text(&self) -> &str {
+        match self {
+            Cell::Num(_, t) | Cell::Text(t) => t,
+        }
+    }
+}
+
+/// Look `path` (dotted) up in a report.
+fn metric(report: &serde_json::Value, path: &str, key: &str) -> anyhow::Result<Cell> {
+    let mut v = report;
+    for part in path.split('.') {
+        v = match v.get(part) {
+            Some(x) => x,
+            None => {
+                let here: Vec<&str> =
+                    v.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+                bail!(
+                    "metric {path:?}: the report of run {key} has no {part:?} (keys there: {})",
+                    here.join(", ")
+                );
+            }
+        };
+    }
+    Ok(match v {
+        serde_json::Value::Number(n) => Cell::Num(n.as_f64().unwrap_or(f64::NAN), n.to_string()),
+        serde_json::Value::String(s) => Cell::Text(s.clone()),
+        serde_json::Value::Bool(b) => Cell::Text(b.to_string()),
+        _ => bail!("metric {path:?} of run {key} is not a number, string or bool"),
+    })
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+}
+
+fn csv_line(out: &mut String, fields: &[String]) {
+    let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+    out.push_str(&line.join(","));
+    out.push('\n');
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn ratio_text(v: f64, base: f64) -> String {
+    let r = v / base;
+    if r.is_finite() { format!("{r:.4}") } else { "n/a".into() }
+}
+
+/// Build the tables from the plan and each run's report (in plan order).
+pub fn build(plan: &PlanInfo, reports: &[serde_json::Value]) -> anyhow::Result<Tables> {
+    assert_eq!(plan.runs.len(), reports.len(), "one report per planned run");
+    let mut cells: Vec<Vec<Cell>> = Vec::with_capacity(reports.len());
+    for (run, rep) in plan.runs.iter().zip(reports) {
+        let row: anyhow::Result<Vec<Cell>> = plan.metrics.iter().map(|m| metric(rep, m, &run.key)).collect();
+        cells.push(row?);
+    }
+    let seed_is_axis = plan.axes.iter().any(|a| a == "seed");
+
+    let mut results_csv = String::new();
+    let mut header = vec!["run".to_owned()];
+    header.extend(plan.axes.iter().cloned());
+    if !seed_is_axis {
+        header.push("seed".into());
+    }
+    header.extend(plan.metrics.iter().cloned());
+    header.push("key".into());
+    csv_line(&mut results_csv, &header);
+    for (run, row) in plan.runs.iter().zip(&cells) {
+        let mut f = vec![run.index.to_string()];
+        f.extend(run.labels.iter().cloned());
+        if !seed_is_axis {
+            f.push(run.seed.to_string());
+        }
+        f.extend(row.iter().map(|c| c.text().to_owned()));
+        f.push(run.key.clone());
+        csv_line(&mut results_csv, &f);
+    }
+
+    let (compare_csv, compare_md) = match &plan.baseline {
+        None => (String::new(), String::new()),
+        Some(b) => compare(plan, &cells, &b.axis, &b.label)?,
+    };
+    Ok(Tables { results_csv, compare_csv, compare_md })
+}
+
+/// Rows: combinations of the other axes, in plan order; columns: the baseline axis's
+/// values in axis order; cells: metric / baseline metric.
+fn compare(
+    plan: &PlanInfo,
+    cells: &[Vec<Cell>],
+    axis: &str,
+    base_label: &str,
+) -> anyhow::Result<(String, String)> {
+    let ax = plan.axes.iter().position(|a| a == axis).context("baseline axis is an axis")?;
+    // Baseline-axis values in first-appearance order (= axis order in the product).
+    let mut columns: Vec<String> = Vec::new();
+    // Row keys (other labels) in first-appearance order, each with run index per column.
+    let mut rows: Vec<(Vec<String>, Vec<Option<usize>>)> = Vec::new();
+    for run in &plan.runs {
+        if !columns.contains(&run.labels[ax]) {
+            columns.push(run.labels[ax].clone());
+        }
+    }
+    let base_col = columns.iter().position(|c| c == base_label).context("baseline value present")?;
+    for (i, run) in plan.runs.iter().enumerate() {
+        let other: Vec<String> =
+            run.labels.iter().enumerate().filter(|&(k, _)| k != ax).map(|(_, l)| l.clone()).collect();
+        let col = columns.iter().position(|c| c == &run.labels[ax]).expect("column exists");
+        let r = match rows.iter().position(|(k, _)| k == &other) {
+            Some(r) => r,
+            None => {
+                rows.push((other, vec![None; columns.len()]));
+                rows.len() - 1
+            }
+        };
+        rows[r].1[col] = Some(i);
+    }
+    let other_axes: Vec<String> =
+        plan.axes.iter().enumerate().filter(|&(k, _)| k != ax).map(|(_, a)| a.clone()).collect();
+
+    let mut csv = String::new();
+    let mut header = other_axes.clone();
+    header.push("metric".into());
+    header.extend(columns.iter().cloned());
+    csv_line(&mut csv, &header);
+
+    let mut md = String::new();
+    let _ = writeln!(md, "# {}: relative to {axis} = {base_label}\n", plan.name);
+    for (m, metric) in plan.metrics.iter().enumerate() {
+        let _ = writeln!(md, "## {metric} (relative, {base_label} = 1)\n");
+        let mut h: Vec<String> = other_axes.iter().map(|a| md_cell(a)).collect();
+        h.extend(columns.iter().map(|c| md_cell(c)));
+        let _ = writeln!(md, "| {} |", h.join(" | "));
+        let align: Vec<&str> =
+            other_axes.iter().map(|_| "---").chain(columns.iter().map(|_| "---:")).collect();
+        let _ = writeln!(md, "|{}|", align.join("|"));
+        // Geometric mean of each column's ratios over the rows where all are defined.
+        let mut log_sums = vec![0.0f64; columns.len()];
+        let mut n_geo = 0usize;
+        for (other, idx) in &rows {
+            let value = |c: usize| -> Option<f64> {
+                idx[c].and_then(|i| match &cells[i][m] {
+                    Cell::Num(v, _) => Some(*v),
+                    Cell::Text(_) => None,
+                })
+            };
+            let base = value(base_col);
+            let ratios: Vec<Option<f64>> = (0..columns.len())
+                .map(|c| match (value(c), base) {
+                    (Some(v), Some(b)) if (v / b).is_finite() => Some(v / b),
+                    _ => None,
+                })
+                .collect();
+            let texts: Vec<String> = (0..columns.len())
+                .map(|c| match (value(c), base) {
+                    (Some(v), Some(b)) => ratio_text(v, b),
+                    _ => "n/a".into(),
+                })
+                .collect();
+            let mut f = other.clone();
+            f.push(metric.clone());
+            f.extend(texts.iter().cloned());
+            csv_line(&mut csv, &f);
+            let mut mdrow: Vec<String> = other.iter().map(|o| md_cell(o)).collect();
+            mdrow.extend(texts);
+            let _ = writeln!(md, "| {} |", mdrow.join(" | "));
+            if ratios.iter().all(|r| r.is_some_and(|x| x > 0.0)) {
+                n_geo += 1;
+                for (s, r) in log_sums.iter_mut().zip(&ratios) {
+                    *s += r.expect("checked").ln();
+                }
+            }
+        }
+        if n_geo > 0 && rows.len() > 1 {
+            let mut mdrow: Vec<String> = vec![String::new(); other_axes.len()];
+            if let Some(first) = mdrow.first_mut() {
+                *first = format!("geomean ({n_geo} rows)");
+            }
+            mdrow.extend(log_sums.iter().map(|s| format!("{:.4}", (s / n_geo as f64).exp())));
+            let _ = writeln!(md, "| {} |", mdrow.join(" | "));
+        }
+        let _ = writeln!(md);
+    }
+    Ok((csv, md))
+}
