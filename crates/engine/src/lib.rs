@@ -8,14 +8,16 @@
 //! Many simulations can run in one process: there are no globals, and a [`Simulation`]
 //! is `Send`, so independent runs can be spread over threads (e.g. with rayon).
 //!
-//! ```no_run
+//! ```
 //! use lamina_engine::{config::ConfigBuilder, run_trace};
 //!
 //! let cfg = ConfigBuilder::new()
 //!     .preset("mbm")?
-//!     .set("buffer.size_bytes=0")?
+//!     .set("buffer.size_bytes=1048576")?
 //!     .build()?;
-//! let report = run_trace(&cfg, std::path::Path::new("traces/demo.trace"))?;
+//! // (doc tests run in crates/engine; the demo trace is at the repository root)
+//! let report = run_trace(&cfg, std::path::Path::new("../../traces/demo.trace"))?;
+//! assert_eq!(report.all.count, 5000);
 //! println!("p99 read = {} ns, WAF = {:.3}", report.read.p99_ns, report.waf);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

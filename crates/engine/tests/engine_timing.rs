@@ -168,3 +168,16 @@ fn config_errors_name_the_key() {
     let e = ConfigBuilder::new().build().unwrap_err();
     assert!(e.to_string().contains("nand"), "{e}");
 }
+
+#[test]
+fn read_only_trace_runs_and_reports_zero_waf() {
+    // SSDsim crashed on read-only traces; here every read hits prefilled flash.
+    let mut s = sim(&[]);
+    let reqs: Vec<_> = (0..50).map(|i| req(i * 1_000_000, IoOp::Read, i * 3, 2)).collect();
+    let r = run(&mut s, reqs);
+    assert_eq!(r.read.count, 50);
+    assert_eq!(r.write.count, 0);
+    assert_eq!(r.waf, 0.0);
+    assert_eq!(r.flash.host_programs, 0);
+    assert_eq!(r.flash.host_reads, 100);
+}
