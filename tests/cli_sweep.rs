@@ -1,0 +1,387 @@
+//! End-to-end tests of `lamina sweep` and `lamina merge` through the real binary:
+//! thread-count independence, sharding + merge, resume without repetition, merge's
+//! missing/duplicate detection, spec errors, the Slurm script, and the CI-sized versions
+//! of the checked-in experiments.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn lamina() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lamina"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn shared_traces() -> PathBuf {
+    root().join("../shared/traces")
+}
+
+fn ok(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "lamina failed:\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn failed(out: Output) -> String {
+    assert!(!out.status.success(), "expected failure, got:\n{}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// A small spec over a bundled and a shared trace: 2 traces × 2 presets × 2 queue depths
+/// × 2 buffer sizes = 16 short runs, baseline on the buffer axis.
+fn small_spec(dir: &Path) -> PathBuf {
+    let spec = dir.join("small.toml");
+    let text = format!(
+        r#"name = "small"
+trace_root = {root:?}
+traces = ["traces/demo.trace", "../shared/traces/msr-csv/hm_0-window1k.csv"]
+set = ["trace.limit=400"]
+metrics = ["write.mean_ns", "all.p99_ns", "read.mean_ns", "waf", "trace.digest"]
+baseline = {{ "buffer.size_bytes" = 0 }}
+
+[[axis]]
+key = "preset"
+values = ["die-binding-4x2", "mbm"]
+
+[[axis]]
+key = "host.queue_depth"
+values = [0, 4]
+
+[[axis]]
+key = "buffer.size_bytes"
+values = [0, 1048576]
+"#,
+        root = root().display().to_string()
+    );
+    std::fs::write(&spec, text).unwrap();
+    spec
+}
+
+/// Every file under `dir` (relative path → bytes).
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, d: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else {
+                out.insert(p.strip_prefix(base).unwrap().display().to_string(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn sweep(spec: &Path, out: &Path, extra: &[&str]) -> String {
+    ok(lamina().arg("sweep").arg(spec).arg("--out").arg(out).args(extra).output().unwrap())
+}
+
+/// "executed N, skipped M" from the summary line.
+fn counts(stdout: &str) -> (usize, usize) {
+    let line = stdout.lines().find(|l| l.contains("executed")).expect("summary line");
+    let num = |word: &str| -> usize {
+        let at = line.find(word).unwrap() + word.len();
+        line[at..].trim_start().split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    };
+    (num("executed"), num("skipped"))
+}
+
+#[test]
+fn threads_do_not_change_a_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = small_spec(dir.path());
+    let a = dir.path().join("t1");
+    let b = dir.path().join("t2");
+    let out1 = sweep(&spec, &a, &["--threads", "1"]);
+    let out2 = sweep(&spec, &b, &["--threads", "2"]);
+    assert_eq!(counts(&out1), (16, 0));
+    assert_eq!(counts(&out2), (16, 0));
+    let (ta, tb) = (tree(&a), tree(&b));
+    assert_eq!(ta.keys().collect::<Vec<_>>(), tb.keys().collect::<Vec<_>>());
+    for (k, v) in &ta {
+        assert!(v == &tb[k], "{k} differs between --threads 1 and --threads 2");
+    }
+    // 16 reports + plan + 3 tables.
+    assert_eq!(ta.keys().filter(|k| k.starts_with("runs/")).count(), 16);
+    let csv = String::from_utf8(ta["results.csv"].clone()).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "run,trace,preset,host.queue_depth,buffer.size_bytes,seed,write.mean_ns,all.p99_ns,read.mean_ns,waf,trace.digest,key"
+    );
+    assert_eq!(lines.len(), 17);
+    // Cartesian-product order: the last axis varies fastest.
+    assert!(lines[1].starts_with("0,traces/demo.trace,die-binding-4x2,0,0,0,"), "{}", lines[1]);
+    assert!(lines[2].starts_with("1,traces/demo.trace,die-binding-4x2,0,1048576,0,"), "{}", lines[2]);
+    assert!(lines[16].starts_with("15,../shared/traces/msr-csv/hm_0-window1k.csv,mbm,4,1048576,0,"));
+    // Each row's metrics are its report's.
+    for line in &lines[1..] {
+        let f: Vec<&str> = line.split(',').collect();
+        let report: serde_json::Value = serde_json::from_slice(&ta[&format!("runs/{}.json", f[11])]).unwrap();
+        assert_eq!(report["write"]["mean_ns"].to_string(), f[6]);
+        assert_eq!(report["all"]["p99_ns"].to_string(), f[7]);
+        assert_eq!(report["trace"]["digest"].as_str().unwrap(), f[10]);
+        assert_eq!(report["config"]["nand"]["geometry"]["channels"], 4);
+        assert_eq!(report["config"]["buffer"]["size_bytes"].to_string(), f[4]);
+    }
+    // The comparison: one row per (trace, preset, queue depth), baseline column all 1.
+    let md = String::from_utf8(ta["results.compare.md"].clone()).unwrap();
+    assert!(md.contains("## write.mean_ns (relative, 0 = 1)"), "{md}");
+    assert!(md.contains("| trace | preset | host.queue_depth | 0 | 1048576 |"), "{md}");
+    let compare = String::from_utf8(ta["results.compare.csv"].clone()).unwrap();
+    assert_eq!(compare.lines().count(), 1 + 8 * 5);
+    for l in compare.lines().skip(1).filter(|l| !l.contains("trace.digest")) {
+        let cells: Vec<&str> = l.split(',').collect();
+        assert!(cells[4] == "1.0000" || cells[4] == "n/a", "{l}");
+    }
+    // The printed comparison is the markdown file.
+    assert!(out1.contains(md.trim_end()));
+}
+
+#[test]
+fn shards_merge_to_the_unsharded_sweep_and_merge_checks_completeness() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = small_spec(dir.path());
+    let whole = dir.path().join("whole");
+    sweep(&spec, &whole, &["--threads", "2"]);
+    let shard = |k: usize| dir.path().join(format!("shard-{k}"));
+    for k in 1..=3 {
+        let out = sweep(&spec, &shard(k), &["--shard", &format!("{k}/3"), "--threads", "1"]);
+        // Runs i with i mod 3 = k - 1: 6, 5, 5 of 16.
+        assert_eq!(counts(&out).0, [6, 5, 5][k - 1], "{out}");
+        assert!(!shard(k).join("results.csv").exists(), "a shard alone is not a complete sweep");
+        let n = std::fs::read_dir(shard(k).join("runs")).unwrap().count();
+        assert_eq!(n, [6, 5, 5][k - 1]);
+    }
+    let merged = dir.path().join("merged/results.csv");
+    let merge = |dirs: &[PathBuf], spec: Option<&Path>| {
+        let mut c = lamina();
+        c.arg("merge").args(dirs).arg("--out").arg(&merged);
+        if let Some(s) = spec {
+            c.arg("--spec").arg(s);
+        }
+        c.output().unwrap()
+    };
+    let all = [shard(1), shard(2), shard(3)];
+    ok(merge(&all, None));
+    for f in ["results.csv", "results.compare.csv", "results.compare.md"] {
+        let a = std::fs::read(whole.join(f)).unwrap();
+        let b = std::fs::read(dir.path().join("merged").join(f)).unwrap();
+        assert!(a == b, "merged {f} differs from the unsharded sweep's");
+    }
+    // Idempotent: again, in another order, with a directory named twice, and against the spec.
+    let first = std::fs::read(&merged).unwrap();
+    ok(merge(&[shard(3), shard(1), shard(2), shard(1)], None));
+    assert_eq!(std::fs::read(&merged).unwrap(), first);
+    ok(merge(&all, Some(&spec)));
+    assert_eq!(std::fs::read(&merged).unwrap(), first);
+
+    // A missing shard: named with the count and the run indices (shard 2 = 1, 4, 7, …).
+    let err = failed(merge(&[shard(1), shard(3)], None));
+    assert!(err.contains("5 of 16 runs missing (indices 1, 4, 7, 10, 13)"), "{err}");
+    let err = failed(merge(&[shard(1), shard(3)], Some(&spec)));
+    assert!(err.contains("5 of 16 runs missing"), "{err}");
+    // A duplicate: one of shard 1's runs also in shard 2.
+    let one = std::fs::read_dir(shard(1).join("runs")).unwrap().next().unwrap().unwrap();
+    std::fs::copy(one.path(), shard(2).join("runs").join(one.file_name())).unwrap();
+    let err = failed(merge(&all, None));
+    assert!(err.contains("1 duplicate run(s): run "), "{err}");
+    assert!(err.contains("shard-1") && err.contains("shard-2"), "{err}");
+    // A different sweep's directory is refused rather than mixed in.
+    let other = dir.path().join("other.toml");
+    std::fs::write(&other, std::fs::read_to_string(&spec).unwrap().replace("[0, 4]", "[0, 8]")).unwrap();
+    let odir = dir.path().join("other");
+    sweep(&other, &odir, &["--shard", "1/4"]);
+    let err = failed(merge(&[shard(1), odir], None));
+    assert!(err.contains("different sweep plans"), "{err}");
+}
+
+#[test]
+fn an_interrupted_sweep_resumes_without_repeating_finished_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = small_spec(dir.path());
+    let out = dir.path().join("out");
+    // "Interrupted" sweep: only half of the runs finished (shard 1 of 2 is exactly that
+    // state), plus the debris a killed writer leaves: a temporary file and a torn report
+    // (as a non-atomic writer would leave it).
+    let first = sweep(&spec, &out, &["--shard", "1/2"]);
+    assert_eq!(counts(&first), (8, 0));
+    let runs = out.join("runs");
+    let mut done: Vec<PathBuf> = std::fs::read_dir(&runs).unwrap().map(|e| e.unwrap().path()).collect();
+    done.sort();
+    assert_eq!(done.len(), 8);
+    // Mark every finished report: a re-run would rewrite the file and lose the marker.
+    for p in &done {
+        let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        v["resume_marker"] = serde_json::Value::Bool(true);
+        std::fs::write(p, serde_json::to_string_pretty(&v).unwrap() + "\n").unwrap();
+    }
+    let torn = &done[0];
+    let bytes = std::fs::read(torn).unwrap();
+    std::fs::write(torn, &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::write(runs.join(".deadbeef.json.tmp.99999.0"), b"{ partial").unwrap();
+
+    let second = sweep(&spec, &out, &["--threads", "2"]);
+    // 8 of the other shard + the torn one; 7 intact ones kept.
+    assert_eq!(counts(&second), (9, 7), "{second}");
+    for p in &done {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        assert_eq!(v.get("resume_marker").is_some(), p != torn, "{}", p.display());
+    }
+    // A third time runs nothing, and the tables equal a fresh sweep's.
+    let third = sweep(&spec, &out, &[]);
+    assert_eq!(counts(&third), (0, 16));
+    let fresh = dir.path().join("fresh");
+    sweep(&spec, &fresh, &[]);
+    for f in ["results.csv", "results.compare.csv", "results.compare.md"] {
+        assert_eq!(std::fs::read(out.join(f)).unwrap(), std::fs::read(fresh.join(f)).unwrap(), "{f}");
+    }
+}
+
+#[test]
+fn runs_are_keyed_by_what_determines_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = small_spec(dir.path());
+    let list = |extra: &str| -> Vec<String> {
+        let text = format!("{extra}{}", std::fs::read_to_string(&spec).unwrap());
+        let s = dir.path().join("k.toml");
+        std::fs::write(&s, text).unwrap();
+        let out = ok(lamina().arg("sweep").arg(&s).arg("--list").output().unwrap());
+        out.lines().map(|l| l.split_whitespace().nth(1).unwrap().to_owned()).collect()
+    };
+    let a = list("");
+    assert_eq!(a.len(), 16);
+    assert_eq!(a, list(""), "keys are stable");
+    let mut sorted = a.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 16, "keys are distinct");
+    // A seed axis changes every key and multiplies the runs.
+    let seeded = list("seeds = [1, 2]\n");
+    assert_eq!(seeded.len(), 32);
+    assert!(seeded.iter().all(|k| !a.contains(k)));
+    // The same resolved config reached two ways is refused (its runs would share a key).
+    let s = dir.path().join("dup.toml");
+    std::fs::write(
+        &s,
+        std::fs::read_to_string(&spec)
+            .unwrap()
+            .replace("values = [0, 4]", "values = [4, 4]\nlabels = [\"four\", \"4\"]"),
+    )
+    .unwrap();
+    let err = failed(lamina().arg("sweep").arg(&s).arg("--list").output().unwrap());
+    assert!(err.contains("resolve to the same configuration"), "{err}");
+}
+
+#[test]
+fn spec_errors_name_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(small_spec(dir.path())).unwrap();
+    let check = |text: String, want: &str| {
+        let s = dir.path().join("bad.toml");
+        std::fs::write(&s, text).unwrap();
+        let err =
+            failed(lamina().arg("sweep").arg(&s).arg("--out").arg(dir.path().join("o")).output().unwrap());
+        assert!(err.contains(want), "want {want:?} in:\n{err}");
+    };
+    check(base.replace("host.queue_depth", "host.queue_dpeth"), "queue_dpeth");
+    check(base.replace("\"mbm\"", "\"nosuch\""), "nosuch");
+    check(base.replace("hm_0-window1k.csv", "nope.csv"), "nope.csv");
+    check(
+        base.replace("baseline = { \"buffer.size_bytes\" = 0 }", "baseline = { \"buffer.size\" = 0 }"),
+        "buffer.size",
+    );
+    check(
+        base.replace("baseline = { \"buffer.size_bytes\" = 0 }", "baseline = { \"buffer.size_bytes\" = 7 }"),
+        "\"7\"",
+    );
+    check(base.replace("name = \"small\"", "name = \"small\"\nsurprise = 1"), "surprise");
+    check(base.replace("\"waf\"", "\"wafx\""), "wafx");
+    check(base.replace("[0, 4]", "[]"), "`values` is empty");
+    // Trace root from the environment when the flag is absent; the flag wins over it.
+    let s = dir.path().join("rooted.toml");
+    std::fs::write(&s, base.replace(&format!("trace_root = {:?}\n", root().display().to_string()), ""))
+        .unwrap();
+    let err = failed(lamina().arg("sweep").arg(&s).arg("--list").output().unwrap());
+    assert!(err.contains("--trace-root"), "{err}");
+    ok(lamina().arg("sweep").arg(&s).arg("--list").env("LAMINA_TRACE_ROOT", root()).output().unwrap());
+    let err = failed(
+        lamina()
+            .arg("sweep")
+            .arg(&s)
+            .args(["--list", "--trace-root", "/nonexistent"])
+            .env("LAMINA_TRACE_ROOT", root())
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("/nonexistent"), "{err}");
+}
+
+#[test]
+fn emit_slurm_prints_an_array_job_and_a_dependent_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = small_spec(dir.path());
+    let out = dir.path().join("cluster out");
+    let script = ok(lamina()
+        .arg("sweep")
+        .arg(&spec)
+        .arg("--emit-slurm")
+        .args(["--slurm-shards", "4", "--slurm-cpus", "2", "--slurm-time", "00:10:00"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap());
+    for want in [
+        "#!/usr/bin/env bash",
+        "--array=1-4 --cpus-per-task=2 --time='00:10:00'",
+        "--shard \"$k/$SLURM_ARRAY_TASK_COUNT\"",
+        "k=$((SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN + 1))",
+        "--dependency=afterok:\"$array_job\"",
+        "merge '",
+        "/cluster out'/shard-* --out '",
+        "/cluster out'/results.csv",
+        "16 runs as a Slurm job array of 4 tasks",
+    ] {
+        assert!(script.contains(want), "missing {want:?} in:\n{script}");
+    }
+    assert!(!out.exists(), "--emit-slurm runs nothing");
+    let syntax = Command::new("bash").arg("-n").arg("-c").arg(&script).output().unwrap();
+    assert!(syntax.status.success(), "{}", String::from_utf8_lossy(&syntax.stderr));
+}
+
+/// The CI-sized experiments: every policy runs, and the comparison has a column per policy
+/// with the baseline at 1.
+#[test]
+fn tiny_experiments_run() {
+    for (spec, policies, runs) in [
+        ("die-binding-tiny", &["static", "write-order", "queue", "state", "dynamic", "uq"][..], 24),
+        ("lacr-tiny", &["static", "ocr", "lacr"][..], 36),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = sweep(&root().join("experiments/ci").join(format!("{spec}.toml")), dir.path(), &[]);
+        assert_eq!(counts(&out), (runs, 0), "{out}");
+        let md = std::fs::read_to_string(dir.path().join("results.compare.md")).unwrap();
+        let header = md.lines().find(|l| l.starts_with("| trace |")).unwrap();
+        assert!(header.ends_with(&format!("| {} |", policies.join(" | "))), "{header}");
+        let csv = std::fs::read_to_string(dir.path().join("results.compare.csv")).unwrap();
+        for l in csv.lines().skip(1) {
+            let base = l.split(',').nth_back(policies.len() - 1).unwrap();
+            assert!(base == "1.0000" || base == "n/a", "{l}");
+        }
+        // The runs really differ by policy (the placement reached the engine).
+        let results = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+        let distinct: std::collections::BTreeSet<&str> =
+            results.lines().skip(1).map(|l| l.split(',').nth_back(1).unwrap()).collect();
+        assert!(distinct.len() > runs / policies.len(), "{results}");
+    }
+    assert!(shared_traces().join("MANIFEST.md").is_file());
+}
