@@ -67,6 +67,10 @@ pub struct LacrParams {
     pub pending_write_layer: PendingWriteLayer,
     /// Reads counted in `T_RD`.
     pub read_scope: ReadScope,
+    /// Add the new write's own service time on each candidate (`W × speed(layer)` of the
+    /// page it would get there, + transfer), not only the queue time ahead of it. Off by
+    /// default: Eq. 1 and Algorithm 1 compare queue times only.
+    pub include_own_write: bool,
 }
 
 /// OCR / LaCR chip redirection (see the module docs).
@@ -116,9 +120,11 @@ impl ChipRedirect {
 
     /// Estimated queue time (Eq. 1) a write joining `die` would see, in ns, as the policy
     /// computes it when placing the next write (for tests and diagnostics).
-    pub fn estimate(&mut self, view: &dyn DeviceView, die: DieId) -> u64 {
+    /// With [`LacrParams::include_own_write`], the new write is assumed to go to the
+    /// die's plane with index `plane_in_die`.
+    pub fn estimate(&mut self, view: &dyn DeviceView, die: DieId, plane_in_die: u32) -> u64 {
         self.prepare(view);
-        self.die_estimate(view, die)
+        self.die_estimate(view, die, plane_in_die)
     }
 
     /// Array read time of `page` (or the mean) for this flavour.
@@ -186,8 +192,9 @@ impl ChipRedirect {
         }
     }
 
-    /// Eq. 1 for `die` (after [`Self::prepare`]).
-    fn die_estimate(&self, view: &dyn DeviceView, die: DieId) -> u64 {
+    /// Eq. 1 for `die` (after [`Self::prepare`]); the new write would go to its plane
+    /// `plane_in_die`.
+    fn die_estimate(&self, view: &dyn DeviceView, die: DieId, plane_in_die: u32) -> u64 {
         let geo = view.geometry();
         let t = view.timing();
         let ppb = geo.pages_per_block();
@@ -218,6 +225,12 @@ impl ChipRedirect {
         if self.params.read_scope == ReadScope::Channel {
             reads = self.channel_reads[geo.channel_of_die(die).idx()];
         }
+        if self.params.include_own_write {
+            let plane = PlaneId(first_plane + plane_in_die);
+            let k = ahead[plane_in_die as usize] as u64;
+            let page = view.next_write_page(plane).map(|p| ((p as u64 + k) % ppb as u64) as u32);
+            writes += self.program_array(geo, t, page) + t.transfer(geo.page_size_bytes() as u64).as_ns();
+        }
         let gc = if view.die_gc_active(die) { t.t_bers.as_ns() } else { 0 };
         let remain = view.die_free_at(die).saturating_since(view.now()).as_ns();
         reads + writes + gc + remain
@@ -231,6 +244,7 @@ impl Placement for ChipRedirect {
         let dpc = geo.dies_per_chip();
         let cpc = geo.chips_per_channel();
         let die_in_chip = geo.die_of_plane(static_plane).0 % dpc;
+        let plane_idx = plane_index(geo, static_plane);
         let all_gc = self.channel_gc.iter().all(|&g| g);
         // Algorithm 1 (with its evident `else` restored: a new minimum starts the tie list
         // with that chip once, not twice).
@@ -243,7 +257,7 @@ impl Placement for ChipRedirect {
             if self.channel_gc[ch.idx()] && !all_gc {
                 continue;
             }
-            let q = self.die_estimate(view, DieId(chip * dpc + die_in_chip));
+            let q = self.die_estimate(view, DieId(chip * dpc + die_in_chip), plane_idx);
             if q < shortest {
                 shortest = q;
                 ties.clear();
@@ -255,6 +269,6 @@ impl Placement for ChipRedirect {
         let chip = ties[(self.token % ties.len() as u64) as usize];
         self.ties = ties;
         let die = DieId(chip * dpc + die_in_chip);
-        Some(plane_in(geo, die, plane_index(geo, static_plane)))
+        Some(plane_in(geo, die, plane_idx))
     }
 }

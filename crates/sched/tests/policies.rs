@@ -273,17 +273,25 @@ fn ocr_and_lacr_disagree_when_queued_writes_sit_on_slow_layers() {
     assert_eq!(t.program_array(63).as_ns(), 1_200_000);
     let mut ocr = ChipRedirect::ocr(LacrParams::default());
     let mut lacr = ChipRedirect::lacr(LacrParams::default());
-    assert_eq!(ocr.estimate(&v, DieId(0)), 600_000 + xfer);
-    assert_eq!(lacr.estimate(&v, DieId(0)), 1_200_000 + xfer);
-    assert_eq!(lacr.estimate(&v, DieId(2)), 700_000);
+    assert_eq!(ocr.estimate(&v, DieId(0), 0), 600_000 + xfer);
+    assert_eq!(lacr.estimate(&v, DieId(0), 0), 1_200_000 + xfer);
+    assert_eq!(lacr.estimate(&v, DieId(2), 0), 700_000);
     assert_eq!(die_of(&v, ocr.place_write(0, PlaneId(0), &v).unwrap()), 0);
     assert_eq!(die_of(&v, lacr.place_write(0, PlaneId(0), &v).unwrap()), 2);
     // With the mean layer instead of the tracked write pointer, LaCR sees the mean
     // program time (1.5 × 600 µs for 16 linear layers from 1 to 2) and still avoids chip 0.
     let mut mean =
         ChipRedirect::lacr(LacrParams { pending_write_layer: PendingWriteLayer::Mean, ..Default::default() });
-    let m = mean.estimate(&v, DieId(0)) - xfer;
+    let m = mean.estimate(&v, DieId(0), 0) - xfer;
     assert!((890_000..=910_000).contains(&m), "mean program time {m}");
+    // Counting the new write's own program time: on chip 0 it would follow the queued
+    // write onto page 0 of a new block (bottom layer, 600 µs); chip 1's plane 0 pointer
+    // at page 40 (layer 10, factor 1 + 10/15).
+    let own = LacrParams { include_own_write: true, ..Default::default() };
+    v.next_page[4] = Some(40);
+    let mut lacr_own = ChipRedirect::lacr(own);
+    assert_eq!(lacr_own.estimate(&v, DieId(0), 0), 1_200_000 + 600_000 + 2 * xfer);
+    assert_eq!(lacr_own.estimate(&v, DieId(2), 0), 700_000 + 600_000 + 400_000 + xfer);
 }
 
 #[test]
@@ -306,10 +314,10 @@ fn estimate_matches_eq_1_to_9_by_hand() {
     let write = |page: u32| t.program_array(page).as_ns() + t.transfer(16384).as_ns();
     let expected = read(0, 4096) + read(32, 16384) + write(62) + write(63) + 50_000;
     let mut lacr = ChipRedirect::lacr(LacrParams::default());
-    assert_eq!(lacr.estimate(&v, DieId(0)), expected);
+    assert_eq!(lacr.estimate(&v, DieId(0), 0), expected);
     // Per-die read scope drops die 3's read.
     let mut die_scope = ChipRedirect::lacr(LacrParams { read_scope: ReadScope::Die, ..Default::default() });
-    assert_eq!(die_scope.estimate(&v, DieId(0)), expected - read(32, 16384));
+    assert_eq!(die_scope.estimate(&v, DieId(0), 0), expected - read(32, 16384));
     // Layer factors: page 32 is on layer 8 of 16 → 1 + 8/15.
     assert_eq!(t.read_array(32).as_ns(), 49_000 + 49_000 * 8 / 15);
 }
