@@ -7,7 +7,12 @@
 //! - [`Arbiter`]: when a die is free, which of its queues (host reads, host writes,
 //!   garbage collection) is served next? Within a queue service is first-come first-served.
 //!
-//! Policies see the device only through [`DeviceView`], never the engine's internals.
+//! Policies see the device only through [`DeviceView`], never the engine's internals;
+//! [`mock::MockView`] is a hand-built view for tests and experiments.
+//!
+//! Placements ([`PlacementKind`], config `sched.placement`): `static`, `write-order`,
+//! `queue`, `state`, `dynamic`, `uq` (state-based-die-binding) and `ocr`, `lacr`
+//! (layer-aware-chip-redirection). Rules, sources and open points: `docs/policies.md`.
 
 use lamina_nand_model::{ChannelId, DieId, Geometry, PlaneId, SimTime, Timing};
 use serde::{Deserialize, Serialize};

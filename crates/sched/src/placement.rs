@@ -63,7 +63,7 @@ impl Placement for StaticPlacement {
     }
 }
 
-/// Write-order binding (state-based-die-binding §2, ref. [9]): the n-th write goes to
+/// Write-order binding (state-based-die-binding §2, ref. \[9\]): the n-th write goes to
 /// die `n mod dies`, dies in channel-first order, whatever their state.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WriteOrderPlacement {
@@ -79,7 +79,7 @@ impl Placement for WriteOrderPlacement {
     }
 }
 
-/// Queue-based binding (state-based-die-binding §2, ref. [4]): the die with the shortest
+/// Queue-based binding (state-based-die-binding §2, ref. \[4\]): the die with the shortest
 /// queue, counting the operation in flight (`die_queue_len + busy`). Ties go to the
 /// first such die at or after a rotating pointer (channel-first order), which advances
 /// past each choice, so equal queues are filled round-robin.
@@ -108,7 +108,7 @@ impl Placement for QueuePlacement {
     }
 }
 
-/// State-based binding (Winata, Kim and Shin, Electronics Letters 2015; ref. [5] of
+/// State-based binding (Winata, Kim and Shin, Electronics Letters 2015; ref. \[5\] of
 /// state-based-die-binding): idle dies first; among them the one with the fewest
 /// cumulative writes. Channel state is ignored (the paper assumes a dedicated channel
 /// per die). With no idle die the write still goes somewhere (the original has no
