@@ -214,11 +214,16 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let info = &plan.info;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("sweeps").join(&info.name));
     if args.list {
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
         for r in &info.runs {
             let shard = args.shard.map_or(String::new(), |s| format!(" shard {}/{}", r.index % s.n + 1, s.n));
             let axes: Vec<String> =
                 info.axes.iter().zip(&r.labels).map(|(a, l)| format!("{a}={l}")).collect();
-            println!("{:>5}{shard} {} {}", r.index, r.key, axes.join(" "));
+            // A closed pipe (`| head`) ends the listing quietly.
+            if writeln!(stdout, "{:>5}{shard} {} {}", r.index, r.key, axes.join(" ")).is_err() {
+                break;
+            }
         }
         return Ok(());
     }
