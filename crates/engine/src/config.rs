@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use lamina_ftl::{FtlConfig, PreconditionConfig};
 use lamina_nand_model::{NandConfig, Nanos};
-use lamina_sched::{ArbiterKind, GcMode, PlacementKind};
+use lamina_sched::{ArbiterKind, GcMode, LacrParams, PlacementKind};
 
 use crate::trace::TraceOptions;
 
@@ -149,6 +149,9 @@ pub struct SchedConfig {
     /// GC versus host I/O.
     #[serde(default)]
     pub gc: GcMode,
+    /// Options of the `ocr` and `lacr` placement policies (`[sched.lacr]`).
+    #[serde(default)]
+    pub lacr: LacrParams,
 }
 
 /// A configuration error naming the key (or source) at fault.

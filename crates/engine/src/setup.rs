@@ -63,7 +63,7 @@ impl SimulationBuilder {
         if cfg.host.verify && ftl.logical_pages() > u32::MAX as u64 {
             return Err(BuildError::VerifyTooLarge(ftl.logical_pages()));
         }
-        let placement = cfg.sched.placement.build();
+        let placement = cfg.sched.placement.build_with(cfg.sched.lacr);
         let arbiter = cfg.sched.arbiter.build();
         Ok(Simulation::new(cfg, device, ftl, placement, arbiter))
     }

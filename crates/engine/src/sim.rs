@@ -111,6 +111,9 @@ struct DieState {
     gc: VecDeque<(PlaneId, u64)>,
     /// In-flight ops on this die.
     inflight: u32,
+    /// Host writes bound to this die that wait for their read-modify-write read (which
+    /// may run on another die), FCFS. They count as this die's pending work.
+    parked: Vec<u32>,
     /// The program/erase op currently running (for suspension bookkeeping).
     pe_op: u32,
     /// Whether `pe_op` is an erase (else a program).
@@ -256,7 +259,8 @@ impl DeviceView for View<'_> {
         self.now
     }
     fn die_idle(&self, die: DieId) -> bool {
-        self.dies[die.idx()].inflight == 0 && self.device.is_die_idle(die, self.now)
+        let d = &self.dies[die.idx()];
+        d.inflight == 0 && d.parked.is_empty() && self.device.is_die_idle(die, self.now)
     }
     fn channel_idle(&self, channel: ChannelId) -> bool {
         self.device.is_channel_idle(channel, self.now)
@@ -266,11 +270,11 @@ impl DeviceView for View<'_> {
     }
     fn die_queue_len(&self, die: DieId) -> u32 {
         let d = &self.dies[die.idx()];
-        (d.reads.len() + d.writes.len()) as u32
+        (d.reads.len() + d.writes.len() + d.parked.len()) as u32
     }
     fn for_each_pending(&self, die: DieId, f: &mut dyn FnMut(PendingOp)) {
         let d = &self.dies[die.idx()];
-        for &t in d.reads.iter().chain(d.writes.iter()) {
+        for &t in d.reads.iter().chain(d.writes.iter()).chain(d.parked.iter()) {
             let tx = self.txns.get(t);
             let is_read = matches!(tx.kind, TxnKind::Read | TxnKind::RmwRead);
             let page =
@@ -832,6 +836,7 @@ impl Simulation {
                 let rmw = Txn { kind: TxnKind::RmwRead, link: t, die, ..tx };
                 let rid = self.txns.insert(Txn { seq: self.seq, ..rmw });
                 self.seq += 1;
+                self.dies[tx.die.idx()].parked.push(t);
                 self.dies[die.idx()].reads.push_back(rid);
                 if die != tx.die {
                     self.dispatch(die, true)?;
@@ -971,6 +976,9 @@ impl Simulation {
             TxnKind::RmwRead => {
                 let w = tx.link;
                 let wd = self.txns.get(w).die;
+                let parked = &mut self.dies[wd.idx()].parked;
+                let pos = parked.iter().position(|&p| p == w).expect("parked read-modify-write");
+                parked.remove(pos);
                 self.dies[wd.idx()].writes.push_front(w);
                 // The write's die may be idle (the read ran on another die).
                 self.dispatch(wd, false)
