@@ -437,3 +437,33 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
     );
     write_tables(&plan, &reports, &args.out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_and_partition_the_runs() {
+        assert_eq!("2/8".parse::<Shard>(), Ok(Shard { k: 2, n: 8 }));
+        for bad in ["0/3", "4/3", "1/0", "1", "a/b", "1/2/3", ""] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        // Every run in exactly one shard, round-robin.
+        let n = 5;
+        for i in 0..37 {
+            let owners: Vec<usize> = (1..=n).filter(|&k| Shard { k, n }.owns(i)).collect();
+            assert_eq!(owners, [i % n + 1]);
+        }
+    }
+
+    #[test]
+    fn atomic_writes_leave_no_temporary_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert_eq!(sibling(&p, ".compare.md"), dir.path().join("x.compare.md"));
+    }
+}

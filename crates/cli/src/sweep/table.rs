@@ -213,3 +213,52 @@ fn compare(
     }
     Ok((csv, md))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::spec::{Baseline, RunInfo};
+
+    #[test]
+    fn csv_fields_are_quoted_only_when_needed() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    }
+
+    /// Two policies × two traces: ratios by hand, baseline column 1, geometric mean row.
+    #[test]
+    fn comparison_divides_by_the_baseline_per_row() {
+        let run = |index: usize, trace: &str, policy: &str| RunInfo {
+            index,
+            key: format!("k{index}"),
+            labels: vec![trace.into(), policy.into()],
+            seed: 0,
+            trace_digest: "xxh3-64:0".into(),
+        };
+        let plan = PlanInfo {
+            lamina_sweep_plan: 1,
+            name: "t".into(),
+            axes: vec!["trace".into(), "sched.placement".into()],
+            metrics: vec!["write.mean_ns".into()],
+            baseline: Some(Baseline { axis: "sched.placement".into(), label: "static".into() }),
+            runs: vec![run(0, "a", "static"), run(1, "a", "uq"), run(2, "b", "static"), run(3, "b", "uq")],
+        };
+        let rep = |v: f64| serde_json::json!({ "write": { "mean_ns": v } });
+        let t = build(&plan, &[rep(100.0), rep(50.0), rep(200.0), rep(400.0)]).unwrap();
+        assert_eq!(
+            t.results_csv,
+            "run,trace,sched.placement,seed,write.mean_ns,key\n0,a,static,0,100.0,k0\n1,a,uq,0,50.0,k1\n\
+             2,b,static,0,200.0,k2\n3,b,uq,0,400.0,k3\n"
+        );
+        assert_eq!(
+            t.compare_csv,
+            "trace,metric,static,uq\na,write.mean_ns,1.0000,0.5000\nb,write.mean_ns,1.0000,2.0000\n"
+        );
+        assert!(t.compare_md.contains("| geomean (2 rows) | 1.0000 | 1.0000 |"), "{}", t.compare_md);
+        // A metric the report lacks is an error naming it.
+        let bad = PlanInfo { metrics: vec!["write.p42_ns".into()], ..plan };
+        let e = build(&bad, &[rep(1.0), rep(1.0), rep(1.0), rep(1.0)]).err().unwrap().to_string();
+        assert!(e.contains("write.p42_ns") && e.contains("mean_ns"), "{e}");
+    }
+}
