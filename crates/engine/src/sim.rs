@@ -39,7 +39,7 @@ enum Event {
     /// A buffered write or buffer read hit finishes after the DRAM latency.
     DramDone { req: u32 },
     /// Idle-flush check, valid only if no host activity happened since it was scheduled.
-    IdleFlush { epoch: u64 },
+    IdleFlush { epoch: u32 },
     /// A channel frees: retry binding undecided writes.
     Recheck,
 }
@@ -219,7 +219,7 @@ pub struct Simulation {
     recheck_at: SimTime,
     admitted: u32,
     seq: u64,
-    epoch: u64,
+    epoch: u32,
     /// Latest write version per LPN (verify mode only).
     versions: Option<LpnTable<u32>>,
     pub(crate) stats: RequestStats,
@@ -443,7 +443,7 @@ impl Simulation {
     }
 
     fn arrive(&mut self, r: IoRequest) -> Result<(), RunError> {
-        self.epoch += 1;
+        self.epoch = self.epoch.wrapping_add(1);
         let depth = self.cfg.host.queue_depth;
         if self.cfg.host.mode == HostMode::Open && depth != 0 && self.admitted >= depth {
             self.host_queue.push_back(r);
@@ -468,16 +468,27 @@ impl Simulation {
             waiting_pages: 0,
         });
         let mut done_now = 0;
-        for lpn in first..=last {
-            let start = if lpn == first { (r.offset_bytes % ps) as u32 } else { 0 };
-            let end = if lpn == last {
+        // Reads look up a batch of pages first: the map loads are independent, so their
+        // cache misses overlap instead of serialising behind each page's dispatch.
+        const BATCH: usize = 16;
+        let mut mapped = [None; BATCH];
+        for page in first..=last {
+            let start = if page == first { (r.offset_bytes % ps) as u32 } else { 0 };
+            let end = if page == last {
                 ((r.offset_bytes + r.size_bytes - 1) % ps + 1) as u32
             } else {
                 self.page_size
             };
-            let lpn = lpn % self.logical_pages; // trace layer already wrapped or rejected
+            let lpn = self.wrap(page);
+            let slot = ((page - first) % BATCH as u64) as usize;
+            if r.op == IoOp::Read && slot == 0 {
+                let n = (last - page + 1).min(BATCH as u64);
+                for (i, m) in mapped.iter_mut().enumerate().take(n as usize) {
+                    *m = self.ftl.lookup(Lpn(self.wrap(page + i as u64)));
+                }
+            }
             match r.op {
-                IoOp::Read => done_now += self.sub_read(req, lpn, start, end - start)?,
+                IoOp::Read => done_now += self.sub_read(req, lpn, start, end - start, mapped[slot])?,
                 IoOp::Write => done_now += self.sub_write(req, lpn, start, end - start)?,
                 IoOp::Trim => {
                     if let Some(b) = self.buffer.as_mut() {
@@ -516,14 +527,29 @@ impl Simulation {
     }
 
     /// Returns 1 if the sub-request completed immediately.
-    fn sub_read(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Result<u32, RunError> {
+    /// A logical page number of the trace, inside the logical space (the trace layer
+    /// already wraps or rejects addresses beyond capacity; this only guards).
+    #[inline]
+    fn wrap(&self, lpn: u64) -> u64 {
+        if lpn < self.logical_pages { lpn } else { lpn % self.logical_pages }
+    }
+
+    /// One page of a read; `mapped` is the FTL's current mapping of `lpn`.
+    fn sub_read(
+        &mut self,
+        req: u32,
+        lpn: u64,
+        offset: u32,
+        len: u32,
+        mapped: Option<Ppa>,
+    ) -> Result<u32, RunError> {
         let mask = self.mask_of(offset, len);
         if let Some(b) = self.buffer.as_mut()
             && b.read(lpn, mask)
         {
             return Ok(1);
         }
-        let Some(ppa) = self.ftl.lookup(Lpn(lpn)) else {
+        let Some(ppa) = mapped else {
             self.flash.unwritten_reads += 1;
             return Ok(1);
         };

@@ -31,6 +31,13 @@ impl LatencyHist {
         self.sum_ns += d.0 as u128;
     }
 
+    /// The union of two distributions (exact: same bucket layout, sums added).
+    pub fn merged(a: &LatencyHist, b: &LatencyHist) -> LatencyHist {
+        let mut hist = a.hist.clone();
+        hist.add(&b.hist).expect("auto-resizing histogram");
+        LatencyHist { hist, sum_ns: a.sum_ns + b.sum_ns }
+    }
+
     /// Number of samples.
     pub fn count(&self) -> u64 {
         self.hist.len()
@@ -91,14 +98,10 @@ pub struct RequestStats {
     pub read: LatencyHist,
     /// Response times of writes.
     pub write: LatencyHist,
-    /// Response times of all requests.
-    pub all: LatencyHist,
     /// Queue waits of reads.
     pub read_wait: LatencyHist,
     /// Queue waits of writes.
     pub write_wait: LatencyHist,
-    /// Queue waits of all requests.
-    pub all_wait: LatencyHist,
     /// Bytes read by the host.
     pub read_bytes: u64,
     /// Bytes written by the host.
@@ -112,6 +115,17 @@ pub struct RequestStats {
 }
 
 impl RequestStats {
+    /// Response times of all requests: the read and write histograms merged (recording
+    /// each request once per class instead of twice keeps the hot path lean).
+    pub fn all(&self) -> LatencyHist {
+        LatencyHist::merged(&self.read, &self.write)
+    }
+
+    /// Queue waits of all requests (merged like [`RequestStats::all`]).
+    pub fn all_wait(&self) -> LatencyHist {
+        LatencyHist::merged(&self.read_wait, &self.write_wait)
+    }
+
     /// Record a completed request.
     #[inline]
     pub fn complete(&mut self, is_read: bool, bytes: u64, arrival: SimTime, done: SimTime, wait: Nanos) {
@@ -125,8 +139,6 @@ impl RequestStats {
             self.write_wait.record(wait);
             self.write_bytes += bytes;
         }
-        self.all.record(rt);
-        self.all_wait.record(wait);
         if done > self.last_completion {
             self.last_completion = done;
         }
@@ -180,6 +192,22 @@ mod tests {
         assert!((s.p50_ns as i64 - 500_000).abs() <= 500, "{}", s.p50_ns);
         assert!((s.p99_ns as i64 - 990_000).abs() <= 1000, "{}", s.p99_ns);
         assert!((s.max_ns as i64 - 1_000_000).abs() <= 1000);
+    }
+
+    #[test]
+    fn merged_equals_recording_both() {
+        let (mut a, mut b, mut both) =
+            (LatencyHist::default(), LatencyHist::default(), LatencyHist::default());
+        for v in 0..5000u64 {
+            let d = Nanos(v * v % 100_003 + 1);
+            if v % 3 == 0 {
+                a.record(d)
+            } else {
+                b.record(d)
+            }
+            both.record(d);
+        }
+        assert_eq!(LatencyHist::merged(&a, &b).summary(), both.summary());
     }
 
     #[test]

@@ -204,7 +204,7 @@ impl PageFtl {
 
     #[inline]
     fn plane_of_block(&self, b: u32) -> usize {
-        (b / self.blocks_per_plane) as usize
+        self.geometry.plane_of_block(BlockId(b)).idx()
     }
 
     fn free_count(&self, plane: usize) -> u32 {
@@ -322,7 +322,7 @@ impl PageFtl {
     /// Account for page `ppa` (the current copy of some LPN) becoming stale; the caller
     /// repoints or clears the forward-map entry right after.
     fn invalidate(&mut self, ppa: u32) {
-        let b = ppa / self.ppb;
+        let b = self.geometry.block_of(Ppa(ppa as u64)).0;
         let plane = self.plane_of_block(b);
         self.planes[plane].valid -= 1;
         let m = &mut self.blocks[b as usize];
@@ -423,7 +423,10 @@ impl Ftl for PageFtl {
 
     #[inline]
     fn static_plane(&self, lpn: Lpn) -> PlaneId {
-        self.static_planes[(lpn.0 % self.static_planes.len() as u64) as usize]
+        let n = self.static_planes.len() as u64;
+        // A mask when the plane count is a power of two (a division otherwise).
+        let i = if n.is_power_of_two() { lpn.0 & (n - 1) } else { lpn.0 % n };
+        self.static_planes[i as usize]
     }
 
     fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {

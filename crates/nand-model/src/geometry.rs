@@ -422,10 +422,20 @@ impl Geometry {
     pub fn block_id(&self, a: PageAddr) -> BlockId {
         BlockId(self.plane_id(a).0 * self.config.blocks_per_plane + a.block)
     }
+    /// `v / divisor`, where `divisor` is dimension `dim` of `shifts` (a shift when every
+    /// dimension is a power of two: divisions dominate address arithmetic otherwise).
+    #[inline]
+    fn div(&self, v: u64, dim: usize, divisor: u32) -> u64 {
+        match self.shifts {
+            Some(s) => v >> s[dim],
+            None => v / divisor as u64,
+        }
+    }
+
     /// Global block index of a flat page address.
     #[inline]
     pub fn block_of(&self, ppa: Ppa) -> BlockId {
-        BlockId((ppa.0 / self.config.pages_per_block as u64) as u32)
+        BlockId(self.div(ppa.0, 0, self.config.pages_per_block) as u32)
     }
     /// First page of a block.
     #[inline]
@@ -435,22 +445,22 @@ impl Geometry {
     /// Plane holding a block.
     #[inline]
     pub fn plane_of_block(&self, block: BlockId) -> PlaneId {
-        PlaneId(block.0 / self.config.blocks_per_plane)
+        PlaneId(self.div(block.0 as u64, 1, self.config.blocks_per_plane) as u32)
     }
     /// Die holding a plane.
     #[inline]
     pub fn die_of_plane(&self, plane: PlaneId) -> DieId {
-        DieId(plane.0 / self.config.planes_per_die)
+        DieId(self.div(plane.0 as u64, 2, self.config.planes_per_die) as u32)
     }
     /// Chip holding a die.
     #[inline]
     pub fn chip_of_die(&self, die: DieId) -> ChipId {
-        ChipId(die.0 / self.config.dies_per_chip)
+        ChipId(self.div(die.0 as u64, 3, self.config.dies_per_chip) as u32)
     }
     /// Channel of a chip.
     #[inline]
     pub fn channel_of_chip(&self, chip: ChipId) -> ChannelId {
-        ChannelId(chip.0 / self.config.chips_per_channel)
+        ChannelId(self.div(chip.0 as u64, 4, self.config.chips_per_channel) as u32)
     }
     /// Channel of a die.
     #[inline]
@@ -497,6 +507,14 @@ mod tests {
         slow.shifts = None;
         for p in 0..fast.total_pages() {
             assert_eq!(fast.addr(Ppa(p)), slow.addr(Ppa(p)));
+            let b = fast.block_of(Ppa(p));
+            assert_eq!(b, slow.block_of(Ppa(p)));
+            let pl = fast.plane_of_block(b);
+            assert_eq!(pl, slow.plane_of_block(b));
+            let d = fast.die_of_plane(pl);
+            assert_eq!(d, slow.die_of_plane(pl));
+            assert_eq!(fast.chip_of_die(d), slow.chip_of_die(d));
+            assert_eq!(fast.channel_of_die(d), slow.channel_of_die(d));
             assert_eq!(fast.ppa(fast.addr(Ppa(p))), Ppa(p));
         }
         assert_eq!(g.total_pages(), 2 * 2 * 2 * 2 * 8 * 12);
