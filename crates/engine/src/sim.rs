@@ -721,7 +721,17 @@ impl Simulation {
                 write: if may_suspend { None } else { d.writes.front().map(|&t| self.txns.get(t).seq) },
                 gc: if may_suspend { None } else { d.gc.front().map(|&(_, s)| s) },
             };
-            let Some(class) = self.arbiter.pick(&heads, self.gc_mode) else { return Ok(()) };
+            // The arbiter only decides between non-empty queues: with one, it is that one.
+            let class = match (heads.read.is_some(), heads.write.is_some(), heads.gc.is_some()) {
+                (false, false, false) => return Ok(()),
+                (true, false, false) => Class::Read,
+                (false, true, false) => Class::Write,
+                (false, false, true) => Class::Gc,
+                _ => match self.arbiter.pick(&heads, self.gc_mode) {
+                    Some(c) => c,
+                    None => return Ok(()),
+                },
+            };
             let issued = match class {
                 Class::Read => {
                     let t = self.dies[die.idx()].reads.pop_front().expect("head");

@@ -484,6 +484,13 @@ impl Device {
         let g = self.geometry();
         let first = *addrs.first().ok_or(NandError::Empty)?;
         let norm = |a: PageAddr| if with_page { a } else { PageAddr { page: 0, ..a } };
+        if addrs.len() == 1 {
+            // The common single-plane case: only the range check applies.
+            if !g.contains(norm(first)) {
+                return Err(NandError::OutOfRange(first));
+            }
+            return Ok(Check { die: g.die_id(first), channel: ChannelId(first.channel), n: 1 });
+        }
         if addrs.len() > g.planes_per_die() as usize {
             return Err(NandError::CountMismatch {
                 what: "planes in a multi-plane operation (at most planes per die)",
@@ -510,8 +517,7 @@ impl Device {
             }
             planes |= 1 << a.plane;
         }
-        let die = g.die_id(norm(first));
-        Ok(Check { die, channel: g.channel_of_die(die), n: addrs.len() as u64 })
+        Ok(Check { die: g.die_id(first), channel: ChannelId(first.channel), n: addrs.len() as u64 })
     }
 
     fn check_range(&self, offset: u32, len: u32) -> Result<(), NandError> {

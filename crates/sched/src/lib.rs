@@ -114,7 +114,8 @@ pub enum GcMode {
     Preemptible,
 }
 
-/// Chooses which queue a free die serves next.
+/// Chooses which queue a free die serves next. The engine consults it only when at least
+/// two queues are non-empty (with one, that queue is served).
 pub trait Arbiter: Send {
     /// The class to serve, or `None` if all queues are empty.
     fn pick(&mut self, heads: &QueueHeads, gc: GcMode) -> Option<Class>;
