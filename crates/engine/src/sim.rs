@@ -553,14 +553,15 @@ impl Simulation {
             self.flash.unwritten_reads += 1;
             return Ok(1);
         };
-        let a = self.geo.addr(ppa);
-        let die = self.geo.die_id(a);
+        // Only the die and plane are needed to queue the read (no full address decode).
+        let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
+        let die = self.geo.die_of_plane(plane);
         self.push_txn(Txn {
             kind: TxnKind::Read,
             lpn,
             req,
             die,
-            plane: self.geo.plane_id(a),
+            plane,
             offset,
             len,
             partial: false,
