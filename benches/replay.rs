@@ -9,7 +9,7 @@
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use lamina_engine::config::ConfigBuilder;
 use lamina_engine::trace::IoRequest;
-use lamina_engine::trace::generator::{Arrival, GenConfig, Generator, Pattern, SizeDist};
+use lamina_engine::trace::generator::{GenConfig, Generator};
 use lamina_engine::{Simulation, SimulationBuilder};
 
 fn requests() -> u64 {
@@ -17,17 +17,7 @@ fn requests() -> u64 {
 }
 
 fn workload(n: u64) -> Vec<IoRequest> {
-    let cfg = GenConfig {
-        requests: n,
-        arrival: Arrival::poisson("10000").unwrap(),
-        read_ppm: 500_000,
-        sizes: SizeDist::parse("4k-64k").unwrap(),
-        pattern: Pattern::Uniform,
-        footprint_bytes: 200 << 30,
-        seed: 1,
-        device: 0,
-    };
-    Generator::new(cfg).unwrap().collect()
+    Generator::new(GenConfig::replay_benchmark(n)).unwrap().collect()
 }
 
 fn prepared(reqs: &[IoRequest]) -> Simulation {

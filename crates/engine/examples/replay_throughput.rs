@@ -12,19 +12,10 @@ use std::time::Instant;
 use lamina_engine::SimulationBuilder;
 use lamina_engine::config::ConfigBuilder;
 use lamina_engine::report::TraceInfo;
-use lamina_engine::trace::generator::{Arrival, GenConfig, Generator, Pattern, SizeDist};
+use lamina_engine::trace::generator::{GenConfig, Generator};
 
 fn gen_cfg(n: u64) -> GenConfig {
-    GenConfig {
-        requests: n,
-        arrival: Arrival::poisson("10000").unwrap(),
-        read_ppm: 500_000,
-        sizes: SizeDist::parse("4k-64k").unwrap(),
-        pattern: Pattern::Uniform,
-        footprint_bytes: 200 << 30,
-        seed: 1,
-        device: 0,
-    }
+    GenConfig::replay_benchmark(n)
 }
 
 fn peak_rss_kib() -> Option<u64> {

@@ -198,6 +198,22 @@ pub struct GenConfig {
 }
 
 impl GenConfig {
+    /// The replay benchmark's workload (`benches/replay.rs`, issue #3): `requests`
+    /// requests of 4–64 KiB (uniform in 4 KiB steps), 50 % reads, Poisson arrivals at
+    /// 10 k IOPS, uniform 4 KiB-aligned addresses over 200 GiB, seed 1.
+    pub fn replay_benchmark(requests: u64) -> GenConfig {
+        GenConfig {
+            requests,
+            arrival: Arrival::poisson("10000").expect("valid rate"),
+            read_ppm: 500_000,
+            sizes: SizeDist::parse("4k-64k").expect("valid sizes"),
+            pattern: Pattern::Uniform,
+            footprint_bytes: 200 << 30,
+            seed: 1,
+            device: 0,
+        }
+    }
+
     /// Parse a read ratio `0.7` or `70%` into parts per million (exact decimal).
     pub fn parse_read_ratio(s: &str) -> Result<u32, String> {
         let (v, scale) = match s.strip_suffix('%') {
