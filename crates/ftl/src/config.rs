@@ -339,24 +339,9 @@ impl FtlConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lamina_nand_model::{CellType, GeometryConfig, PageTypeOrder};
 
     fn geo(ch: u32, w: u32, d: u32, p: u32, blocks: u32, pages: u32) -> Geometry {
-        GeometryConfig {
-            channels: ch,
-            chips_per_channel: w,
-            dies_per_chip: d,
-            planes_per_die: p,
-            blocks_per_plane: blocks,
-            pages_per_block: pages,
-            page_size_bytes: 4096,
-            partial_read_bytes: None,
-            cell_type: CellType::Slc,
-            layers: 1,
-            page_type_order: PageTypeOrder::Interleaved,
-        }
-        .validate()
-        .unwrap()
+        crate::testing::slc_geometry(ch, w, d, p, blocks, pages)
     }
 
     #[test]

@@ -575,24 +575,9 @@ impl PageFtl {
 mod tests {
     use super::*;
     use crate::config::{GcThreshold, StripeOrder};
-    use lamina_nand_model::{CellType, GeometryConfig, PageTypeOrder};
 
     fn geo(ch: u32, ways: u32, dies: u32, planes: u32, blocks: u32, pages: u32) -> Geometry {
-        GeometryConfig {
-            channels: ch,
-            chips_per_channel: ways,
-            dies_per_chip: dies,
-            planes_per_die: planes,
-            blocks_per_plane: blocks,
-            pages_per_block: pages,
-            page_size_bytes: 4096,
-            partial_read_bytes: None,
-            cell_type: CellType::Slc,
-            layers: 1,
-            page_type_order: PageTypeOrder::Interleaved,
-        }
-        .validate()
-        .unwrap()
+        crate::testing::slc_geometry(ch, ways, dies, planes, blocks, pages)
     }
 
     fn cfg(tie: TieBreak, wl: bool) -> FtlConfig {

@@ -685,25 +685,24 @@ pub fn run_bytes<F: Ftl>(ftl: F, data: &[u8]) -> Result<(), ConformanceFailure> 
 /// [`page_ftl_from_bytes`].
 pub const PAGE_FTL_CONFIG_BYTES: usize = 3;
 
-/// Build a small [`crate::PageFtl`] whose geometry and configuration are chosen by the
-/// first [`PAGE_FTL_CONFIG_BYTES`] bytes (1–2 channels, 1–2 dies, 1–2 planes per die, 4–11
-/// blocks per plane, 1–128 pages per block, every tie-break, wear levelling and copyback
-/// on or off, striping order), returning it with the remaining bytes — the operations for
-/// [`run_bytes`]. `None` if `data` is too short.
-pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
-    use crate::config::{FtlConfig, GcThreshold, StripeOrder, TieBreak};
+/// A small SLC test geometry with 4 KiB pages (the shape most FTL tests want):
+/// `channels × ways × dies × planes × blocks × pages`. Panics if invalid (a test bug).
+pub fn slc_geometry(
+    channels: u32,
+    ways: u32,
+    dies: u32,
+    planes: u32,
+    blocks: u32,
+    pages: u32,
+) -> lamina_nand_model::Geometry {
     use lamina_nand_model::{CellType, GeometryConfig, PageTypeOrder};
-    if data.len() < PAGE_FTL_CONFIG_BYTES {
-        return None;
-    }
-    let (c, rest) = data.split_at(PAGE_FTL_CONFIG_BYTES);
-    let geometry = GeometryConfig {
-        channels: 1 + (c[0] & 1) as u32,
-        chips_per_channel: 1,
-        dies_per_chip: 1 + (c[0] >> 1 & 1) as u32,
-        planes_per_die: 1 + (c[0] >> 2 & 1) as u32,
-        blocks_per_plane: 4 + (c[1] & 7) as u32,
-        pages_per_block: [1, 2, 4, 8, 16, 128, 3, 5][(c[1] >> 3 & 7) as usize],
+    GeometryConfig {
+        channels,
+        chips_per_channel: ways,
+        dies_per_chip: dies,
+        planes_per_die: planes,
+        blocks_per_plane: blocks,
+        pages_per_block: pages,
         page_size_bytes: 4096,
         partial_read_bytes: None,
         cell_type: CellType::Slc,
@@ -711,7 +710,28 @@ pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
         page_type_order: PageTypeOrder::Interleaved,
     }
     .validate()
-    .expect("fuzz geometries are valid");
+    .expect("test geometry is valid")
+}
+
+/// Build a small [`crate::PageFtl`] whose geometry and configuration are chosen by the
+/// first [`PAGE_FTL_CONFIG_BYTES`] bytes (1–2 channels, 1–2 dies, 1–2 planes per die, 4–11
+/// blocks per plane, 1–128 pages per block, every tie-break, wear levelling and copyback
+/// on or off, striping order), returning it with the remaining bytes — the operations for
+/// [`run_bytes`]. `None` if `data` is too short.
+pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
+    use crate::config::{FtlConfig, GcThreshold, StripeOrder, TieBreak};
+    if data.len() < PAGE_FTL_CONFIG_BYTES {
+        return None;
+    }
+    let (c, rest) = data.split_at(PAGE_FTL_CONFIG_BYTES);
+    let geometry = slc_geometry(
+        1 + (c[0] & 1) as u32,
+        1,
+        1 + (c[0] >> 1 & 1) as u32,
+        1 + (c[0] >> 2 & 1) as u32,
+        4 + (c[1] & 7) as u32,
+        [1, 2, 4, 8, 16, 128, 3, 5][(c[1] >> 3 & 7) as usize],
+    );
     let orders = StripeOrder::all();
     let base = FtlConfig {
         gc_threshold: GcThreshold::FreeBlocks(2 + (c[2] >> 7) as u32),

@@ -5,31 +5,18 @@
 
 use lamina_ftl::testing::{
     ConformanceConfig, Op, check_conformance, decode_ops, page_ftl_from_bytes, run_bytes, run_conformance,
+    slc_geometry,
 };
 use lamina_ftl::{
     BlockInfo, Ftl, FtlConfig, FtlError, FtlStats, GcJob, GcStep, GcThreshold, Lpn, PageCounts, PageFtl,
     StripeOrder, TieBreak,
 };
-use lamina_nand_model::{BlockId, CellType, Geometry, GeometryConfig, PageTypeOrder, PlaneId, Ppa};
+use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 fn geo(channels: u32, ways: u32, dies: u32, planes: u32, blocks: u32, pages: u32) -> Geometry {
-    GeometryConfig {
-        channels,
-        chips_per_channel: ways,
-        dies_per_chip: dies,
-        planes_per_die: planes,
-        blocks_per_plane: blocks,
-        pages_per_block: pages,
-        page_size_bytes: 4096,
-        partial_read_bytes: None,
-        cell_type: CellType::Slc,
-        layers: 1,
-        page_type_order: PageTypeOrder::Interleaved,
-    }
-    .validate()
-    .unwrap()
+    slc_geometry(channels, ways, dies, planes, blocks, pages)
 }
 
 fn small_cfg() -> FtlConfig {

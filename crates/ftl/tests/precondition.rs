@@ -2,28 +2,15 @@
 //! sequence that reproduces the FTL's mapping, steady-state detection, config errors.
 
 use lamina_ftl::precondition::{collect_garbage, write_untimed};
+use lamina_ftl::testing::slc_geometry;
 use lamina_ftl::{
     FillOrder, FlashEffect, Ftl, FtlConfig, GcThreshold, Lpn, PageFtl, PreconditionConfig, PreconditionError,
     precondition,
 };
-use lamina_nand_model::{CellType, Geometry, GeometryConfig, PageTypeOrder, PlaneId, Ppa};
+use lamina_nand_model::{Geometry, PlaneId, Ppa};
 
 fn geometry() -> Geometry {
-    GeometryConfig {
-        channels: 2,
-        chips_per_channel: 1,
-        dies_per_chip: 2,
-        planes_per_die: 2,
-        blocks_per_plane: 32,
-        pages_per_block: 16,
-        page_size_bytes: 4096,
-        partial_read_bytes: None,
-        cell_type: CellType::Slc,
-        layers: 1,
-        page_type_order: PageTypeOrder::Interleaved,
-    }
-    .validate()
-    .unwrap()
+    slc_geometry(2, 1, 2, 2, 32, 16)
 }
 
 fn ftl() -> PageFtl {
