@@ -58,7 +58,6 @@ pub struct WriteBuffer {
     /// Least recently used end.
     tail: u32,
     dirty: u32,
-    flushing: u32,
     watermark: u32,
     /// Read lookups that hit.
     pub read_hits: u64,
@@ -88,7 +87,6 @@ impl WriteBuffer {
             head: NIL,
             tail: NIL,
             dirty: 0,
-            flushing: 0,
             watermark: watermark.min(capacity_pages),
             read_hits: 0,
             read_lookups: 0,
@@ -205,7 +203,6 @@ impl WriteBuffer {
         slot.flushing = true;
         slot.state = State::Clean;
         self.dirty -= 1;
-        self.flushing += 1;
         flushes.push(Flush { lpn: slot.lpn, mask: slot.mask });
     }
 
@@ -247,7 +244,6 @@ impl WriteBuffer {
         let slot = &mut self.slots[s as usize];
         assert!(slot.flushing, "flush completion for lpn {lpn} that is not flushing");
         slot.flushing = false;
-        self.flushing -= 1;
         if slot.state == State::Clean {
             // Clean data stays readable until the slot is needed; it is reclaimable.
             true

@@ -225,7 +225,6 @@ pub struct Simulation {
     pub(crate) stats: RequestStats,
     pub(crate) flash: FlashCounters,
     pub(crate) events_processed: u64,
-    pub(crate) requests_completed: u64,
     pub(crate) peak_outstanding: u32,
     page_size: u32,
     logical_pages: u64,
@@ -340,7 +339,6 @@ impl Simulation {
             stats: RequestStats::default(),
             flash: FlashCounters::default(),
             events_processed: 0,
-            requests_completed: 0,
             peak_outstanding: 0,
             page_size,
             logical_pages,
@@ -1064,7 +1062,6 @@ impl Simulation {
                 }
             }
         }
-        self.requests_completed += 1;
         self.admitted -= 1;
         if let Some(after) = self.cfg.buffer.idle_flush_after
             && self.reqs.is_empty()
