@@ -58,25 +58,41 @@ pub struct SimConfig {
     pub precondition: Option<PreconditionConfig>,
 }
 
-/// DRAM write buffer (`[buffer]`).
+/// DRAM write buffer (`[buffer]`). See docs/model.md, "Write buffer".
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BufferConfig {
     /// Capacity in bytes; 0 disables the buffer (writes go straight to flash).
     pub size_bytes: u64,
-    /// Fraction of the buffer kept free or clean by flushing LRU dirty pages ahead of need
-    /// (0 = flush only on demand).
+    /// Fraction of the buffer kept free, clean or being flushed by flushing least
+    /// recently used dirty pages ahead of need (0 = flush only on demand, when a write
+    /// finds no space; then one flush starts per waiting page, in parallel). Default
+    /// 0.25: a burst of up to a quarter of the buffer is absorbed at DRAM speed while
+    /// the other three quarters keep recently written data for read hits.
     pub flush_watermark: f64,
     /// Flush all dirty pages once the host has been idle this long (none = never).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_flush_after: Option<Nanos>,
-    /// DRAM access time charged to a buffer hit or buffered write.
+    /// Fixed DRAM access latency of one buffer access (a buffered write, a read hit, a
+    /// read served from a queued write's data). Default 26 ns = tRCD + tCL of MQSim's
+    /// default DRAM (13 ns each).
     pub dram_latency: Nanos,
+    /// DRAM data bandwidth in bytes per second; accesses share it one at a time, so
+    /// an access of `n` bytes occupies the DRAM for `n / bandwidth` and completes
+    /// `dram_latency` later. Default 3.2 GB/s = MQSim's default DRAM (800 MT/s × 4-byte
+    /// bursts).
+    pub dram_bandwidth_bytes_per_s: u64,
 }
 
 impl Default for BufferConfig {
     fn default() -> Self {
-        BufferConfig { size_bytes: 0, flush_watermark: 0.0, idle_flush_after: None, dram_latency: Nanos(0) }
+        BufferConfig {
+            size_bytes: 0,
+            flush_watermark: 0.25,
+            idle_flush_after: None,
+            dram_latency: Nanos(26),
+            dram_bandwidth_bytes_per_s: 3_200_000_000,
+        }
     }
 }
 
@@ -280,6 +296,12 @@ impl SimConfig {
             |key: &str, reason: &str| Err(ConfigError::Invalid { key: key.into(), reason: reason.into() });
         if !(0.0..1.0).contains(&self.buffer.flush_watermark) {
             return bad("buffer.flush_watermark", "must be in [0, 1)");
+        }
+        if self.buffer.dram_bandwidth_bytes_per_s == 0 {
+            return bad(
+                "buffer.dram_bandwidth_bytes_per_s",
+                "must be positive (e.g. 3200000000 for 3.2 GB/s)",
+            );
         }
         if self.host.mode == HostMode::Closed && self.host.closed_loop_depth == 0 {
             return bad("host.closed_loop_depth", "must be at least 1 in closed-loop mode");

@@ -69,6 +69,9 @@ pub struct FlashReport {
     pub rmw_reads: u64,
     /// Reads of unwritten or trimmed pages (no flash access).
     pub unwritten_reads: u64,
+    /// Reads that overtook their page's first write while it was still queued: served
+    /// from that write's data in controller DRAM.
+    pub pending_write_reads: u64,
 }
 
 /// Resource utilisation: busy time over the simulated span.
@@ -84,15 +87,28 @@ pub struct Utilisation {
     pub die_max: f64,
 }
 
-/// Write-buffer counters.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// Write-buffer counters (all zero without a buffer).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct BufferReport {
     /// Capacity in pages (0 = no buffer).
     pub capacity_pages: u64,
+    /// Flush-ahead watermark in pages (`buffer.flush_watermark` × capacity).
+    pub watermark_pages: u64,
     /// Read hit ratio (hits / page lookups).
     pub read_hit_ratio: f64,
     /// Write hit ratio (overwrites of buffered pages / page writes).
     pub write_hit_ratio: f64,
+    /// Host-write pages that found the buffer full, evicted a page and waited for its
+    /// program.
+    pub evictions: u64,
+    /// Evictions that started a new flush (the rest took over a flush in flight).
+    pub eviction_flushes: u64,
+    /// Flushes started by the flush-ahead watermark.
+    pub ahead_flushes: u64,
+    /// Flushes started by idle flush.
+    pub idle_flushes: u64,
+    /// Flushes of re-dirtied staged pages pushed out to stay within the capacity.
+    pub overflow_flushes: u64,
 }
 
 /// Simulation-effort counters.

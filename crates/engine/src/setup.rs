@@ -217,12 +217,21 @@ impl Simulation {
         let (die_mean, die_max) =
             util(&mut (0..geo.total_dies()).map(|d| dev.die_busy(lamina_nand_model::DieId(d)).0));
         let buffer = match self.buffer() {
-            Some(b) => BufferReport {
-                capacity_pages: b.capacity() as u64,
-                read_hit_ratio: ratio(b.read_hits, b.read_lookups),
-                write_hit_ratio: ratio(b.write_hits, b.write_lookups),
-            },
-            None => BufferReport { capacity_pages: 0, read_hit_ratio: 0.0, write_hit_ratio: 0.0 },
+            Some(b) => {
+                let c = b.counters;
+                BufferReport {
+                    capacity_pages: b.capacity() as u64,
+                    watermark_pages: b.watermark() as u64,
+                    read_hit_ratio: ratio(c.read_hits, c.read_lookups),
+                    write_hit_ratio: ratio(c.write_hits, c.write_lookups),
+                    evictions: c.evictions,
+                    eviction_flushes: c.eviction_flushes,
+                    ahead_flushes: c.ahead_flushes,
+                    idle_flushes: c.idle_flushes,
+                    overflow_flushes: c.overflow_flushes,
+                }
+            }
+            None => BufferReport::default(),
         };
         Report {
             lamina_version: crate::VERSION.to_owned(),
@@ -247,6 +256,7 @@ impl Simulation {
                 host_reads: self.flash.host_reads,
                 rmw_reads: self.flash.rmw_reads,
                 unwritten_reads: self.flash.unwritten_reads,
+                pending_write_reads: self.flash.pending_write_reads,
             },
             gc: GcReport {
                 jobs: self.flash.gc_jobs,

@@ -21,12 +21,12 @@ use lamina_nand_model::{
 };
 use lamina_sched::{Arbiter, Class, DeviceView, GcMode, PendingOp, Placement, QueueHeads};
 
-use crate::buffer::{self, Flush, Put, WriteBuffer};
+use crate::buffer::{self, FlushDone, Put, WriteBuffer};
 use crate::config::{HostMode, SimConfig};
 use crate::queue::EventQueue;
 use crate::slab::Slab;
 use crate::stats::RequestStats;
-use crate::table::LpnTable;
+use crate::table::{LpnBits, LpnTable};
 use crate::trace::{IoOp, IoRequest};
 
 const NIL: u32 = u32::MAX;
@@ -36,8 +36,9 @@ const NIL: u32 = u32::MAX;
 enum Event {
     /// A flash operation finished (stale if the op's `done` moved because it was suspended).
     OpDone { op: u32 },
-    /// A buffered write or buffer read hit finishes after the DRAM latency.
-    DramDone { req: u32 },
+    /// `pages` pages of a request served by DRAM (buffered writes, buffer read hits,
+    /// reads of queued writes' data) finish their DRAM access.
+    DramDone { req: u32, pages: u32 },
     /// Idle-flush check, valid only if no host activity happened since it was scheduled.
     IdleFlush { epoch: u32 },
     /// A channel frees: retry binding undecided writes.
@@ -83,8 +84,6 @@ struct Request {
     remaining: u32,
     /// Latest time a sub-request of this request started service.
     last_start: SimTime,
-    /// Pages still waiting for buffer space (writes).
-    waiting_pages: u32,
 }
 
 /// A flash operation in flight: the host transactions it serves (none for a GC step).
@@ -191,6 +190,20 @@ pub struct FlashCounters {
     pub unwritten_reads: u64,
     /// Reads re-queued because GC or a write moved their page to another die.
     pub read_redirects: u64,
+    /// Reads of pages whose only write is still queued (not yet programmed, not in the
+    /// write buffer): served from the queued write's data in controller DRAM.
+    pub pending_write_reads: u64,
+}
+
+/// How one page of a host request is served when it is admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Served {
+    /// Complete now without any device work (unwritten page, trim).
+    Instant,
+    /// From controller DRAM: this many bytes move over the DRAM bus.
+    Dram(u32),
+    /// Queued for flash or for buffer space; completes later.
+    Queued,
 }
 
 /// The simulation state. Build with [`crate::SimulationBuilder`].
@@ -209,9 +222,12 @@ pub struct Simulation {
     ops: Slab<Op>,
     dies: Vec<DieState>,
     buffer: Option<WriteBuffer>,
-    /// Buffered-write pages waiting for space: (request, lpn, mask), FCFS.
-    buffer_waiters: VecDeque<(u32, u64, u64)>,
-    flushes: Vec<Flush>,
+    flushes: Vec<buffer::Flush>,
+    /// When the controller DRAM finishes its current transfers.
+    dram_free_at: SimTime,
+    /// Logical pages the host has written (and not trimmed since): a read of such a
+    /// page that the FTL does not map yet is served from its queued write's data.
+    written: LpnBits,
     host_queue: VecDeque<IoRequest>,
     /// Host writes and flushes whose placement the policy deferred, FCFS.
     undecided: VecDeque<Txn>,
@@ -327,8 +343,9 @@ impl Simulation {
             ops: Slab::default(),
             dies,
             buffer,
-            buffer_waiters: VecDeque::new(),
             flushes: Vec::new(),
+            dram_free_at: SimTime::ZERO,
+            written: LpnBits::new(logical_pages),
             host_queue: VecDeque::new(),
             undecided: VecDeque::new(),
             recheck_at: SimTime::ZERO,
@@ -421,7 +438,7 @@ impl Simulation {
                 }
                 self.op_done(op)
             }
-            Event::DramDone { req } => self.finish_sub(req, 1),
+            Event::DramDone { req, pages } => self.finish_sub(req, pages),
             Event::Recheck => {
                 if self.recheck_at == self.now {
                     self.recheck_at = SimTime::ZERO;
@@ -463,9 +480,8 @@ impl Simulation {
             bytes: r.size_bytes,
             remaining: npages,
             last_start: self.now,
-            waiting_pages: 0,
         });
-        let mut done_now = 0;
+        let (mut instant, mut dram_pages, mut dram_bytes) = (0u32, 0u32, 0u64);
         // Reads look up a batch of pages first: the map loads are independent, so their
         // cache misses overlap instead of serialising behind each page's dispatch.
         const BATCH: usize = 16;
@@ -485,32 +501,54 @@ impl Simulation {
                     *m = self.ftl.lookup(Lpn(self.wrap(page + i as u64)));
                 }
             }
-            match r.op {
-                IoOp::Read => done_now += self.sub_read(req, lpn, start, end - start, mapped[slot])?,
-                IoOp::Write => done_now += self.sub_write(req, lpn, start, end - start)?,
+            let served = match r.op {
+                IoOp::Read => self.sub_read(req, lpn, start, end - start, mapped[slot])?,
+                IoOp::Write => self.sub_write(req, lpn, start, end - start)?,
                 IoOp::Trim => {
                     if let Some(b) = self.buffer.as_mut() {
                         b.discard(lpn);
                     }
                     if end - start == self.page_size {
                         self.ftl.trim(Lpn(lpn));
+                        self.written.set(lpn, false);
                     }
-                    done_now += 1;
+                    Served::Instant
                 }
+            };
+            match served {
+                Served::Instant => instant += 1,
+                Served::Dram(bytes) => {
+                    dram_pages += 1;
+                    dram_bytes += bytes as u64;
+                }
+                Served::Queued => {}
             }
         }
         self.enqueue_flushes()?;
-        if done_now > 0 {
-            if self.cfg.buffer.dram_latency > Nanos::ZERO && r.op != IoOp::Trim {
-                // One DRAM completion for all buffer-served pages of this request.
-                let dram_pages = done_now;
-                self.reqs.get_mut(req).remaining -= dram_pages - 1;
-                self.events.push(self.now + self.cfg.buffer.dram_latency, Event::DramDone { req });
-            } else {
-                self.finish_sub(req, done_now)?;
-            }
+        if dram_pages > 0 {
+            // One DRAM access for all DRAM-served pages of this request.
+            let done = self.dram_access(req, dram_bytes);
+            self.events.push(done, Event::DramDone { req, pages: dram_pages });
+        }
+        if instant > 0 {
+            self.finish_sub(req, instant)?;
         }
         Ok(())
+    }
+
+    /// Reserve the controller DRAM for `bytes` on behalf of `req` (FCFS, one transfer at
+    /// a time at `buffer.dram_bandwidth_bytes_per_s`); returns when the access
+    /// completes (transfer end + `buffer.dram_latency`).
+    fn dram_access(&mut self, req: u32, bytes: u64) -> SimTime {
+        let start = self.now.max(self.dram_free_at);
+        let bw = self.cfg.buffer.dram_bandwidth_bytes_per_s as u128;
+        let xfer = Nanos((bytes as u128 * 1_000_000_000).div_ceil(bw) as u64);
+        self.dram_free_at = start + xfer;
+        let r = self.reqs.get_mut(req);
+        if start > r.last_start {
+            r.last_start = start;
+        }
+        start + xfer + self.cfg.buffer.dram_latency
     }
 
     fn mask_of(&self, offset: u32, len: u32) -> u64 {
@@ -524,7 +562,6 @@ impl Simulation {
         if bits >= 64 { buffer::FULL } else { ((1u64 << bits) - 1) << a }
     }
 
-    /// Returns 1 if the sub-request completed immediately.
     /// A logical page number of the trace, inside the logical space (the trace layer
     /// already wraps or rejects addresses beyond capacity; this only guards).
     #[inline]
@@ -540,16 +577,22 @@ impl Simulation {
         offset: u32,
         len: u32,
         mapped: Option<Ppa>,
-    ) -> Result<u32, RunError> {
+    ) -> Result<Served, RunError> {
         let mask = self.mask_of(offset, len);
         if let Some(b) = self.buffer.as_mut()
             && b.read(lpn, mask)
         {
-            return Ok(1);
+            return Ok(Served::Dram(len));
         }
         let Some(ppa) = mapped else {
+            if self.written.get(lpn) {
+                // Overtook its page's first write, which is still queued: the data is in
+                // controller DRAM with that write (issue #8, 0b).
+                self.flash.pending_write_reads += 1;
+                return Ok(Served::Dram(len));
+            }
             self.flash.unwritten_reads += 1;
-            return Ok(1);
+            return Ok(Served::Instant);
         };
         // Only the die and plane are needed to queue the read (no full address decode).
         let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
@@ -566,26 +609,23 @@ impl Simulation {
             link: NIL,
             seq: 0,
         })?;
-        Ok(0)
+        Ok(Served::Queued)
     }
 
-    fn sub_write(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Result<u32, RunError> {
+    fn sub_write(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Result<Served, RunError> {
         let mask = self.mask_of(offset, len);
+        self.written.set(lpn, true);
         if let Some(b) = self.buffer.as_mut() {
-            if !self.buffer_waiters.is_empty() {
-                // FCFS: do not overtake earlier writes waiting for space.
-                self.buffer_waiters.push_back((req, lpn, mask));
-                self.reqs.get_mut(req).waiting_pages += 1;
-                return Ok(0);
-            }
-            return match b.write(lpn, mask, &mut self.flushes) {
-                Put::Stored => Ok(1),
-                Put::Full => {
-                    self.buffer_waiters.push_back((req, lpn, mask));
-                    self.reqs.get_mut(req).waiting_pages += 1;
-                    Ok(0)
+            return Ok(match b.write(lpn, mask, &mut self.flushes) {
+                Put::Stored => Served::Dram(len),
+                Put::Evicted { victim } => {
+                    // The page is in DRAM, but it took the place of a page whose program
+                    // is in flight: this write completes when that program does.
+                    let ready = self.dram_access(req, len as u64);
+                    self.buffer.as_mut().expect("buffer").set_waiter(victim, req, ready);
+                    Served::Queued
                 }
-            };
+            });
         }
         self.place_and_push(Txn {
             kind: TxnKind::Write,
@@ -599,7 +639,7 @@ impl Simulation {
             link: NIL,
             seq: 0,
         })?;
-        Ok(0)
+        Ok(Served::Queued)
     }
 
     /// Ask the placement policy for a plane; `None` = undecided (deferred).
@@ -673,7 +713,9 @@ impl Simulation {
     }
 
     fn enqueue_flushes(&mut self) -> Result<(), RunError> {
-        while let Some(f) = self.flushes.pop() {
+        // In the order the buffer asked (least recently used first).
+        let mut flushes = std::mem::take(&mut self.flushes);
+        for f in flushes.drain(..) {
             self.place_and_push(Txn {
                 kind: TxnKind::Flush,
                 lpn: f.lpn,
@@ -683,10 +725,12 @@ impl Simulation {
                 offset: 0,
                 len: self.page_size,
                 partial: f.mask != buffer::FULL,
-                link: NIL,
+                // A flush's link is its buffer slot (handed back at completion).
+                link: f.slot,
                 seq: 0,
             })?;
         }
+        self.flushes = flushes;
         Ok(())
     }
 
@@ -1020,28 +1064,22 @@ impl Simulation {
             }
             TxnKind::Flush => {
                 let b = self.buffer.as_mut().expect("flush without buffer");
-                if b.flush_done(tx.lpn) { self.retry_buffer_waiters() } else { Ok(()) }
-            }
-        }
-    }
-
-    fn retry_buffer_waiters(&mut self) -> Result<(), RunError> {
-        while let Some(&(req, lpn, mask)) = self.buffer_waiters.front() {
-            let b = self.buffer.as_mut().expect("buffer");
-            match b.write(lpn, mask, &mut self.flushes) {
-                Put::Stored => {
-                    self.buffer_waiters.pop_front();
-                    let r = self.reqs.get_mut(req);
-                    r.waiting_pages -= 1;
-                    if self.now > r.last_start {
-                        r.last_start = self.now;
-                    }
-                    self.finish_sub(req, 1)?;
+                let FlushDone { trimmed, waiter } = b.flush_done(tx.link, tx.lpn, &mut self.flushes);
+                if trimmed {
+                    // Trimmed while its program was in flight: the program mapped data
+                    // the host discarded; unmap it again.
+                    self.ftl.trim(Lpn(tx.lpn));
                 }
-                Put::Full => break,
+                if let Some((req, ready)) = waiter {
+                    if ready > self.now {
+                        self.events.push(ready, Event::DramDone { req, pages: 1 });
+                    } else {
+                        self.finish_sub(req, 1)?;
+                    }
+                }
+                self.enqueue_flushes()
             }
         }
-        self.enqueue_flushes()
     }
 
     fn finish_sub(&mut self, req: u32, n: u32) -> Result<(), RunError> {

@@ -49,6 +49,41 @@ impl<T: Copy> LpnTable<T> {
     }
 }
 
+/// One bit per logical page, allocated lazily in chunks like [`LpnTable`] (64 times
+/// smaller than an `LpnTable<bool>`).
+pub struct LpnBits {
+    words: LpnTable<u64>,
+}
+
+impl LpnBits {
+    /// A bit set over `len` logical pages, all clear.
+    pub fn new(len: u64) -> Self {
+        LpnBits { words: LpnTable::new(len.div_ceil(64), 0) }
+    }
+
+    /// The bit of `lpn`.
+    #[inline]
+    pub fn get(&self, lpn: u64) -> bool {
+        self.words.get(lpn >> 6) >> (lpn & 63) & 1 == 1
+    }
+
+    /// Set (or clear) the bit of `lpn`.
+    #[inline]
+    pub fn set(&mut self, lpn: u64, on: bool) {
+        let w = self.words.get_mut(lpn >> 6);
+        if on {
+            *w |= 1 << (lpn & 63);
+        } else {
+            *w &= !(1 << (lpn & 63));
+        }
+    }
+
+    /// Bytes allocated (for memory accounting).
+    pub fn allocated_bytes(&self) -> usize {
+        self.words.allocated_bytes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,5 +97,18 @@ mod tests {
         assert_eq!(t.get(123_456_789), 7);
         assert_eq!(t.get(123_456_788), u32::MAX);
         assert_eq!(t.allocated_bytes(), CHUNK * 4);
+    }
+
+    #[test]
+    fn bits_set_clear_and_stay_independent() {
+        let mut b = LpnBits::new(1 << 33);
+        assert!(!b.get(5));
+        b.set(5, true);
+        b.set(6, true);
+        b.set((1 << 33) - 1, true);
+        assert!(b.get(5) && b.get(6) && !b.get(4) && b.get((1 << 33) - 1));
+        b.set(5, false);
+        assert!(!b.get(5) && b.get(6));
+        assert_eq!(b.allocated_bytes(), 2 * CHUNK * 8);
     }
 }

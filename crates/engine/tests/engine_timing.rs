@@ -93,10 +93,15 @@ fn reads_on_two_dies_overlap_array_time_but_share_the_bus() {
 
 #[test]
 fn buffered_write_completes_at_dram_latency_and_reads_hit() {
-    let mut s = sim(&["buffer.size_bytes=1048576", "buffer.dram_latency=\"2us\""]);
-    let r = run(&mut s, vec![req(0, IoOp::Write, 3, 2), req(10_000, IoOp::Read, 3, 2)]);
-    assert_eq!(r.write.mean_ns, 2_000.0);
-    assert_eq!(r.read.mean_ns, 2_000.0);
+    let mut s = sim(&[
+        "buffer.size_bytes=1048576",
+        "buffer.dram_latency=\"2us\"",
+        "buffer.dram_bandwidth_bytes_per_s=1000000000",
+    ]);
+    let r = run(&mut s, vec![req(0, IoOp::Write, 3, 2), req(100_000, IoOp::Read, 3, 2)]);
+    // 2 µs latency + 16 KiB at 1 GB/s (16,384 ns), for the write and the read hit.
+    assert_eq!(r.write.mean_ns, 18_384.0);
+    assert_eq!(r.read.mean_ns, 18_384.0);
     assert_eq!(r.buffer.read_hit_ratio, 1.0);
     assert_eq!(r.flash.host_programs, 0, "nothing flushed yet");
 }
