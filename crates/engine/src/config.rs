@@ -309,6 +309,12 @@ impl SimConfig {
         Ok(())
     }
 
+    /// True if the seed can change the result: only preconditioning draws random
+    /// numbers today (every policy is deterministic without a PRNG).
+    pub fn seed_matters(&self) -> bool {
+        self.precondition.is_some()
+    }
+
     /// The resolved config as TOML (what the report records).
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("config serializes")

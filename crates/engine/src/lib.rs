@@ -18,7 +18,7 @@
 //! // (doc tests run in crates/engine; the demo trace is at the repository root)
 //! let report = run_trace(&cfg, std::path::Path::new("../../traces/demo.trace"))?;
 //! assert_eq!(report.all.count, 5000);
-//! println!("p99 read = {} ns, WAF = {:.3}", report.read.p99_ns, report.waf);
+//! println!("p99 read = {} ns, WAF = {:?}", report.read.p99_ns, report.waf);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

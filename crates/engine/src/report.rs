@@ -1,22 +1,26 @@
-//! The run report: a readable text summary and a stable JSON schema.
+//! The run report: a readable text summary and a versioned JSON schema.
 //!
-//! JSON schema (stable; fields are only ever added): `lamina_version`, `seed`, `config`
-//! (the resolved configuration), `trace` {`name`, `digest`, `requests`, `skipped`},
-//! `read` / `write` / `all` {`count`, `mean_ns`, `min_ns`, `p50_ns`, `p90_ns`, `p95_ns`,
-//! `p99_ns`, `p99_9_ns`, `p99_99_ns`, `p99_999_ns`, `max_ns`} of response time,
+//! JSON schema version [`SCHEMA_VERSION`] (fields are only ever added; a change bumps
+//! the version and checks in `docs/report-schema/v<N>.json`, which a test compares with
+//! the schema generated from these types): `schema_version`, `lamina_version`, `seed`,
+//! `warnings`, `config` (the resolved configuration), `device` (what was simulated, in
+//! words), `trace`, `precondition` (or null), `read` / `write` / `all` {`count`,
+//! `mean_ns`, `min_ns`, `p50_ns` … `p99_999_ns`, `max_ns`} of response time,
 //! `read_wait` / `write_wait` / `all_wait` likewise for queue wait, `iops`,
 //! `bandwidth_mib_s`, `read_bandwidth_mib_s`, `write_bandwidth_mib_s`, `sim_time_ns`,
-//! `waf`, `flash` (page counts), `gc`, `erases`, `utilisation`, `suspensions`, `buffer`,
-//! `events`. Nothing in it depends on the wall clock, so equal inputs give equal bytes.
+//! `waf` (null when no host page was programmed), `flash`, `gc`, `erases`,
+//! `utilisation`, `suspensions`, `buffer`, `events`. Nothing in it depends on the wall
+//! clock, so equal inputs give equal bytes.
 
 use std::fmt::Write as _;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::stats::{LatencySummary, MeanVar};
 
 /// Trace identity in the report.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct TraceInfo {
     /// File name (or a caller-chosen label).
     pub name: String,
@@ -33,7 +37,7 @@ pub struct TraceInfo {
 }
 
 /// Garbage-collection counters.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct GcReport {
     /// GC jobs (victim blocks collected).
     pub jobs: u64,
@@ -44,7 +48,7 @@ pub struct GcReport {
 }
 
 /// Erase and wear counters.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct EraseReport {
     /// Block erases during the replay.
     pub total: u64,
@@ -57,7 +61,7 @@ pub struct EraseReport {
 }
 
 /// Flash page-operation counters.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct FlashReport {
     /// Host pages programmed.
     pub host_programs: u64,
@@ -75,7 +79,7 @@ pub struct FlashReport {
 }
 
 /// Resource utilisation: busy time over the simulated span.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct Utilisation {
     /// Mean channel-bus utilisation (0..1).
     pub channel_mean: f64,
@@ -88,7 +92,7 @@ pub struct Utilisation {
 }
 
 /// Write-buffer counters (all zero without a buffer).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, JsonSchema)]
 pub struct BufferReport {
     /// Capacity in pages (0 = no buffer).
     pub capacity_pages: u64,
@@ -112,7 +116,7 @@ pub struct BufferReport {
 }
 
 /// Simulation-effort counters.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct EventReport {
     /// Events processed.
     pub processed: u64,
@@ -120,17 +124,73 @@ pub struct EventReport {
     pub peak_outstanding: u32,
 }
 
+/// Version of the JSON report schema (see the module docs).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The simulated device and policies, in words (issue #8, item 16).
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+pub struct DeviceSummary {
+    /// The NAND preset the device is based on (none: a `[nand]` section of its own).
+    pub preset: Option<String>,
+    /// `channels × chips × dies × planes × blocks × pages × page size` and cell type.
+    pub geometry: String,
+    /// Raw flash capacity in bytes.
+    pub raw_bytes: u64,
+    /// Logical capacity the host can address, in bytes.
+    pub logical_bytes: u64,
+    /// FTL kind and its main options.
+    pub ftl: String,
+    /// Write placement policy.
+    pub placement: String,
+    /// Queue arbiter and GC mode.
+    pub scheduler: String,
+    /// Host interface: mode and queue depth.
+    pub host: String,
+    /// Write buffer: size and watermark, or "none".
+    pub buffer: String,
+}
+
+/// Outcome of preconditioning (issue #8, item 6b).
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+pub struct PreconditionSummary {
+    /// Pages written in the sequential fill phase.
+    pub filled_pages: u64,
+    /// Random overwrites performed after the fill.
+    pub overwrites: u64,
+    /// Overwrite windows run.
+    pub windows: u32,
+    /// True if the WAF of consecutive windows settled (steady state); false if the
+    /// pass bound stopped it first.
+    pub steady_state: bool,
+    /// WAF of the last overwrite window (null if no window ran).
+    pub last_window_waf: Option<f64>,
+    /// WAF over the whole preconditioning (fill and overwrites).
+    pub waf: Option<f64>,
+    /// Pages programmed in all (host writes and GC moves): the untimed work done.
+    pub pages_programmed: u64,
+    /// Block erases.
+    pub erases: u64,
+}
+
 /// Everything a run measured.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct Report {
+    /// JSON schema version ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
     /// Lamina version that produced the report.
     pub lamina_version: String,
     /// Seed of the run.
     pub seed: u64,
+    /// Things the reader must know to interpret the numbers (also in the text summary).
+    pub warnings: Vec<String>,
     /// The resolved configuration.
     pub config: serde_json::Value,
+    /// The simulated device, in words.
+    pub device: DeviceSummary,
     /// The trace.
     pub trace: TraceInfo,
+    /// Preconditioning outcome (null without `[precondition]`).
+    pub precondition: Option<PreconditionSummary>,
     /// Read response times.
     pub read: LatencySummary,
     /// Write response times.
@@ -153,8 +213,9 @@ pub struct Report {
     pub write_bandwidth_mib_s: f64,
     /// Simulated span in ns (first arrival to last completion).
     pub sim_time_ns: u64,
-    /// Write amplification: flash pages programmed (host + GC) / host pages programmed.
-    pub waf: f64,
+    /// Write amplification: flash pages programmed (host + GC) / host pages programmed;
+    /// null (undefined) when no host page was programmed, e.g. a read-only trace.
+    pub waf: Option<f64>,
     /// Flash page operations.
     pub flash: FlashReport,
     /// Garbage collection.
@@ -190,6 +251,37 @@ impl Report {
         if self.trace.skipped > 0 {
             let _ = writeln!(s, "  skipped malformed lines: {}", self.trace.skipped);
         }
+        let d = &self.device;
+        let _ = writeln!(
+            s,
+            "device {}: {}, {:.1} GiB logical of {:.1} GiB raw",
+            d.preset.as_deref().unwrap_or("(custom [nand])"),
+            d.geometry,
+            d.logical_bytes as f64 / (1u64 << 30) as f64,
+            d.raw_bytes as f64 / (1u64 << 30) as f64
+        );
+        let _ = writeln!(
+            s,
+            "  ftl {}; placement {}; {}; host {}; buffer {}",
+            d.ftl, d.placement, d.scheduler, d.host, d.buffer
+        );
+        if let Some(p) = &self.precondition {
+            let _ = writeln!(
+                s,
+                "preconditioned: {} pages filled, {} overwrites in {} windows, {} (last window WAF {}), WAF {}, {} pages programmed, {} erases",
+                p.filled_pages,
+                p.overwrites,
+                p.windows,
+                if p.steady_state { "steady state reached" } else { "steady state NOT reached (pass bound)" },
+                fmt_waf(p.last_window_waf),
+                fmt_waf(p.waf),
+                p.pages_programmed,
+                p.erases
+            );
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "warning: {w}");
+        }
         let _ = writeln!(
             s,
             "simulated time {:.6} s, {} events",
@@ -216,14 +308,21 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "WAF {:.4}   host programs {}   GC programs {}   host reads {}   RMW reads {}   unwritten reads {}",
-            self.waf,
+            "WAF {}   host programs {}   GC programs {}   host reads {}   RMW reads {}   unwritten reads {}",
+            fmt_waf(self.waf),
             self.flash.host_programs,
             self.flash.gc_programs,
             self.flash.host_reads,
             self.flash.rmw_reads,
             self.flash.unwritten_reads
         );
+        if self.flash.pending_write_reads > 0 {
+            let _ = writeln!(
+                s,
+                "reads served from a queued first write's data: {}",
+                self.flash.pending_write_reads
+            );
+        }
         let _ = writeln!(
             s,
             "GC jobs {}   pages moved {}   erases {} (partial {})   suspensions {}",
@@ -247,13 +346,29 @@ impl Report {
             100.0 * self.utilisation.die_max
         );
         if self.buffer.capacity_pages > 0 {
+            let b = &self.buffer;
             let _ = writeln!(
                 s,
-                "buffer: {} pages, read hit ratio {:.4}, write hit ratio {:.4}",
-                self.buffer.capacity_pages, self.buffer.read_hit_ratio, self.buffer.write_hit_ratio
+                "buffer: {} pages (watermark {}), read hit ratio {:.4}, write hit ratio {:.4}, evictions {} ({} new flushes), flushes ahead {}, idle {}",
+                b.capacity_pages,
+                b.watermark_pages,
+                b.read_hit_ratio,
+                b.write_hit_ratio,
+                b.evictions,
+                b.eviction_flushes,
+                b.ahead_flushes,
+                b.idle_flushes
             );
         }
         s
+    }
+}
+
+/// A WAF for the text summary: four decimals, or why it is undefined.
+fn fmt_waf(w: Option<f64>) -> String {
+    match w {
+        Some(w) => format!("{w:.4}"),
+        None => "n/a (no host page programmed)".into(),
     }
 }
 

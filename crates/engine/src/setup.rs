@@ -6,9 +6,10 @@ use std::path::Path;
 use lamina_ftl::{Ftl, GcStep, Lpn};
 use lamina_nand_model::{Device, DeviceOptions, PlaneId};
 
-use crate::config::{SimConfig, UnwrittenReads};
+use crate::config::{HostMode, SimConfig, UnwrittenReads};
 use crate::report::{
-    BufferReport, EraseReport, EventReport, FlashReport, GcReport, Report, TraceInfo, Utilisation,
+    BufferReport, DeviceSummary, EraseReport, EventReport, FlashReport, GcReport, PreconditionSummary,
+    Report, TraceInfo, Utilisation,
 };
 use crate::sim::{RunError, Simulation, tag_of};
 use crate::stats::MeanVar;
@@ -177,7 +178,78 @@ impl Simulation {
         };
         let report = lamina_ftl::precondition(self.ftl.as_mut(), &pc, seed, &mut sink);
         self.put_versions(versions);
-        report.map(Some)
+        let report = report?;
+        let st = &report.stats;
+        let programmed = st.host_writes + st.gc_moves;
+        self.preconditioned = Some(PreconditionSummary {
+            filled_pages: report.filled_pages,
+            overwrites: report.overwrites,
+            windows: report.windows,
+            steady_state: report.steady_state,
+            last_window_waf: (report.windows > 0).then(|| report.last_window_waf_ppm as f64 / 1e6),
+            waf: (st.host_writes > 0).then(|| programmed as f64 / st.host_writes as f64),
+            pages_programmed: programmed,
+            erases: st.erases + st.partial_erases,
+        });
+        Ok(Some(report))
+    }
+
+    /// The simulated device and policies in words.
+    fn device_summary(&self) -> DeviceSummary {
+        let g = &self.geo;
+        let c = &self.cfg;
+        let buffer = match self.buffer() {
+            Some(b) => format!(
+                "{} KiB ({} pages, flush-ahead watermark {} pages)",
+                c.buffer.size_bytes >> 10,
+                b.capacity(),
+                b.watermark()
+            ),
+            None => "none".into(),
+        };
+        let depth = |d: u32| if d == 0 { "unlimited".to_string() } else { d.to_string() };
+        DeviceSummary {
+            preset: c.preset.clone(),
+            geometry: format!(
+                "{} ch × {} chips × {} dies × {} planes × {} blocks × {} pages × {} B, {}, {} layers",
+                g.channels(),
+                g.chips_per_channel(),
+                g.dies_per_chip(),
+                g.planes_per_die(),
+                g.blocks_per_plane(),
+                g.pages_per_block(),
+                g.page_size_bytes(),
+                name(&g.cell_type()),
+                g.layers()
+            ),
+            raw_bytes: g.total_pages() * g.page_size_bytes() as u64,
+            logical_bytes: self.logical_capacity_bytes(),
+            ftl: format!(
+                "{} (overprovisioning {}, stripe {})",
+                name(&c.ftl.kind),
+                c.ftl.overprovisioning,
+                name(&c.ftl.striping_order)
+            ),
+            placement: name(&c.sched.placement),
+            scheduler: format!("arbiter {}, gc {}", name(&c.sched.arbiter), name(&c.sched.gc)),
+            host: match c.host.mode {
+                HostMode::Open => format!("open loop, queue depth {}", depth(c.host.queue_depth)),
+                HostMode::Closed => format!("closed loop, {} outstanding", c.host.closed_loop_depth),
+            },
+            buffer,
+        }
+    }
+
+    /// Warnings about how to read this run's numbers.
+    fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.cfg.seed != 0 && !self.cfg.seed_matters() {
+            w.push(format!(
+                "seed {} has no effect: nothing in this configuration draws random numbers (only [precondition] does); runs with other seeds are identical",
+                self.cfg.seed
+            ));
+        }
+        w
     }
 
     /// Build the report of a finished run.
@@ -234,10 +306,14 @@ impl Simulation {
             None => BufferReport::default(),
         };
         Report {
+            schema_version: crate::report::SCHEMA_VERSION,
             lamina_version: crate::VERSION.to_owned(),
             seed: self.cfg.seed,
+            warnings: self.warnings(),
             config: serde_json::to_value(&self.cfg).expect("config serializes"),
+            device: self.device_summary(),
             trace,
+            precondition: self.preconditioned.clone(),
             read: st.read.summary(),
             write: st.write.summary(),
             all: st.all().summary(),
@@ -249,7 +325,7 @@ impl Simulation {
             read_bandwidth_mib_s: per_s(st.read_bytes as f64) / mib,
             write_bandwidth_mib_s: per_s(st.write_bytes as f64) / mib,
             sim_time_ns: span,
-            waf: if host == 0 { 0.0 } else { (host + self.flash.gc_programs) as f64 / host as f64 },
+            waf: (host > 0).then(|| (host + self.flash.gc_programs) as f64 / host as f64),
             flash: FlashReport {
                 host_programs: host,
                 gc_programs: self.flash.gc_programs,
@@ -274,6 +350,15 @@ impl Simulation {
             buffer,
             events: EventReport { processed: self.events_processed, peak_outstanding: self.peak_outstanding },
         }
+    }
+}
+
+/// The config name of a policy or option (its serde form).
+fn name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(v) => v.to_string(),
+        Err(_) => "?".into(),
     }
 }
 

@@ -242,6 +242,8 @@ pub struct Simulation {
     pub(crate) flash: FlashCounters,
     pub(crate) events_processed: u64,
     pub(crate) peak_outstanding: u32,
+    /// What preconditioning did (for the report).
+    pub(crate) preconditioned: Option<crate::report::PreconditionSummary>,
     page_size: u32,
     logical_pages: u64,
 }
@@ -357,6 +359,7 @@ impl Simulation {
             flash: FlashCounters::default(),
             events_processed: 0,
             peak_outstanding: 0,
+            preconditioned: None,
             page_size,
             logical_pages,
         }

@@ -7,9 +7,15 @@ use serde::Serialize;
 use lamina_nand_model::{Nanos, SimTime};
 
 /// Response-time (or wait-time) distribution of one request class.
+///
+/// Percentiles come from an HDR histogram (3 significant digits); the count, sum,
+/// minimum and maximum are kept exactly (issue #8: the histogram's bucket bounds were
+/// reported as min/max, and zero waits as 1 ns).
 pub struct LatencyHist {
     hist: Histogram<u64>,
     sum_ns: u128,
+    min_ns: u64,
+    max_ns: u64,
 }
 
 impl Default for LatencyHist {
@@ -17,7 +23,7 @@ impl Default for LatencyHist {
         // 3 significant digits over 1 ns .. ~1 hour; auto-resize past that.
         let mut hist = Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid histogram bounds");
         hist.auto(true);
-        LatencyHist { hist, sum_ns: 0 }
+        LatencyHist { hist, sum_ns: 0, min_ns: u64::MAX, max_ns: 0 }
     }
 }
 
@@ -25,17 +31,23 @@ impl LatencyHist {
     /// Record one sample.
     #[inline]
     pub fn record(&mut self, d: Nanos) {
-        // Zero-latency samples (e.g. a buffer hit with zero DRAM time) are recorded as
-        // 1 ns in the histogram (its lowest bucket) but summed exactly for the mean.
-        self.hist.record(d.0.max(1)).expect("auto-resizing histogram");
+        // HDR histograms record 0 in their first bucket exactly.
+        self.hist.record(d.0).expect("auto-resizing histogram");
         self.sum_ns += d.0 as u128;
+        self.min_ns = self.min_ns.min(d.0);
+        self.max_ns = self.max_ns.max(d.0);
     }
 
     /// The union of two distributions (exact: same bucket layout, sums added).
     pub fn merged(a: &LatencyHist, b: &LatencyHist) -> LatencyHist {
         let mut hist = a.hist.clone();
         hist.add(&b.hist).expect("auto-resizing histogram");
-        LatencyHist { hist, sum_ns: a.sum_ns + b.sum_ns }
+        LatencyHist {
+            hist,
+            sum_ns: a.sum_ns + b.sum_ns,
+            min_ns: a.min_ns.min(b.min_ns),
+            max_ns: a.max_ns.max(b.max_ns),
+        }
     }
 
     /// Number of samples.
@@ -46,11 +58,14 @@ impl LatencyHist {
     /// Summary of the distribution.
     pub fn summary(&self) -> LatencySummary {
         let n = self.hist.len();
-        let q = |p: f64| if n == 0 { 0 } else { self.hist.value_at_quantile(p) };
+        // Bucket values clamped to the exact extremes (a percentile never exceeds the
+        // maximum nor falls below the minimum).
+        let q =
+            |p: f64| if n == 0 { 0 } else { self.hist.value_at_quantile(p).clamp(self.min_ns, self.max_ns) };
         LatencySummary {
             count: n,
             mean_ns: if n == 0 { 0.0 } else { self.sum_ns as f64 / n as f64 },
-            min_ns: if n == 0 { 0 } else { self.hist.min() },
+            min_ns: if n == 0 { 0 } else { self.min_ns },
             p50_ns: q(0.5),
             p90_ns: q(0.9),
             p95_ns: q(0.95),
@@ -58,14 +73,14 @@ impl LatencyHist {
             p99_9_ns: q(0.999),
             p99_99_ns: q(0.9999),
             p99_999_ns: q(0.99999),
-            max_ns: if n == 0 { 0 } else { self.hist.max() },
+            max_ns: self.max_ns,
         }
     }
 }
 
-/// Percentile summary of a latency distribution (values in ns; percentiles are
-/// HDR-histogram values with 3 significant digits).
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// Percentile summary of a latency distribution (values in ns; count, mean, min and
+/// max are exact; percentiles are HDR-histogram values with 3 significant digits).
+#[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct LatencySummary {
     /// Number of requests.
     pub count: u64,
@@ -146,7 +161,7 @@ impl RequestStats {
 }
 
 /// Mean and population variance of a set of counters.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct MeanVar {
     /// Mean.
     pub mean: f64,
@@ -192,6 +207,25 @@ mod tests {
         assert!((s.p50_ns as i64 - 500_000).abs() <= 500, "{}", s.p50_ns);
         assert!((s.p99_ns as i64 - 990_000).abs() <= 1000, "{}", s.p99_ns);
         assert!((s.max_ns as i64 - 1_000_000).abs() <= 1000);
+    }
+
+    #[test]
+    fn min_max_are_exact_and_zero_stays_zero() {
+        // Story: a read of 87,591 ns was reported as min 87,552 (a bucket bound), and
+        // waits of 0 ns as 1 ns.
+        let mut h = LatencyHist::default();
+        h.record(Nanos(87_591));
+        h.record(Nanos(1_234_567));
+        let s = h.summary();
+        assert_eq!((s.min_ns, s.max_ns), (87_591, 1_234_567));
+        assert!(s.p50_ns >= s.min_ns && s.p99_999_ns <= s.max_ns);
+        let mut z = LatencyHist::default();
+        z.record(Nanos(0));
+        z.record(Nanos(0));
+        let s = z.summary();
+        assert_eq!((s.min_ns, s.p50_ns, s.p99_ns, s.max_ns, s.mean_ns), (0, 0, 0, 0, 0.0));
+        let m = LatencyHist::merged(&h, &z).summary();
+        assert_eq!((m.min_ns, m.max_ns, m.count), (0, 1_234_567, 4));
     }
 
     #[test]
