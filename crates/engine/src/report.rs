@@ -81,6 +81,10 @@ pub struct FlashReport {
 /// Resource utilisation: busy time over the simulated span.
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct Utilisation {
+    /// The span busy time is divided by: first arrival to the later of the last request
+    /// completion and the last flash operation's end (GC and flushes may outlast the
+    /// requests), in ns.
+    pub span_ns: u64,
     /// Mean channel-bus utilisation (0..1).
     pub channel_mean: f64,
     /// Busiest channel.

@@ -118,6 +118,9 @@ struct DieState {
     /// Whether `pe_op` is an erase (else a program).
     pe_kind: PeKind,
     writes_done: u64,
+    /// The head write found its plane out of free pages: writes wait until an operation
+    /// of this die completes (GC frees space) instead of being retried at once.
+    write_stalled: bool,
 }
 
 /// A host read returned data that is not the latest write: the run aborts.
@@ -242,6 +245,9 @@ pub struct Simulation {
     pub(crate) flash: FlashCounters,
     pub(crate) events_processed: u64,
     pub(crate) peak_outstanding: u32,
+    /// When the last flash operation completed (utilisation counts busy time up to the
+    /// later of this and the last request completion).
+    pub(crate) last_op_done: SimTime,
     /// What preconditioning did (for the report).
     pub(crate) preconditioned: Option<crate::report::PreconditionSummary>,
     page_size: u32,
@@ -359,6 +365,7 @@ impl Simulation {
             flash: FlashCounters::default(),
             events_processed: 0,
             peak_outstanding: 0,
+            last_op_done: SimTime::ZERO,
             preconditioned: None,
             page_size,
             logical_pages,
@@ -764,7 +771,11 @@ impl Simulation {
             }
             let heads = QueueHeads {
                 read: d.reads.front().map(|&t| self.txns.get(t).seq),
-                write: if may_suspend { None } else { d.writes.front().map(|&t| self.txns.get(t).seq) },
+                write: if may_suspend || d.write_stalled {
+                    None
+                } else {
+                    d.writes.front().map(|&t| self.txns.get(t).seq)
+                },
                 gc: if may_suspend { None } else { d.gc.front().map(|&(_, s)| s) },
             };
             // The arbiter only decides between non-empty queues: with one, it is that one.
@@ -927,8 +938,24 @@ impl Simulation {
                 return Ok(false);
             }
         }
-        let ppa =
-            self.ftl.write(Lpn(tx.lpn), tx.plane).map_err(|e| RunError::Ftl { at: self.now, source: e })?;
+        let ppa = match self.ftl.write(Lpn(tx.lpn), tx.plane) {
+            Ok(ppa) => ppa,
+            Err(e @ lamina_ftl::FtlError::NoFreePage { plane }) => {
+                // The writes ahead of GC used up the plane (an arbiter or GC mode that lets
+                // host writes pass a queued GC job): park the write at the head of its
+                // queue until GC on this die frees space (issue #8 swarm, seed 226).
+                self.maybe_start_gc(plane);
+                let d = &self.dies[tx.die.idx()];
+                if !d.gc.iter().any(|&(p, _)| p == plane) {
+                    // Nothing to reclaim: the device is truly out of space.
+                    return Err(RunError::Ftl { at: self.now, source: e });
+                }
+                let d = &mut self.dies[tx.die.idx()];
+                d.writes.push_front(t);
+                d.write_stalled = true;
+                return Ok(false);
+            }
+        };
         let a = self.geo.addr(ppa);
         debug_assert_eq!(self.geo.plane_id(a), tx.plane);
         // Versions count flash programs of host data (direct writes and buffer flushes):
@@ -978,6 +1005,11 @@ impl Simulation {
                 self.dies[die.idx()].gc.pop_front();
                 // The plane may still be short of free blocks.
                 self.maybe_start_gc(plane);
+                if self.dies[die.idx()].gc.is_empty() {
+                    // No GC left to wait for: a stalled write retries (and fails with the
+                    // FTL's error if the device is truly out of space).
+                    self.dies[die.idx()].write_stalled = false;
+                }
                 Ok(false)
             }
             GcStep::Move { from, to, copyback, .. } => {
@@ -1037,6 +1069,9 @@ impl Simulation {
         let o = self.ops.remove(op);
         let d = &mut self.dies[o.die.idx()];
         d.inflight -= 1;
+        // An operation finished (GC may have freed space): a stalled write may retry.
+        d.write_stalled = false;
+        self.last_op_done = self.now;
         if d.pe_op == op {
             d.pe_op = NIL;
         }
