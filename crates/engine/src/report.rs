@@ -15,8 +15,8 @@ use serde::Serialize;
 
 use crate::stats::{LatencySummary, MeanVar};
 
-/// Trace identity in the report.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+/// Trace identity in the report, and every transform that changed the workload.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct TraceInfo {
     /// File name (or a caller-chosen label).
     pub name: String,
@@ -30,6 +30,87 @@ pub struct TraceInfo {
     pub skipped: u64,
     /// Requests whose addresses were wrapped into the logical capacity.
     pub wrapped: u64,
+    /// Distinct devices/volumes folded into one address space (`fold_devices`).
+    pub folded_devices: u64,
+    /// Whether the folded devices overlay each other (`fold_stride_bytes = 0`).
+    pub folded_overlaid: bool,
+    /// Requests the reorder window moved ahead of earlier-read ones.
+    pub reordered: u64,
+    /// Timestamp resolution of the arrivals in ns (gcd of their distances; 0: one instant).
+    pub time_resolution_ns: u64,
+    /// Most requests sharing one arrival instant.
+    pub max_same_instant: u64,
+    /// Absurd arrival gaps found (`trace.outliers`).
+    pub outliers: u64,
+    /// Warnings about the trace or how it was replayed (absurd gaps, a truncated tar
+    /// member, a closed-loop trace replayed open-loop).
+    pub warnings: Vec<String>,
+}
+
+impl TraceInfo {
+    /// The trace section's extra lines: each transform that changed the workload, with
+    /// its count and meaning, then the warnings.
+    fn write_transforms(&self, s: &mut String) {
+        let t = self;
+        if t.skipped > 0 {
+            let _ = writeln!(s, "  skipped malformed lines: {} (on_error = \"skip\")", t.skipped);
+        }
+        if t.wrapped > 0 {
+            let _ = writeln!(
+                s,
+                "  wrapped: {} of {} requests addressed beyond the logical capacity and were wrapped modulo it",
+                t.wrapped, t.requests
+            );
+        }
+        if t.folded_devices > 1 {
+            let how = if t.folded_overlaid {
+                "overlaid at the same addresses (fold_stride_bytes = 0): their blocks collide"
+            } else {
+                "laid side by side (fold_stride_bytes)"
+            };
+            let _ = writeln!(
+                s,
+                "  folded devices: {} devices/volumes merged into one address space, {how}",
+                t.folded_devices
+            );
+        }
+        if t.reordered > 0 {
+            let _ = writeln!(
+                s,
+                "  reordered: {} requests arrived out of timestamp order and were moved within the reorder window",
+                t.reordered
+            );
+        }
+        let coarse = t.time_resolution_ns >= lamina_trace::COARSE_RESOLUTION_NS;
+        if coarse || t.max_same_instant >= lamina_trace::CROWDED_INSTANT {
+            let res = if t.time_resolution_ns == 0 {
+                "every request arrives at one instant".to_owned()
+            } else {
+                format!("timestamps are multiples of {}", duration(t.time_resolution_ns))
+            };
+            let _ = writeln!(
+                s,
+                "  coarse timestamps: {res}; up to {} requests arrive at the same instant",
+                t.max_same_instant
+            );
+        }
+        if t.outliers > 0 {
+            let _ = writeln!(s, "  outliers: {} absurd arrival gaps (see warnings)", t.outliers);
+        }
+        for w in &t.warnings {
+            let _ = writeln!(s, "  warning: {w}");
+        }
+    }
+}
+
+/// `1 s`, `250 ms`, `4 us`, `7 ns` (exact when the value is a whole number of the unit).
+fn duration(ns: u64) -> String {
+    for (unit, name) in [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")] {
+        if ns >= unit && ns % unit == 0 {
+            return format!("{} {name}", ns / unit);
+        }
+    }
+    format!("{ns} ns")
 }
 
 /// Garbage-collection counters.
@@ -171,9 +252,7 @@ impl Report {
             "Lamina {} — trace {} ({}, {} requests, digest {})",
             self.lamina_version, self.trace.name, self.trace.format, self.trace.requests, self.trace.digest
         );
-        if self.trace.skipped > 0 {
-            let _ = writeln!(s, "  skipped malformed lines: {}", self.trace.skipped);
-        }
+        self.trace.write_transforms(&mut s);
         let _ = writeln!(
             s,
             "simulated time {:.6} s, {} events",

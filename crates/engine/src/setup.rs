@@ -6,14 +6,14 @@ use std::path::Path;
 use lamina_ftl::{Ftl, GcStep, Lpn};
 use lamina_nand_model::{Device, DeviceOptions, PlaneId};
 
-use crate::config::{SimConfig, UnwrittenReads};
+use crate::config::{HostMode, SimConfig, UnwrittenReads};
 use crate::report::{
     BufferReport, EraseReport, EventReport, FlashReport, GcReport, Report, TraceInfo, Utilisation,
 };
 use crate::sim::{RunError, Simulation, tag_of};
 use crate::stats::MeanVar;
 use crate::table::LpnTable;
-use crate::trace::{IoOp, IoRequest, TraceError, TraceReader};
+use crate::trace::{IoOp, IoRequest, STDIN_NAME, TraceError, TraceInput, TraceSummary, is_stdin};
 
 /// A config that cannot be turned into a simulation.
 #[derive(Debug, thiserror::Error)]
@@ -289,25 +289,63 @@ pub enum RunTraceError {
 }
 
 /// Build a simulation from `cfg`, prefill (if configured), precondition (if
-/// configured), replay the trace file and return the report.
+/// configured), replay the trace file and return the report. `path` may be `-`
+/// (standard input) or a pipe: it is then spooled once to a temporary file, because
+/// the prefill pass and the replay each read the trace from its start.
 pub fn run_trace(cfg: &SimConfig, path: &Path) -> Result<Report, RunTraceError> {
     let mut sim = SimulationBuilder::new(cfg.clone()).build()?;
     let cap = sim.logical_capacity_bytes();
+    let input = TraceInput::open(path)?;
     sim.precondition()?;
     if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
-        let pre = TraceReader::open(path, &cfg.trace, cap)?;
-        sim.prefill(pre)?;
+        sim.prefill(input.reader(&cfg.trace, cap)?)?;
     }
-    let mut reader = TraceReader::open(path, &cfg.trace, cap)?;
+    let mut reader = input.reader(&cfg.trace, cap)?;
     sim.run(&mut reader)?;
     let summary = reader.summary();
+    let name = if is_stdin(path) {
+        STDIN_NAME.to_owned()
+    } else {
+        path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    };
+    let mut warnings = summary.warnings.clone();
+    warnings.extend(mode_warning(cfg, &summary));
     let info = TraceInfo {
-        name: path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+        name,
         format: summary.format.to_string(),
         digest: summary.digest.clone(),
         requests: summary.requests,
         skipped: summary.errors_skipped,
         wrapped: summary.wrapped,
+        folded_devices: summary.folded_devices,
+        folded_overlaid: summary.folded_overlaid,
+        reordered: summary.reordered,
+        time_resolution_ns: summary.time_resolution_ns,
+        max_same_instant: summary.max_same_instant,
+        outliers: summary.outliers,
+        warnings,
     };
     Ok(sim.report(info))
+}
+
+/// A generated trace declares the host mode it was made for (`# lamina-trace-gen:
+/// host.mode=closed host.closed_loop_depth=32`): replaying a closed-loop trace (every
+/// arrival at 0) open-loop queues all of it at once, so say so and how to fix it.
+fn mode_warning(cfg: &SimConfig, summary: &TraceSummary) -> Option<String> {
+    let declared = summary.generated_with.as_ref()?;
+    if declared.get("host.mode").map(String::as_str) != Some("closed") || cfg.host.mode == HostMode::Closed {
+        return None;
+    }
+    let sets: Vec<String> = declared
+        .iter()
+        .filter(|(k, _)| k.starts_with("host."))
+        .map(|(k, v)| format!("--set {k}={v}"))
+        .collect();
+    Some(format!(
+        "{}: the trace was generated for closed-loop replay (its `# {}` line) but this run is open-loop, so every \
+         request arrives at time 0 and waits in one queue; replay it with {}",
+        summary.file,
+        lamina_trace::GEN_COMMENT,
+        sets.join(" ")
+    ))
 }
