@@ -30,18 +30,10 @@ pub struct TraceInfo {
     pub skipped: u64,
     /// Requests whose addresses were wrapped into the logical capacity.
     pub wrapped: u64,
-    /// Distinct devices/volumes folded into one address space (`fold_devices`).
-    pub folded_devices: u64,
-    /// Whether the folded devices overlay each other (`fold_stride_bytes = 0`).
-    pub folded_overlaid: bool,
-    /// Requests the reorder window moved ahead of earlier-read ones.
-    pub reordered: u64,
-    /// Timestamp resolution of the arrivals in ns (gcd of their distances; 0: one instant).
-    pub time_resolution_ns: u64,
-    /// Most requests sharing one arrival instant.
-    pub max_same_instant: u64,
-    /// Absurd arrival gaps found (`trace.outliers`).
-    pub outliers: u64,
+    /// Transforms that changed the workload (folded devices, reordering, timestamp
+    /// resolution, absurd gaps), as the trace reader counted them.
+    #[serde(flatten)]
+    pub changes: lamina_trace::WorkloadChanges,
     /// Warnings about the trace or how it was replayed (absurd gaps, a truncated tar
     /// member, a closed-loop trace replayed open-loop).
     pub warnings: Vec<String>,
@@ -51,15 +43,15 @@ impl TraceInfo {
     /// The trace section's extra lines: each transform that changed the workload, with
     /// its count and meaning, then the warnings.
     fn write_transforms(&self, s: &mut String) {
-        let t = self;
-        if t.skipped > 0 {
-            let _ = writeln!(s, "  skipped malformed lines: {} (on_error = \"skip\")", t.skipped);
+        let t = &self.changes;
+        if self.skipped > 0 {
+            let _ = writeln!(s, "  skipped malformed lines: {} (on_error = \"skip\")", self.skipped);
         }
-        if t.wrapped > 0 {
+        if self.wrapped > 0 {
             let _ = writeln!(
                 s,
                 "  wrapped: {} of {} requests addressed beyond the logical capacity and were wrapped modulo it",
-                t.wrapped, t.requests
+                self.wrapped, self.requests
             );
         }
         if t.folded_devices > 1 {
@@ -97,7 +89,7 @@ impl TraceInfo {
         if t.outliers > 0 {
             let _ = writeln!(s, "  outliers: {} absurd arrival gaps (see warnings)", t.outliers);
         }
-        for w in &t.warnings {
+        for w in &self.warnings {
             let _ = writeln!(s, "  warning: {w}");
         }
     }

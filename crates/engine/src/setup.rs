@@ -317,12 +317,7 @@ pub fn run_trace(cfg: &SimConfig, path: &Path) -> Result<Report, RunTraceError> 
         requests: summary.requests,
         skipped: summary.errors_skipped,
         wrapped: summary.wrapped,
-        folded_devices: summary.folded_devices,
-        folded_overlaid: summary.folded_overlaid,
-        reordered: summary.reordered,
-        time_resolution_ns: summary.time_resolution_ns,
-        max_same_instant: summary.max_same_instant,
-        outliers: summary.outliers,
+        changes: summary.changes.clone(),
         warnings,
     };
     Ok(sim.report(info))

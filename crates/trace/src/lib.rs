@@ -52,7 +52,9 @@ pub use options::{
     BlkparseEvent, ByteColumn, ByteUnit, CapacityPolicy, Delimiter, GenericMapping, MAX_REORDER_WINDOW,
     OnError, OpColumn, OutlierPolicy, TimeColumn, TimeScale, TimeUnit, TraceOptions,
 };
-pub use parser::{COARSE_RESOLUTION_NS, CROWDED_INSTANT, GEN_COMMENT, TraceParser, TraceSummary};
+pub use parser::{
+    COARSE_RESOLUTION_NS, CROWDED_INSTANT, GEN_COMMENT, TraceParser, TraceSummary, WorkloadChanges,
+};
 pub use reader::TraceReader;
 pub use source::Compression;
 

@@ -58,22 +58,10 @@ pub struct TraceSummary {
     pub skipped_by_option: u64,
     /// Requests whose offset was wrapped modulo the capacity.
     pub wrapped: u64,
-    /// Distinct devices (volumes, LUNs, disks) folded into one address space by
-    /// `fold_devices` (0 when not folding).
-    pub folded_devices: u64,
-    /// Whether folded devices overlay each other (`fold_stride_bytes = 0`): their
-    /// addresses collide, so different volumes' blocks become the same logical pages.
-    pub folded_overlaid: bool,
-    /// Requests the reorder window moved ahead of a request read before them.
-    pub reordered: u64,
-    /// The timestamp resolution of the replayed arrivals in ns: the gcd of every
-    /// arrival's distance from the first (0 when all arrive at one instant).
-    pub time_resolution_ns: u64,
-    /// The largest number of consecutive requests sharing one arrival instant.
-    pub max_same_instant: u64,
-    /// Absurd arrival gaps found (see `trace.outliers`).
-    pub outliers: u64,
-    /// What was done with them.
+    /// Transforms and properties that change the replayed workload.
+    #[serde(flatten)]
+    pub changes: WorkloadChanges,
+    /// What was done with absurd arrival gaps.
     pub outlier_action: OutlierPolicy,
     /// `(line, gap_ns)` of the first few absurd gaps.
     pub outlier_lines: Vec<(u64, u64)>,
@@ -90,6 +78,27 @@ pub struct TraceSummary {
     pub warnings: Vec<String>,
     /// True once the whole trace was read (false for a partial summary).
     pub complete: bool,
+}
+
+/// Counts of what changed the workload between the file and the replay, shared by the
+/// reader's summary and the run report's trace section.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct WorkloadChanges {
+    /// Distinct devices (volumes, LUNs, disks) folded into one address space by
+    /// `fold_devices` (0 when not folding).
+    pub folded_devices: u64,
+    /// Whether folded devices overlay each other (`fold_stride_bytes = 0`): their
+    /// addresses collide, so different volumes' blocks become the same logical pages.
+    pub folded_overlaid: bool,
+    /// Requests the reorder window moved ahead of a request read before them.
+    pub reordered: u64,
+    /// The timestamp resolution of the replayed arrivals in ns: the gcd of every
+    /// arrival's distance from the first (0 when all arrive at one instant).
+    pub time_resolution_ns: u64,
+    /// The largest number of consecutive requests sharing one arrival instant.
+    pub max_same_instant: u64,
+    /// Absurd arrival gaps found (see `trace.outliers`).
+    pub outliers: u64,
 }
 
 /// A request waiting in the reorder window (time still in the trace's clock).
@@ -215,12 +224,10 @@ impl TraceParser {
             filtered_device: 0,
             skipped_by_option: 0,
             wrapped: 0,
-            folded_devices: 0,
-            folded_overlaid: opts.fold_devices && opts.fold_stride_bytes == 0,
-            reordered: 0,
-            time_resolution_ns: 0,
-            max_same_instant: 0,
-            outliers: 0,
+            changes: WorkloadChanges {
+                folded_overlaid: opts.fold_devices && opts.fold_stride_bytes == 0,
+                ..WorkloadChanges::default()
+            },
             outlier_action: opts.outliers,
             outlier_lines: Vec::new(),
             generated_with: None,
@@ -261,12 +268,12 @@ impl TraceParser {
         s.lines = self.lines.lines();
         s.bytes = self.lines.bytes();
         s.digest = format!("xxh3-64:{:016x}", self.lines.digest());
-        s.folded_devices = self.stage.folded.len() as u64;
-        s.time_resolution_ns = self.resolution.gcd;
-        s.max_same_instant = self.resolution.max_same;
-        s.outliers = self.outliers.count;
+        s.changes.folded_devices = self.stage.folded.len() as u64;
+        s.changes.time_resolution_ns = self.resolution.gcd;
+        s.changes.max_same_instant = self.resolution.max_same;
+        s.changes.outliers = self.outliers.count;
         s.outlier_lines = self.outliers.first.clone();
-        if s.outliers > 0 {
+        if s.changes.outliers > 0 {
             s.warnings.push(outlier_warning(&s));
         }
         if let Some(w) = self.notes.warning() {
@@ -427,7 +434,7 @@ impl TraceParser {
             Some(b) if b.time > p.time => {
                 let i = self.window.partition_point(|x| x.time <= p.time);
                 self.window.insert(i, p);
-                self.summary.reordered += 1;
+                self.summary.changes.reordered += 1;
             }
             _ => self.window.push_back(p),
         }
@@ -624,7 +631,7 @@ fn outlier_warning(s: &TraceSummary) -> String {
         .iter()
         .map(|&(line, gap)| format!("line {line} (+{})", human_duration(gap)))
         .collect();
-    let more = if s.outliers > s.outlier_lines.len() as u64 { ", …" } else { "" };
+    let more = if s.changes.outliers > s.outlier_lines.len() as u64 { ", …" } else { "" };
     let action = match s.outlier_action {
         OutlierPolicy::Warn => "replayed as is (set trace.outliers = \"cut\" or \"clamp\")",
         OutlierPolicy::Cut => "those requests were dropped (trace.outliers = \"cut\")",
@@ -634,7 +641,7 @@ fn outlier_warning(s: &TraceSummary) -> String {
         "{}: {} arrival gap(s) absurd for this trace (over {} and {ABSURD_FACTOR} × its 99.9th-percentile gap) \
          before {}{more}; {action}",
         s.file,
-        s.outliers,
+        s.changes.outliers,
         human_duration(ABSURD_FLOOR_NS),
         lines.join(", ")
     )
@@ -680,8 +687,8 @@ fn empty_why(s: &TraceSummary) -> String {
     if s.skipped_by_option > 0 {
         parts.push(format!("{} requests dropped by `skip`", s.skipped_by_option));
     }
-    if s.outliers > 0 && s.outlier_action == OutlierPolicy::Cut {
-        parts.push(format!("{} requests cut as outliers", s.outliers));
+    if s.changes.outliers > 0 && s.outlier_action == OutlierPolicy::Cut {
+        parts.push(format!("{} requests cut as outliers", s.changes.outliers));
     }
     let header_only = s.lines == 1 && s.ignored_lines == 1;
     let what = if header_only {
@@ -842,8 +849,9 @@ mod tests {
         let (v, e, s) = run(text, &opts, u64::MAX);
         assert!(e.is_none(), "{e:?}");
         assert_eq!(v.len(), 4);
-        assert_eq!((s.folded_devices, s.folded_overlaid, s.reordered), (3, true, 1));
-        assert_eq!((s.time_resolution_ns, s.max_same_instant), (1_000_000_000, 2));
+        let c = &s.changes;
+        assert_eq!((c.folded_devices, c.folded_overlaid, c.reordered), (3, true, 1));
+        assert_eq!((c.time_resolution_ns, c.max_same_instant), (1_000_000_000, 2));
     }
 
     /// Issue #8 item 2: a bogus late timestamp is found with its line; cut drops it.
@@ -854,20 +862,20 @@ mod tests {
         let (v, e, s) = run(&text, &TraceOptions::default(), u64::MAX);
         assert!(e.is_none());
         assert_eq!(
-            (v.len(), s.outliers, s.outlier_lines.clone()),
+            (v.len(), s.changes.outliers, s.outlier_lines.clone()),
             (501, 1, vec![(1, 1_261_439_999_501_000_000)])
         );
         assert!(s.warnings[0].contains("before line 1 (+40.0 years)"), "{}", s.warnings[0]);
         let opts = TraceOptions { outliers: OutlierPolicy::Cut, ..TraceOptions::default() };
         let (v, _, s) = run(&text, &opts, u64::MAX);
-        assert_eq!((v.len(), s.outliers), (500, 1));
+        assert_eq!((v.len(), s.changes.outliers), (500, 1));
         assert_eq!(v.last().unwrap().arrival.as_ns(), 499_000_000);
         // An early bogus first request (0 in an epoch-stamped trace) is the one cut.
         let text: String = std::iter::once("0 0 9 8 1\n".to_owned())
             .chain((0..100u64).map(|i| format!("{} 0 {i} 8 1\n", 1_500_000_000_000_000_000 + i * 1000)))
             .collect();
         let (v, _, s) = run(&text, &opts, u64::MAX);
-        assert_eq!((v.len(), s.outliers), (100, 1));
+        assert_eq!((v.len(), s.changes.outliers), (100, 1));
         assert_eq!(v[99].arrival.as_ns(), 99_000);
     }
 
