@@ -13,7 +13,7 @@ use crate::report::{
 use crate::sim::{RunError, Simulation, tag_of};
 use crate::stats::MeanVar;
 use crate::table::LpnTable;
-use crate::trace::{IoOp, IoRequest, STDIN_NAME, TraceError, TraceInput, TraceSummary, is_stdin};
+use crate::trace::{IoOp, IoRequest, TraceError, TraceInput, TraceSummary};
 
 /// A config that cannot be turned into a simulation.
 #[derive(Debug, thiserror::Error)]
@@ -303,8 +303,9 @@ pub fn run_trace(cfg: &SimConfig, path: &Path) -> Result<Report, RunTraceError> 
     let mut reader = input.reader(&cfg.trace, cap)?;
     sim.run(&mut reader)?;
     let summary = reader.summary();
-    let name = if is_stdin(path) {
-        STDIN_NAME.to_owned()
+    // A pipe's file name (`63` of `/dev/fd/63`) says nothing: name it whole (`stdin` for `-`).
+    let name = if input.is_spooled() {
+        input.name().to_owned()
     } else {
         path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
     };
