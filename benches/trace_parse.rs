@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::io::Cursor;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use lamina_engine::trace::{
+use lamina_trace::{
     Arrival, GenConfig, Generator, Pattern, SizeDist, TraceFormat, TraceOptions, TraceParser, TraceReader,
     write::TraceWriter,
 };

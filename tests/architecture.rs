@@ -1,5 +1,7 @@
 //! Architecture invariant (TigerBeetle-style "tidy" check): the crate dependency graph
-//! only points the allowed way, `cli → engine → {sched, ftl} → nand-model`.
+//! only points the allowed way, `cli → engine → {sched, ftl, trace}`,
+//! `{engine, sched, ftl} → nand-model`, and `cli → trace` directly. `trace` is a leaf:
+//! it depends on no other Lamina crate (it needs only the logical capacity, a number).
 //!
 //! Reads `cargo metadata` for the workspace and fails on any edge between Lamina
 //! crates that is not in the allowed set, so a forbidden `use` cannot creep in.
@@ -13,9 +15,11 @@ const ALLOWED: &[(&str, &str)] = &[
     ("lamina-cli", "lamina-sched"),
     ("lamina-cli", "lamina-ftl"),
     ("lamina-cli", "lamina-nand-model"),
+    ("lamina-cli", "lamina-trace"),
     ("lamina-engine", "lamina-sched"),
     ("lamina-engine", "lamina-ftl"),
     ("lamina-engine", "lamina-nand-model"),
+    ("lamina-engine", "lamina-trace"),
     ("lamina-sched", "lamina-nand-model"),
     ("lamina-ftl", "lamina-nand-model"),
 ];
@@ -39,7 +43,9 @@ fn dependency_direction_is_enforced() {
     let meta = metadata();
     let packages = meta["packages"].as_array().expect("packages");
     let names: BTreeSet<&str> = packages.iter().map(|p| p["name"].as_str().unwrap()).collect();
-    for expected in ["lamina-nand-model", "lamina-ftl", "lamina-sched", "lamina-engine", "lamina-cli"] {
+    for expected in
+        ["lamina-nand-model", "lamina-ftl", "lamina-sched", "lamina-trace", "lamina-engine", "lamina-cli"]
+    {
         assert!(names.contains(expected), "workspace lacks {expected}");
     }
     let allowed: BTreeSet<(&str, &str)> = ALLOWED.iter().copied().collect();
@@ -58,4 +64,21 @@ fn dependency_direction_is_enforced() {
         }
     }
     assert!(violations.is_empty(), "forbidden dependency edges: {violations:?}");
+}
+
+/// The trace crate is a leaf: no edge from it to any workspace crate, so trace parsing
+/// can be built, tested and fuzzed without the simulator.
+#[test]
+fn trace_is_a_leaf() {
+    let meta = metadata();
+    let packages = meta["packages"].as_array().expect("packages");
+    let trace = packages.iter().find(|p| p["name"] == "lamina-trace").expect("lamina-trace");
+    let lamina: Vec<&str> = trace["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .filter(|n| n.starts_with("lamina-"))
+        .collect();
+    assert!(lamina.is_empty(), "lamina-trace must be a leaf but depends on {lamina:?}");
 }

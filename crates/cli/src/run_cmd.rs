@@ -34,7 +34,8 @@ pub struct RunArgs {
     /// Do not print the text summary.
     #[arg(long, short)]
     quiet: bool,
-    /// The trace file (plain, gzip, bzip2 or zstd).
+    /// The trace file (plain, gzip, bzip2, zstd, xz/lzma or tar); `-` reads standard input
+    /// (pipes are spooled to a temporary file, since a run reads its trace twice).
     trace: PathBuf,
 }
 

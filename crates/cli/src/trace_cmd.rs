@@ -10,8 +10,9 @@ use clap::{Args, Subcommand};
 use lamina_engine::trace::stats::{StatsAccumulator, TraceStats};
 use lamina_engine::trace::write::TraceWriter;
 use lamina_engine::trace::{
-    Arrival, BlkparseEvent, CapacityPolicy, GenConfig, Generator, GenericMapping, OnError, Pattern, SizeDist,
-    TraceFormat, TraceOptions, TraceReader, TraceSummary, parse_bytes,
+    Arrival, BlkparseEvent, CapacityPolicy, GenConfig, Generator, GenericMapping, OnError, OutlierPolicy,
+    Pattern, SizeDist, TraceFormat, TraceOptions, TraceReader, TraceSummary, closed_loop_comment,
+    parse_bytes,
 };
 
 /// Trace subcommands.
@@ -50,9 +51,10 @@ pub struct TraceArgs {
     #[arg(long)]
     fold_devices: bool,
     /// With --fold-devices: address stride between devices (e.g. 64GiB; default 0 = overlay).
+    /// Sizes: GiB = 2^30, GB = 10^9, a bare G = GiB (likewise k/K, M, T).
     #[arg(long, value_name = "BYTES", value_parser = byte_arg)]
     fold_stride: Option<u64>,
-    /// Logical capacity for --beyond-capacity (default: unbounded).
+    /// Logical capacity for --beyond-capacity (default: unbounded); GB = 10^9, GiB = 2^30.
     #[arg(long, value_name = "BYTES", value_parser = byte_arg)]
     capacity: Option<u64>,
     /// Requests beyond the capacity: wrap (modulo, as SSDsim) or reject.
@@ -79,6 +81,13 @@ pub struct TraceArgs {
     /// blkparse: request event auto, q or d.
     #[arg(long, value_name = "EVENT")]
     blkparse_event: Option<BlkparseEvent>,
+    /// Absurd arrival gaps (> 1 h and > 1000 × the 99.9th-percentile gap): warn (default),
+    /// cut (drop the request) or clamp (replace the gap by the typical gap).
+    #[arg(long, value_name = "MODE")]
+    outliers: Option<OutlierPolicy>,
+    /// Accept a trace that yields no request (default: an error saying why).
+    #[arg(long)]
+    allow_empty: bool,
 }
 
 fn byte_arg(s: &str) -> Result<u64, String> {
@@ -105,6 +114,8 @@ impl TraceArgs {
             on_error: self.on_error.unwrap_or(d.on_error),
             max_errors: self.max_errors.unwrap_or(d.max_errors),
             blkparse_event: self.blkparse_event.unwrap_or(d.blkparse_event),
+            outliers: self.outliers.unwrap_or(d.outliers),
+            allow_empty: self.allow_empty,
         };
         if self.beyond_capacity.is_some() && self.capacity.is_none() {
             bail!("--beyond-capacity needs --capacity");
@@ -117,7 +128,7 @@ impl TraceArgs {
 /// Arguments of `lamina trace stats`.
 #[derive(Args, Debug)]
 pub struct StatsArgs {
-    /// The trace file (plain, gzip, bzip2, zstd or tar).
+    /// The trace file (plain, gzip, bzip2, zstd, xz/lzma or tar; `-` = standard input).
     trace: PathBuf,
     /// Print JSON (summary, statistics and the options used).
     #[arg(long)]
@@ -140,9 +151,14 @@ pub struct GenArgs {
         required_unless_present = "closed_loop"
     )]
     rate: Option<String>,
-    /// Closed loop: every arrival at time 0 (the replay's queue depth paces it).
+    /// Closed loop: every arrival at time 0 (the replay's queue depth paces it). The
+    /// file starts with `# lamina-trace-gen: host.mode=closed host.closed_loop_depth=N`,
+    /// and `lamina run` warns when it replays such a trace open-loop.
     #[arg(long)]
     closed_loop: bool,
+    /// With --closed-loop: the queue depth the trace is meant to be replayed at.
+    #[arg(long, value_name = "N", default_value_t = 32, requires = "closed_loop")]
+    closed_loop_depth: u32,
     /// Fraction of reads: 0.7 or 70%.
     #[arg(long, value_name = "R", default_value = "0.5")]
     read_ratio: String,
@@ -153,7 +169,7 @@ pub struct GenArgs {
     /// Address pattern: uniform, seq:K (K sequential streams), zipf:THETA.
     #[arg(long, value_name = "PATTERN", default_value = "uniform")]
     pattern: Pattern,
-    /// Address space used, from offset 0.
+    /// Address space used, from offset 0 (GiB = 2^30, GB = 10^9, a bare G = GiB).
     #[arg(long, value_name = "BYTES", value_parser = byte_arg, default_value = "16GiB")]
     footprint: u64,
     /// PRNG seed.
@@ -173,7 +189,7 @@ pub struct GenArgs {
 /// Arguments of `lamina trace convert`.
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
-    /// Input trace.
+    /// Input trace (`-` = standard input).
     input: PathBuf,
     /// Output format.
     #[arg(long, default_value = "ssdsim")]
@@ -265,6 +281,9 @@ fn render(s: &TraceSummary, st: &TraceStats) -> String {
             line("", e.clone());
         }
     }
+    for w in &s.warnings {
+        line("warning", w.clone());
+    }
     line("digest", s.digest.clone());
     o
 }
@@ -295,7 +314,16 @@ fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
     };
     let generator = Generator::new(cfg).map_err(anyhow::Error::msg)?;
     let file = File::create(&a.output).with_context(|| format!("creating {}", a.output.display()))?;
-    let mut w = TraceWriter::new(BufWriter::new(file), a.format)?;
+    let comment = a.closed_loop.then(|| closed_loop_comment(a.closed_loop_depth));
+    if comment.is_some() && !a.format.comments() {
+        eprintln!(
+            "warning: {} has no comment lines, so the trace cannot say it is meant for closed-loop replay; \
+             replay it with --set host.mode=closed --set host.closed_loop_depth={}",
+            a.format, a.closed_loop_depth
+        );
+    }
+    let comment = comment.filter(|_| a.format.comments());
+    let mut w = TraceWriter::with_comment(BufWriter::new(file), a.format, comment.as_deref())?;
     for r in generator {
         w.write(&r)?;
     }
@@ -324,6 +352,7 @@ mod tests {
             requests: 3000,
             rate: Some("5000".into()),
             closed_loop: false,
+            closed_loop_depth: 32,
             read_ratio: "0.6".into(),
             sizes: "4k-64k".into(),
             pattern: "zipf:0.9".parse().unwrap(),

@@ -42,6 +42,7 @@ fn main() {
         requests: n,
         skipped: 0,
         wrapped: 0,
+        ..Default::default()
     });
     println!("requests            {n}");
     println!("start-up            {:.4} s", startup.as_secs_f64());

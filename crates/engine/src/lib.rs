@@ -31,7 +31,9 @@ mod sim;
 pub mod slab;
 pub mod stats;
 pub mod table;
-pub mod trace;
+/// Trace ingestion lives in its own crate, [`lamina_trace`]; re-exported here so
+/// `lamina_engine::trace::…` paths keep working.
+pub use lamina_trace as trace;
 
 pub use setup::{BuildError, RunTraceError, SimulationBuilder, run_trace};
 pub use sim::{FlashCounters, RunError, Simulation, VerifyError};

@@ -19,8 +19,8 @@ use serde::Serialize;
 
 use crate::stats::{LatencySummary, MeanVar};
 
-/// Trace identity in the report.
-#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+/// Trace identity in the report, and every transform that changed the workload.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, JsonSchema)]
 pub struct TraceInfo {
     /// File name (or a caller-chosen label).
     pub name: String,
@@ -34,6 +34,79 @@ pub struct TraceInfo {
     pub skipped: u64,
     /// Requests whose addresses were wrapped into the logical capacity.
     pub wrapped: u64,
+    /// Transforms that changed the workload (folded devices, reordering, timestamp
+    /// resolution, absurd gaps), as the trace reader counted them.
+    #[serde(flatten)]
+    pub changes: lamina_trace::WorkloadChanges,
+    /// Warnings about the trace or how it was replayed (absurd gaps, a truncated tar
+    /// member, a closed-loop trace replayed open-loop).
+    pub warnings: Vec<String>,
+}
+
+impl TraceInfo {
+    /// The trace section's extra lines: each transform that changed the workload, with
+    /// its count and meaning, then the warnings.
+    fn write_transforms(&self, s: &mut String) {
+        let t = &self.changes;
+        if self.skipped > 0 {
+            let _ = writeln!(s, "  skipped malformed lines: {} (on_error = \"skip\")", self.skipped);
+        }
+        if self.wrapped > 0 {
+            let _ = writeln!(
+                s,
+                "  wrapped: {} of {} requests addressed beyond the logical capacity and were wrapped modulo it",
+                self.wrapped, self.requests
+            );
+        }
+        if t.folded_devices > 1 {
+            let how = if t.folded_overlaid {
+                "overlaid at the same addresses (fold_stride_bytes = 0): their blocks collide"
+            } else {
+                "laid side by side (fold_stride_bytes)"
+            };
+            let _ = writeln!(
+                s,
+                "  folded devices: {} devices/volumes merged into one address space, {how}",
+                t.folded_devices
+            );
+        }
+        if t.reordered > 0 {
+            let _ = writeln!(
+                s,
+                "  reordered: {} requests arrived out of timestamp order and were moved within the reorder window",
+                t.reordered
+            );
+        }
+        let coarse = t.time_resolution_ns >= lamina_trace::COARSE_RESOLUTION_NS;
+        if coarse || t.max_same_instant >= lamina_trace::CROWDED_INSTANT {
+            let res = if t.time_resolution_ns == 0 {
+                "every request arrives at one instant".to_owned()
+            } else {
+                format!("timestamps are multiples of {}", duration(t.time_resolution_ns))
+            };
+            let _ = writeln!(
+                s,
+                "  coarse timestamps: {res}; up to {} requests arrive at the same instant",
+                t.max_same_instant
+            );
+        }
+        if t.outliers > 0 {
+            let _ = writeln!(s, "  outliers: {} absurd arrival gaps (see warnings)", t.outliers);
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "  warning: {w}");
+        }
+    }
+}
+
+/// `1 s`, `250 ms`, `4 us`, `7 ns` (exact when the value is a whole number of the unit).
+fn duration(ns: u64) -> String {
+    for (unit, name) in [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")] {
+        if ns >= unit && ns % unit == 0 {
+            return format!("{} {name}", ns / unit);
+        }
+    }
+    format!("{ns} ns")
 }
 
 /// Garbage-collection counters.
@@ -252,9 +325,7 @@ impl Report {
             "Lamina {} — trace {} ({}, {} requests, digest {})",
             self.lamina_version, self.trace.name, self.trace.format, self.trace.requests, self.trace.digest
         );
-        if self.trace.skipped > 0 {
-            let _ = writeln!(s, "  skipped malformed lines: {}", self.trace.skipped);
-        }
+        self.trace.write_transforms(&mut s);
         let d = &self.device;
         let _ = writeln!(
             s,

@@ -14,7 +14,7 @@ use crate::report::{
 use crate::sim::{RunError, Simulation, tag_of};
 use crate::stats::MeanVar;
 use crate::table::LpnTable;
-use crate::trace::{IoOp, IoRequest, TraceError, TraceReader};
+use crate::trace::{IoOp, IoRequest, TraceError, TraceInput, TraceSummary};
 
 /// A config that cannot be turned into a simulation.
 #[derive(Debug, thiserror::Error)]
@@ -387,25 +387,59 @@ pub enum RunTraceError {
 }
 
 /// Build a simulation from `cfg`, prefill (if configured), precondition (if
-/// configured), replay the trace file and return the report.
+/// configured), replay the trace file and return the report. `path` may be `-`
+/// (standard input) or a pipe: it is then spooled once to a temporary file, because
+/// the prefill pass and the replay each read the trace from its start.
 pub fn run_trace(cfg: &SimConfig, path: &Path) -> Result<Report, RunTraceError> {
     let mut sim = SimulationBuilder::new(cfg.clone()).build()?;
     let cap = sim.logical_capacity_bytes();
+    let input = TraceInput::open(path)?;
     sim.precondition()?;
     if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
-        let pre = TraceReader::open(path, &cfg.trace, cap)?;
-        sim.prefill(pre)?;
+        sim.prefill(input.reader(&cfg.trace, cap)?)?;
     }
-    let mut reader = TraceReader::open(path, &cfg.trace, cap)?;
+    let mut reader = input.reader(&cfg.trace, cap)?;
     sim.run(&mut reader)?;
     let summary = reader.summary();
+    // A pipe's file name (`63` of `/dev/fd/63`) says nothing: name it whole (`stdin` for `-`).
+    let name = if input.is_spooled() {
+        input.name().to_owned()
+    } else {
+        path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    };
+    let mut warnings = summary.warnings.clone();
+    warnings.extend(mode_warning(cfg, &summary));
     let info = TraceInfo {
-        name: path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+        name,
         format: summary.format.to_string(),
         digest: summary.digest.clone(),
         requests: summary.requests,
         skipped: summary.errors_skipped,
         wrapped: summary.wrapped,
+        changes: summary.changes.clone(),
+        warnings,
     };
     Ok(sim.report(info))
+}
+
+/// A generated trace declares the host mode it was made for (`# lamina-trace-gen:
+/// host.mode=closed host.closed_loop_depth=32`): replaying a closed-loop trace (every
+/// arrival at 0) open-loop queues all of it at once, so say so and how to fix it.
+fn mode_warning(cfg: &SimConfig, summary: &TraceSummary) -> Option<String> {
+    let declared = summary.generated_with.as_ref()?;
+    if declared.get("host.mode").map(String::as_str) != Some("closed") || cfg.host.mode == HostMode::Closed {
+        return None;
+    }
+    let sets: Vec<String> = declared
+        .iter()
+        .filter(|(k, _)| k.starts_with("host."))
+        .map(|(k, v)| format!("--set {k}={v}"))
+        .collect();
+    Some(format!(
+        "{}: the trace was generated for closed-loop replay (its `# {}` line) but this run is open-loop, so every \
+         request arrives at time 0 and waits in one queue; replay it with {}",
+        summary.file,
+        lamina_trace::GEN_COMMENT,
+        sets.join(" ")
+    ))
 }

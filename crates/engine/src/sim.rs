@@ -403,7 +403,7 @@ impl Simulation {
                 }
             } else {
                 match trace.peek() {
-                    Some(Ok(r)) => Some(r.arrival),
+                    Some(Ok(r)) => Some(SimTime(r.arrival.as_ns())),
                     Some(Err(_)) => return Err(trace.next().unwrap().unwrap_err().into()),
                     None => None,
                 }
@@ -425,12 +425,13 @@ impl Simulation {
             } else {
                 let mut r = trace.next().expect("peeked").expect("peeked Ok");
                 if closed {
-                    r.arrival = self.now;
+                    r.arrival = crate::trace::TraceTime(self.now.as_ns());
                 }
-                assert!(r.arrival >= self.now, "trace arrival {} before now {}", r.arrival, self.now);
-                self.now = r.arrival;
+                let arrival = SimTime(r.arrival.as_ns());
+                assert!(arrival >= self.now, "trace arrival {arrival} before now {}", self.now);
+                self.now = arrival;
                 if self.stats.first_arrival.is_none() {
-                    self.stats.first_arrival = Some(r.arrival);
+                    self.stats.first_arrival = Some(arrival);
                 }
                 self.arrive(r)?;
             }
@@ -485,7 +486,7 @@ impl Simulation {
         let last = (r.offset_bytes + r.size_bytes - 1) / ps;
         let npages = (last - first + 1) as u32;
         let req = self.reqs.insert(Request {
-            arrival: r.arrival,
+            arrival: SimTime(r.arrival.as_ns()),
             op: r.op,
             bytes: r.size_bytes,
             remaining: npages,

@@ -2,9 +2,9 @@
 //! `mbm` preset (mbm-ftl Table I: 70 ns command, 10 ns/B, tR 78 µs, tPROG 1.3 ms).
 
 use lamina_engine::config::ConfigBuilder;
+use lamina_engine::trace::TraceTime;
 use lamina_engine::trace::{IoOp, IoRequest};
 use lamina_engine::{Simulation, SimulationBuilder};
-use lamina_nand_model::SimTime;
 
 const PAGE: u64 = 8192;
 /// One 8 KiB page read: command + tR + transfer out.
@@ -22,7 +22,7 @@ fn sim(sets: &[&str]) -> Simulation {
 }
 
 fn req(t: u64, op: IoOp, lpn: u64, pages: u64) -> IoRequest {
-    IoRequest { arrival: SimTime(t), device: 0, offset_bytes: lpn * PAGE, size_bytes: pages * PAGE, op }
+    IoRequest { arrival: TraceTime(t), device: 0, offset_bytes: lpn * PAGE, size_bytes: pages * PAGE, op }
 }
 
 fn run(sim: &mut Simulation, reqs: Vec<IoRequest>) -> lamina_engine::report::Report {
@@ -35,6 +35,7 @@ fn run(sim: &mut Simulation, reqs: Vec<IoRequest>) -> lamina_engine::report::Rep
         requests: 0,
         skipped: 0,
         wrapped: 0,
+        ..Default::default()
     })
 }
 
@@ -132,7 +133,7 @@ fn read_modify_write_reads_the_old_page_first() {
     let mut s = sim(&[]);
     // Write a full page, then a 4 KiB write into it: the second reads the page first.
     let small = IoRequest {
-        arrival: SimTime(10_000_000),
+        arrival: TraceTime(10_000_000),
         device: 0,
         offset_bytes: 9 * PAGE,
         size_bytes: 4096,
@@ -144,7 +145,7 @@ fn read_modify_write_reads_the_old_page_first() {
     assert!(r.write.max_ns.abs_diff(READ_NS + PROG_NS) * 1000 <= READ_NS + PROG_NS);
     let mut s = sim(&["host.read_modify_write=false"]);
     let small = IoRequest {
-        arrival: SimTime(10_000_000),
+        arrival: TraceTime(10_000_000),
         device: 0,
         offset_bytes: 9 * PAGE,
         size_bytes: 4096,

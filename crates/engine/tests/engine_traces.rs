@@ -11,7 +11,7 @@ use lamina_engine::config::{ConfigBuilder, SimConfig};
 use lamina_engine::trace::{IoOp, IoRequest};
 use lamina_engine::{RunError, SimulationBuilder, run_trace};
 use lamina_ftl::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts};
-use lamina_nand_model::{BlockId, PlaneId, Ppa, SimTime};
+use lamina_nand_model::{BlockId, PlaneId, Ppa};
 
 fn root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
@@ -177,7 +177,7 @@ fn verify_catches_a_stale_mapping() {
     let mut sim = SimulationBuilder::new(c).ftl(Box::new(ftl)).build().unwrap();
     // Write LPN 3 twice, then read it: the stale FTL points the read at version 1.
     let w = |t: u64| IoRequest {
-        arrival: SimTime(t),
+        arrival: lamina_engine::trace::TraceTime(t),
         device: 0,
         offset_bytes: 3 * 8192,
         size_bytes: 8192,

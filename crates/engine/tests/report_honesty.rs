@@ -5,8 +5,8 @@
 use lamina_engine::SimulationBuilder;
 use lamina_engine::config::ConfigBuilder;
 use lamina_engine::report::{Report, TraceInfo};
+use lamina_engine::trace::TraceTime;
 use lamina_engine::trace::{IoOp, IoRequest};
-use lamina_nand_model::SimTime;
 
 fn run(sets: &[&str], reqs: &[IoRequest]) -> Report {
     let mut b = ConfigBuilder::new().preset("mbm").unwrap().set("nand.geometry.blocks_per_plane=64").unwrap();
@@ -22,13 +22,12 @@ fn run(sets: &[&str], reqs: &[IoRequest]) -> Report {
         format: "test".into(),
         digest: String::new(),
         requests: reqs.len() as u64,
-        skipped: 0,
-        wrapped: 0,
+        ..Default::default()
     })
 }
 
 fn req(t: u64, op: IoOp, page: u64) -> IoRequest {
-    IoRequest { arrival: SimTime(t), device: 0, offset_bytes: page * 8192, size_bytes: 8192, op }
+    IoRequest { arrival: TraceTime(t), device: 0, offset_bytes: page * 8192, size_bytes: 8192, op }
 }
 
 #[test]

@@ -10,10 +10,10 @@
 
 use lamina_engine::config::ConfigBuilder;
 use lamina_engine::report::{Report, TraceInfo};
+use lamina_engine::trace::TraceTime;
 use lamina_engine::trace::generator::{Arrival, GenConfig, Generator};
 use lamina_engine::trace::{IoOp, IoRequest};
 use lamina_engine::{Simulation, SimulationBuilder};
-use lamina_nand_model::SimTime;
 
 fn sim(sets: &[String]) -> Simulation {
     let mut b = ConfigBuilder::new().preset("mqsim-default").unwrap();
@@ -29,8 +29,7 @@ fn info() -> TraceInfo {
         format: "generated".into(),
         digest: String::new(),
         requests: 0,
-        skipped: 0,
-        wrapped: 0,
+        ..Default::default()
     }
 }
 
@@ -137,7 +136,7 @@ fn every_waiting_write_has_its_own_flush_in_flight() {
     // write completes after about one program time, not 60.
     let reqs: Vec<IoRequest> = (0..64)
         .map(|i| IoRequest {
-            arrival: SimTime(0),
+            arrival: TraceTime(0),
             device: 0,
             offset_bytes: i * 8192,
             size_bytes: 8192,
@@ -157,7 +156,7 @@ fn every_waiting_write_has_its_own_flush_in_flight() {
 fn dram_latency_and_bandwidth_are_charged() {
     // One 64 KiB write into an empty buffer: 26 ns + 65536 B / 3.2 GB/s = 20,506 ns.
     let reqs =
-        [IoRequest { arrival: SimTime(0), device: 0, offset_bytes: 0, size_bytes: 65536, op: IoOp::Write }];
+        [IoRequest { arrival: TraceTime(0), device: 0, offset_bytes: 0, size_bytes: 65536, op: IoOp::Write }];
     let r = run_reqs(&buffered(64 << 20), &reqs);
     assert_eq!(r.write.mean_ns, 20_506.0);
     let mut sets = buffered(64 << 20);
@@ -177,7 +176,7 @@ fn a_read_overtaking_its_pages_queued_first_write_is_served_from_dram() {
     let page = 8192;
     let mut reqs: Vec<IoRequest> = (0..200)
         .map(|i| IoRequest {
-            arrival: SimTime(i),
+            arrival: TraceTime(i),
             device: 0,
             offset_bytes: i * 64 * page, // all on one die under static striping
             size_bytes: page,
@@ -186,7 +185,7 @@ fn a_read_overtaking_its_pages_queued_first_write_is_served_from_dram() {
         .collect();
     // Read the last write's page right after it arrives: it is still queued.
     reqs.push(IoRequest {
-        arrival: SimTime(1_000),
+        arrival: TraceTime(1_000),
         device: 0,
         offset_bytes: 199 * 64 * page,
         size_bytes: page,

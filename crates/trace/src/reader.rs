@@ -2,7 +2,6 @@
 //! requests through a bounded channel so parsing runs ahead of the simulation with
 //! bounded memory.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
@@ -40,16 +39,17 @@ pub struct TraceReader {
 }
 
 impl TraceReader {
-    /// Open a trace file. `logical_capacity_bytes` is the simulated logical capacity
-    /// for the `beyond_capacity` policy (`u64::MAX`: unbounded, no wrap or reject).
+    /// Open a trace file for one pass (`-` is standard input; a pipe streams, read
+    /// once — use [`crate::TraceInput`] to read one twice). `logical_capacity_bytes` is
+    /// the simulated logical capacity for the `beyond_capacity` policy (`u64::MAX`:
+    /// unbounded, no wrap or reject).
     pub fn open(
         path: &Path,
         opts: &TraceOptions,
         logical_capacity_bytes: u64,
     ) -> Result<TraceReader, TraceError> {
-        let name = path.display().to_string();
-        let file = File::open(path).map_err(|e| TraceError::io(&Arc::from(name.as_str()), e))?;
-        TraceReader::from_reader(&name, file, None, opts, logical_capacity_bytes)
+        let src = crate::input::open_once(path)?;
+        TraceReader::from_reader(&crate::input::display_name(path), src, None, opts, logical_capacity_bytes)
     }
 
     /// Read a trace from any byte source (compressed or not). `format` overrides

@@ -128,6 +128,20 @@ pub enum TraceError {
         /// The last error.
         last: Box<TraceError>,
     },
+    /// The trace yielded no request and `allow_empty` is off.
+    Empty {
+        /// Trace file name.
+        file: Arc<str>,
+        /// Why (empty file, header only, every line skipped or filtered, …).
+        why: String,
+    },
+    /// The file is an archive, an unsupported compression or binary data, not a text trace.
+    NotText {
+        /// Trace file name.
+        file: Arc<str>,
+        /// What it is and what to do (`is a zip archive; unpack it first (unzip)`).
+        what: String,
+    },
     /// The background reader thread ended without a result (a bug).
     ReaderStopped {
         /// Trace file name.
@@ -146,6 +160,8 @@ impl TraceError {
             TraceError::Detect { .. } => "detect",
             TraceError::Options { .. } => "options",
             TraceError::TooManyErrors { .. } => "too-many-errors",
+            TraceError::Empty { .. } => "empty",
+            TraceError::NotText { .. } => "not-text",
             TraceError::ReaderStopped { .. } => "reader-stopped",
         }
     }
@@ -216,6 +232,11 @@ impl fmt::Display for TraceError {
                 f,
                 "{file}: {count} bad lines exceed max_errors = {max} (on_error = \"skip\"); last: {last}"
             ),
+            TraceError::Empty { file, why } => write!(
+                f,
+                "{file}: {why}; a trace must yield at least one request (set `trace.allow_empty = true` to accept it)"
+            ),
+            TraceError::NotText { file, what } => write!(f, "{file}: {what}"),
             TraceError::ReaderStopped { file } => {
                 write!(f, "{file}: the trace reader thread stopped unexpectedly (a bug)")
             }
@@ -223,15 +244,10 @@ impl fmt::Display for TraceError {
     }
 }
 
-impl std::error::Error for TraceError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            TraceError::Io { source, .. } => Some(&**source),
-            TraceError::TooManyErrors { last, .. } => Some(&**last),
-            _ => None,
-        }
-    }
-}
+/// No `source()`: every variant's `Display` already includes its cause's text, and
+/// reporting it again as a source made `{:#}` chains print it twice
+/// (`t.gz: corrupt deflate stream: corrupt deflate stream`, issue #8 item 12).
+impl std::error::Error for TraceError {}
 
 #[cfg(test)]
 mod tests {
@@ -250,6 +266,26 @@ mod tests {
         assert_eq!(e.to_string(), "t.ascii:7: field `size`: \"abc\" is not a number");
         assert_eq!(e.kind(), "not-a-number");
         assert_eq!(e.line(), Some(7));
+    }
+
+    /// Regression (issue #8 item 12): an I/O or decompression error printed as a chain
+    /// (`anyhow`'s `{:#}`, the CLI's format) must not repeat its cause.
+    #[test]
+    fn io_errors_are_not_doubled_in_a_chain() {
+        use std::error::Error;
+        let e = TraceError::io(
+            &"t.gz".into(),
+            io::Error::new(io::ErrorKind::InvalidData, "corrupt deflate stream"),
+        );
+        let mut chain = e.to_string();
+        let mut src = e.source();
+        while let Some(s) = src {
+            chain = format!("{chain}: {s}");
+            src = s.source();
+        }
+        assert_eq!(chain, "t.gz: corrupt deflate stream");
+        let many = TraceError::TooManyErrors { file: "t".into(), count: 3, max: 2, last: Box::new(e) };
+        assert!(many.source().is_none());
     }
 
     #[test]

@@ -23,7 +23,7 @@ use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 
-use lamina_nand_model::SimTime;
+use crate::TraceTime;
 
 use super::num::parse_bytes;
 use super::{IoOp, IoRequest};
@@ -49,6 +49,12 @@ impl Arrival {
             rate.parse().map_err(|_| format!("rate {rate:?}: expected a positive number of IOPS"))?;
         Ok(Arrival::Poisson { num: r.num, den: r.den })
     }
+}
+
+/// The comment line (without `# `) a closed-loop generated trace starts with, so that
+/// `lamina run` can tell it is meant for closed-loop replay at `depth`.
+pub fn closed_loop_comment(depth: u32) -> String {
+    format!("{} host.mode=closed host.closed_loop_depth={depth}", crate::GEN_COMMENT)
 }
 
 /// Request size distribution (bytes).
@@ -431,7 +437,7 @@ impl Iterator for Generator {
         let size = self.size();
         let offset = self.offset(size);
         Some(IoRequest {
-            arrival: SimTime(self.now),
+            arrival: TraceTime(self.now),
             device: self.cfg.device,
             offset_bytes: offset,
             size_bytes: size,

@@ -104,20 +104,33 @@ fn negative_or_nan(rest: &[u8]) -> Problem {
     if numeric { Problem::Negative } else { Problem::NotANumber }
 }
 
-/// Parse a byte count with an optional binary unit: `4096`, `4k`, `64KiB`, `1M`,
-/// `200GiB`, `2T`. `k`/`K`/`KiB` = 1024 (likewise M, G, T); `B` is bytes.
+/// Parse a byte count with an optional unit. SI units are decimal and IEC units binary,
+/// as their standards say: `kB`/`KB` = 10^3, `MB` = 10^6, `GB` = 10^9, `TB` = 10^12;
+/// `KiB` = 2^10, `MiB` = 2^20, `GiB` = 2^30, `TiB` = 2^40. A bare single letter
+/// (`4k`, `1M`, `2G`, `1T`, any case) is binary, the storage convention (`4k` blocks);
+/// `B` or no unit is bytes. A space before the unit is allowed (`64 KiB`).
 pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let s = text.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let n: u64 = num.parse().map_err(|_| format!("{text:?} is not a byte count (e.g. 4096, 4k, 200GiB)"))?;
+    let n: u64 =
+        num.parse().map_err(|_| format!("{text:?} is not a byte count (e.g. 4096, 4k, 64KiB, 200GB)"))?;
     let mult: u64 = match unit.trim() {
         "" | "B" | "b" => 1,
-        "k" | "K" | "KiB" | "kiB" | "KB" | "kB" => 1 << 10,
-        "m" | "M" | "MiB" | "MB" => 1 << 20,
-        "g" | "G" | "GiB" | "GB" => 1 << 30,
-        "t" | "T" | "TiB" | "TB" => 1 << 40,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use B, k, M, G, T — binary multiples)")),
+        "k" | "K" | "KiB" | "kiB" => 1 << 10,
+        "m" | "M" | "MiB" => 1 << 20,
+        "g" | "G" | "GiB" => 1 << 30,
+        "t" | "T" | "TiB" => 1 << 40,
+        "kB" | "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?} (B; KiB, MiB, GiB, TiB = powers of 1024; kB, MB, GB, TB = powers \
+                 of 1000; bare k, M, G, T = powers of 1024)"
+            ));
+        }
     };
     n.checked_mul(mult).ok_or_else(|| format!("{text:?} is too large"))
 }
@@ -164,6 +177,15 @@ mod tests {
         assert_eq!(parse_bytes("4k"), Ok(4096));
         assert_eq!(parse_bytes("64KiB"), Ok(65536));
         assert_eq!(parse_bytes("200GiB"), Ok(200 << 30));
+        // Regression (issue #8 item 20): GB used to be binary.
+        assert_eq!(parse_bytes("200GB"), Ok(200_000_000_000));
+        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
+        assert_eq!(parse_bytes("64KB"), Ok(64_000));
+        assert_eq!(parse_bytes("64kB"), Ok(64_000));
+        assert_eq!(parse_bytes("3 MiB"), Ok(3 << 20));
+        assert_eq!(parse_bytes("1MB"), Ok(1_000_000));
+        assert_eq!(parse_bytes("1TB"), Ok(1_000_000_000_000));
+        assert_eq!(parse_bytes("1T"), Ok(1 << 40));
         assert!(parse_bytes("4 parsecs").is_err());
         assert!(parse_bytes("-4k").is_err());
     }

@@ -5,7 +5,7 @@
 use std::io::{Cursor, Write};
 use std::path::PathBuf;
 
-use lamina_engine::trace::{
+use lamina_trace::{
     GenericMapping, IoOp, IoRequest, OnError, TraceError, TraceFormat, TraceOptions, TraceReader,
 };
 
@@ -13,10 +13,7 @@ fn fixture(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).join(name)
 }
 
-fn read_all(
-    name: &str,
-    opts: &TraceOptions,
-) -> (TraceFormat, Vec<IoRequest>, lamina_engine::trace::TraceSummary) {
+fn read_all(name: &str, opts: &TraceOptions) -> (TraceFormat, Vec<IoRequest>, lamina_trace::TraceSummary) {
     let mut r = TraceReader::open(&fixture(name), opts, u64::MAX).unwrap_or_else(|e| panic!("{name}: {e}"));
     let v: Vec<IoRequest> = r.by_ref().map(|x| x.unwrap_or_else(|e| panic!("{name}: {e}"))).collect();
     (r.format(), v, r.summary())
@@ -40,7 +37,7 @@ fn ssdsim_crlf_tabs_and_trailing_blank_lines() {
     assert_eq!(
         v[2],
         IoRequest {
-            arrival: lamina_nand_model::SimTime(26_214_000),
+            arrival: lamina_trace::TraceTime(26_214_000),
             device: 0,
             offset_bytes: 303_574 * 512,
             size_bytes: 7 * 512,
@@ -164,7 +161,7 @@ fn generic_mapping_with_header_lines() {
     assert_eq!(
         v[1],
         IoRequest {
-            arrival: lamina_nand_model::SimTime(9_500),
+            arrival: lamina_trace::TraceTime(9_500),
             device: 2,
             offset_bytes: 4 * 4096,
             size_bytes: 8192,
@@ -313,8 +310,8 @@ fn detection_failure_and_empty_input_are_typed_errors() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("empty"), "{e}");
-    // Empty with a forced format: zero requests, no error.
-    let r = TraceReader::from_reader(
+    // Empty with a forced format: zero requests is an error (issue #8 item 3) …
+    let mut r = TraceReader::from_reader(
         "x",
         Cursor::new(""),
         Some(TraceFormat::Ssdsim),
@@ -322,5 +319,37 @@ fn detection_failure_and_empty_input_are_typed_errors() {
         u64::MAX,
     )
     .unwrap();
+    let e = r.next().unwrap().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x: the file is empty; a trace must yield at least one request (set `trace.allow_empty = true` to accept it)"
+    );
+    // … unless asked for.
+    let opts = TraceOptions { allow_empty: true, ..TraceOptions::default() };
+    let r =
+        TraceReader::from_reader("x", Cursor::new(""), Some(TraceFormat::Ssdsim), &opts, u64::MAX).unwrap();
     assert_eq!(r.count(), 0);
+    let r = TraceReader::from_reader("x", Cursor::new("\n \n"), None, &opts, u64::MAX).unwrap();
+    assert_eq!(r.count(), 0);
+}
+
+/// Issue #8 item 3: a header-only or all-skipped trace names why it yields nothing.
+#[test]
+fn header_only_and_all_skipped_traces_say_why() {
+    let why = |text: &str, opts: TraceOptions| {
+        let r = TraceReader::from_reader("t", Cursor::new(text.to_owned()), None, &opts, u64::MAX).unwrap();
+        r.into_iter().find_map(Result::err).unwrap().to_string()
+    };
+    let e = why("Timestamp,Response,IOType,LUN,Offset,Size\n", TraceOptions::default());
+    assert!(e.starts_with("t: no request to replay: it holds only a header line;"), "{e}");
+    let opts = TraceOptions {
+        on_error: OnError::Skip,
+        format: Some(TraceFormat::Ssdsim),
+        ..TraceOptions::default()
+    };
+    let e = why("0 0 x 8 1\n# note\n0 0 1 0 1\n", opts);
+    assert!(e.contains("of its 3 lines: 1 ignored (blank, header, comment or not a request); 2 malformed and skipped (not-a-number 1, zero-size 1)"), "{e}");
+    let opts = TraceOptions { devices: vec![7], ..TraceOptions::default() };
+    let e = why("0 0 1 8 1\n1 1 1 8 1\n", opts);
+    assert!(e.contains("2 requests on devices not selected by `devices`"), "{e}");
 }

@@ -1,9 +1,10 @@
-//! Byte sources: decompression by magic bytes, tar unwrapping, and a line reader
-//! that reuses one buffer (no allocation per line) and digests every byte it reads.
+//! Byte sources: decompression by magic bytes (gzip, bzip2, zstd, xz, lzma), archive
+//! and binary recognition, tar unwrapping, and a line reader that reuses one buffer (no
+//! allocation per line) and digests every byte it reads.
 
 use std::io::{self, Cursor, Read};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use xxhash_rust::xxh3::Xxh3;
@@ -22,6 +23,11 @@ pub enum Compression {
     Bzip2,
     /// Zstandard (`28 b5 2f fd`), multi-frame included.
     Zstd,
+    /// xz (`fd 37 7a 58 5a 00`), multi-stream included.
+    Xz,
+    /// Legacy `.lzma` (LZMA-alone: properties byte `5d`, then dictionary size and
+    /// uncompressed size).
+    Lzma,
 }
 
 impl std::fmt::Display for Compression {
@@ -31,6 +37,8 @@ impl std::fmt::Display for Compression {
             Compression::Gzip => "gzip",
             Compression::Bzip2 => "bzip2",
             Compression::Zstd => "zstd",
+            Compression::Xz => "xz",
+            Compression::Lzma => "lzma",
         })
     }
 }
@@ -54,13 +62,58 @@ fn peek_n(r: &mut dyn Read, n: usize) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// What the byte source turned out to be.
+pub(crate) struct SourceInfo {
+    /// Its compression.
+    pub compression: Compression,
+    /// Whether the text came out of a tar archive.
+    pub tar: bool,
+    /// Warnings raised while reading (a truncated tar member).
+    pub notes: Arc<SourceNotes>,
+}
+
+/// Warnings a byte source raises while it is read on the reader thread.
+#[derive(Default, Debug)]
+pub(crate) struct SourceNotes {
+    truncated: Mutex<Option<String>>,
+}
+
+impl SourceNotes {
+    /// The warning to report, if any.
+    pub(crate) fn warning(&self) -> Option<String> {
+        self.truncated.lock().expect("notes lock").clone()
+    }
+}
+
+/// Containers and binaries recognised by their first bytes that are not traces.
+const NOT_TRACES: &[(&[u8], &str)] = &[
+    (&[0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c], "is a 7z archive; unpack it first (7z x)"),
+    (b"PK\x03\x04", "is a zip archive; unpack it first (unzip)"),
+    (b"PK\x05\x06", "is an empty zip archive"),
+    (b"Rar!\x1a\x07", "is a rar archive; unpack it first"),
+    (
+        &[0x04, 0x22, 0x4d, 0x18],
+        "is lz4-compressed, which Lamina does not read; decompress it first (lz4 -d)",
+    ),
+    (
+        &[0x89, b'L', b'Z', b'O'],
+        "is lzop-compressed, which Lamina does not read; decompress it first (lzop -d)",
+    ),
+    (&[0x1f, 0x9d], "is compress(1)-compressed (.Z), which Lamina does not read; decompress it first"),
+    (b"\x7fELF", "is an ELF executable, not a trace"),
+    (b"%PDF", "is a PDF document, not a trace"),
+    (&[0x89, b'P', b'N', b'G'], "is a PNG image, not a trace"),
+    (b"SQLite format 3\0", "is an SQLite database, not a trace"),
+];
+
 /// Detect compression by magic bytes and a tar container by its header; return the
-/// decompressed, unwrapped text stream.
-pub(crate) fn open_stream(
-    name: &Arc<str>,
-    mut raw: Source,
-) -> Result<(Source, Compression, bool), TraceError> {
-    let magic = peek_n(&mut *raw, 4).map_err(|e| TraceError::io(name, e))?;
+/// decompressed, unwrapped text stream. Archives and binaries that are not traces are
+/// named as such.
+pub(crate) fn open_stream(name: &Arc<str>, mut raw: Source) -> Result<(Source, SourceInfo), TraceError> {
+    let magic = peek_n(&mut *raw, 16).map_err(|e| TraceError::io(name, e))?;
+    if let Some((_, what)) = NOT_TRACES.iter().find(|(m, _)| magic.starts_with(m)) {
+        return Err(TraceError::NotText { file: name.clone(), what: (*what).to_owned() });
+    }
     let chained: Source = Box::new(Cursor::new(magic.clone()).chain(raw));
     let (mut text, compression): (Source, Compression) = if magic.starts_with(&[0x1f, 0x8b]) {
         (Box::new(flate2::read::MultiGzDecoder::new(chained)), Compression::Gzip)
@@ -69,17 +122,55 @@ pub(crate) fn open_stream(
     } else if magic.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
         let d = zstd::stream::read::Decoder::new(chained).map_err(|e| TraceError::io(name, e))?;
         (Box::new(d), Compression::Zstd)
+    } else if magic.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
+        (Box::new(liblzma::read::XzDecoder::new_multi_decoder(chained)), Compression::Xz)
+    } else if is_lzma_alone(&magic) {
+        let stream = liblzma::stream::Stream::new_lzma_decoder(u64::MAX)
+            .map_err(|e| TraceError::io(name, io::Error::other(e)))?;
+        (Box::new(liblzma::read::XzDecoder::new_stream(chained, stream)), Compression::Lzma)
     } else {
         (chained, Compression::None)
     };
     let head = peek_n(&mut *text, 512).map_err(|e| TraceError::io(name, e))?;
     let is_tar = head.len() == 512 && is_tar_header(&head);
     let rest: Source = Box::new(Cursor::new(head).chain(text));
-    if is_tar {
-        Ok((Box::new(TarUnwrap::new(rest)), compression, true))
-    } else {
-        Ok((rest, compression, false))
+    let notes = Arc::new(SourceNotes::default());
+    let info = SourceInfo { compression, tar: is_tar, notes: notes.clone() };
+    if is_tar { Ok((Box::new(TarUnwrap::new(rest, name.clone(), notes)), info)) } else { Ok((rest, info)) }
+}
+
+/// An LZMA-alone header: properties `5d` (lc=3, lp=0, pb=2, what `xz --format=lzma` and
+/// `lzma` write), a power-of-two-ish dictionary size, and an uncompressed size that is
+/// either unknown (all ones) or below 2^48.
+fn is_lzma_alone(m: &[u8]) -> bool {
+    if m.len() < 13 || m[0] != 0x5d {
+        return false;
     }
+    let dict = u32::from_le_bytes([m[1], m[2], m[3], m[4]]);
+    let size = u64::from_le_bytes(m[5..13].try_into().expect("8 bytes"));
+    dict >= 1 << 12 && (size == u64::MAX || size < 1 << 48)
+}
+
+/// Does this text prefix look binary rather than a text trace? More than 10 % (30 % in
+/// a sample under 512 bytes) of the
+/// first 4 KiB being control bytes (other than tab, CR, LF and NUL, the padding of tar
+/// members) or invalid UTF-8 means binary. Returns what to tell the user.
+pub(crate) fn binary_text(prefix: &[u8]) -> Option<String> {
+    let sample = &prefix[..prefix.len().min(4096)];
+    if sample.is_empty() {
+        return None;
+    }
+    let control =
+        sample.iter().filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0) || b == 0x7f).count();
+    let invalid = String::from_utf8_lossy(sample).matches('\u{fffd}').count();
+    // NULs are not counted: tar headers and padding glued to FIU text are mostly NULs.
+    let bad = control + invalid;
+    // A short sample needs a clearer majority: a few corrupt bytes in a small text
+    // file are better reported as a field error naming the line.
+    let percent = if sample.len() >= 512 { 10 } else { 30 };
+    (bad * 100 > sample.len() * percent).then(|| {
+        format!("looks binary, not a text trace ({bad} of its first {} bytes are not text)", sample.len())
+    })
 }
 
 /// A POSIX/GNU tar header: `ustar` magic at 257 and a valid checksum.
@@ -115,6 +206,10 @@ fn octal(f: &[u8]) -> Option<u64> {
 /// a naive reader sees the 512-byte header as junk before the first record.)
 struct TarUnwrap {
     inner: Source,
+    name: Arc<str>,
+    notes: Arc<SourceNotes>,
+    /// The current member's name and claimed size.
+    member: (String, u64),
     /// Bytes left in the current member's data.
     left: u64,
     /// Padding after the current member.
@@ -127,9 +222,12 @@ struct TarUnwrap {
 }
 
 impl TarUnwrap {
-    fn new(inner: Source) -> TarUnwrap {
+    fn new(inner: Source, name: Arc<str>, notes: Arc<SourceNotes>) -> TarUnwrap {
         TarUnwrap {
             inner,
+            name,
+            notes,
+            member: (String::new(), 0),
             left: 0,
             pad: 0,
             regular: false,
@@ -172,6 +270,8 @@ impl TarUnwrap {
             };
             self.left = size;
             self.pad = (512 - size % 512) % 512;
+            let end = h[..100].iter().position(|&b| b == 0).unwrap_or(100);
+            self.member = (String::from_utf8_lossy(&h[..end]).into_owned(), size);
             self.regular = matches!(h[156], b'0' | 0 | b'7');
             if self.regular {
                 return Ok(true);
@@ -212,7 +312,18 @@ impl Read for TarUnwrap {
                 let k = (out.len() as u64).min(self.left) as usize;
                 let n = self.inner.read(&mut out[..k])?;
                 if n == 0 {
-                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "tar member truncated"));
+                    // A cut-off archive (e.g. the head of a huge trace): read what is
+                    // there, and say so.
+                    let (member, claimed) = &self.member;
+                    let got = claimed - self.left;
+                    *self.notes.truncated.lock().expect("notes lock") = Some(format!(
+                        "{}: tar member {member:?} is truncated: its header claims {claimed} bytes but the \
+                         archive ends after {got}; read up to the end",
+                        self.name
+                    ));
+                    self.left = 0;
+                    self.done = true;
+                    continue;
                 }
                 self.left -= n as u64;
                 self.last_byte = out[n - 1];
@@ -471,11 +582,74 @@ mod tests {
         tar.extend(tar_member("b.txt", b"three\n"));
         tar.extend([0u8; 1024]);
         let name: Arc<str> = "t.tar".into();
-        let (mut s, c, is_tar) = open_stream(&name, Box::new(Cursor::new(tar))).unwrap();
-        assert_eq!(c, Compression::None);
-        assert!(is_tar);
+        let (mut s, info) = open_stream(&name, Box::new(Cursor::new(tar))).unwrap();
+        assert_eq!(info.compression, Compression::None);
+        assert!(info.tar);
         let mut text = String::new();
         s.read_to_string(&mut text).unwrap();
         assert_eq!(text, "one\ntwo\nthree\n");
+    }
+
+    /// Regression (issue #8 item 11): the FIU cheetah sample is the head of a tar whose
+    /// member claims 1.8 GB; it used to be rejected as "tar member truncated".
+    #[test]
+    fn a_truncated_tar_member_is_read_to_its_end_with_a_warning() {
+        let body: Vec<u8> = (0..100).flat_map(|i| format!("{i} 1 p 8 8 R 8 0 x\n").into_bytes()).collect();
+        let mut tar = tar_member("cheetah.txt", &body);
+        // Claim 1.8 GB, keep the first 100 lines.
+        let claimed = format!("{:011o}", 1_800_000_000u64);
+        tar[124..135].copy_from_slice(claimed.as_bytes());
+        tar[148..156].copy_from_slice(b"        ");
+        let sum: u32 = tar[..512].iter().map(|&b| b as u32).sum();
+        tar[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+        tar.truncate(512 + body.len());
+        let name: Arc<str> = "cheetah.tar".into();
+        let (mut s, info) = open_stream(&name, Box::new(Cursor::new(tar))).unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        assert_eq!(text.as_bytes(), &body[..]);
+        let w = info.notes.warning().expect("a warning");
+        assert!(w.contains("\"cheetah.txt\" is truncated") && w.contains("1800000000"), "{w}");
+    }
+
+    #[test]
+    fn archives_and_binaries_are_named() {
+        let name: Arc<str> = "x".into();
+        let zip = b"PK\x03\x04\x14\x00\x00\x00".to_vec();
+        let e = open_stream(&name, Box::new(Cursor::new(zip))).err().unwrap();
+        assert_eq!(e.to_string(), "x: is a zip archive; unpack it first (unzip)");
+        let mut rng = 0x1234_5678_9abc_def0u64;
+        let random: Vec<u8> = (0..4096)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng as u8
+            })
+            .collect();
+        assert!(binary_text(&random).unwrap().starts_with("looks binary"));
+        assert!(binary_text(b"0 0 1 8 1\n\0\0\0ustar 5 1 p 8 8 R 8 0 x\n").is_none());
+    }
+
+    #[test]
+    fn xz_and_lzma_streams_decompress() {
+        use std::io::Write;
+        let text = b"0 0 1 8 1\n5 0 9 8 0\n";
+        let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 6);
+        xz.write_all(text).unwrap();
+        let xz = xz.finish().unwrap();
+        let opts = liblzma::stream::LzmaOptions::new_preset(6).unwrap();
+        let stream = liblzma::stream::Stream::new_lzma_encoder(&opts).unwrap();
+        let mut lz = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+        lz.write_all(text).unwrap();
+        let lz = lz.finish().unwrap();
+        for (bytes, c) in [(xz, Compression::Xz), (lz, Compression::Lzma)] {
+            let name: Arc<str> = "t".into();
+            let (mut s, info) = open_stream(&name, Box::new(Cursor::new(bytes))).unwrap();
+            assert_eq!(info.compression, c);
+            let mut out = Vec::new();
+            s.read_to_end(&mut out).unwrap();
+            assert_eq!(out, text);
+        }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lamina_engine::trace::{TraceFormat, TraceOptions, TraceReader, stats::StatsAccumulator};
+use lamina_trace::{TraceFormat, TraceOptions, TraceReader, stats::StatsAccumulator};
 
 fn shared() -> PathBuf {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("../shared/traces")

@@ -5,8 +5,8 @@
 
 use std::io::Cursor;
 
-use lamina_engine::trace::{IoOp, IoRequest, TraceFormat, TraceOptions, TraceParser, write::TraceWriter};
-use lamina_nand_model::SimTime;
+use lamina_trace::TraceTime;
+use lamina_trace::{IoOp, IoRequest, TraceFormat, TraceOptions, TraceParser, write::TraceWriter};
 use proptest::prelude::*;
 
 /// Every format with a writer (all but `generic`, which has no fixed layout).
@@ -30,8 +30,8 @@ fn quantise(f: TraceFormat, mut r: IoRequest) -> IoRequest {
         r.op = IoOp::Write;
     }
     match f {
-        TraceFormat::Msr => r.arrival = SimTime(r.arrival.as_ns() / 100 * 100),
-        TraceFormat::Tencent => r.arrival = SimTime(r.arrival.as_ns() / 1_000_000_000 * 1_000_000_000),
+        TraceFormat::Msr => r.arrival = TraceTime(r.arrival.as_ns() / 100 * 100),
+        TraceFormat::Tencent => r.arrival = TraceTime(r.arrival.as_ns() / 1_000_000_000 * 1_000_000_000),
         TraceFormat::FlashnetProfile => r.device = 0,
         _ => {}
     }
@@ -41,7 +41,7 @@ fn quantise(f: TraceFormat, mut r: IoRequest) -> IoRequest {
 fn request() -> impl Strategy<Value = IoRequest> {
     (0u64..1 << 50, 0u32..8, prop_oneof![Just(u32::MAX), 0u32..1 << 20], 0u64..1 << 48, 1u64..1 << 24, 0u8..3)
         .prop_map(|(t, d, big, off, size, op)| IoRequest {
-            arrival: SimTime(t),
+            arrival: TraceTime(t),
             device: if d == 7 { big } else { d },
             offset_bytes: off,
             size_bytes: size,

@@ -138,10 +138,10 @@ impl StatsAccumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lamina_nand_model::SimTime;
+    use crate::TraceTime;
 
     fn r(t: u64, dev: u32, off: u64, size: u64, op: IoOp) -> IoRequest {
-        IoRequest { arrival: SimTime(t), device: dev, offset_bytes: off, size_bytes: size, op }
+        IoRequest { arrival: TraceTime(t), device: dev, offset_bytes: off, size_bytes: size, op }
     }
 
     #[test]

@@ -16,8 +16,8 @@ pub const MAX_REORDER_WINDOW: u32 = 1 << 20;
 /// How to read a trace. Embedded as the `[trace]` table of the run config.
 ///
 /// Transforms are applied in this order: parse → device selection → fold →
-/// sector alignment → capacity (wrap/reject) → reorder window → skip → limit →
-/// rebase → time scale.
+/// sector alignment → capacity (wrap/reject) → reorder window → outliers → skip →
+/// limit → rebase → time scale.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TraceOptions {
@@ -53,6 +53,13 @@ pub struct TraceOptions {
     pub max_errors: u64,
     /// blkparse: which event is a request (`auto`: `Q` if the first 256 KiB hold one, else `D`).
     pub blkparse_event: BlkparseEvent,
+    /// Arrival gaps absurd for the trace's own distribution (see `docs/traces.md`):
+    /// `warn` (default), `cut` (drop the request) or `clamp` (replace the gap by the
+    /// typical gap).
+    pub outliers: OutlierPolicy,
+    /// Accept a trace that yields no request (default false: zero requests is an error
+    /// naming why — empty file, header only, every line skipped or filtered).
+    pub allow_empty: bool,
 }
 
 impl Default for TraceOptions {
@@ -73,6 +80,8 @@ impl Default for TraceOptions {
             on_error: OnError::Fail,
             max_errors: 1000,
             blkparse_event: BlkparseEvent::Auto,
+            outliers: OutlierPolicy::Warn,
+            allow_empty: false,
         }
     }
 }
@@ -118,6 +127,40 @@ pub enum CapacityPolicy {
     Wrap,
     /// A request beyond the capacity is a line error (`beyond-capacity`).
     Reject,
+}
+
+/// What to do with an absurd arrival gap (`trace.outliers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutlierPolicy {
+    /// Replay as is; the report warns with the lines.
+    Warn,
+    /// Drop the request beyond the absurd gap.
+    Cut,
+    /// Keep the request; replace the gap by the typical (median) gap.
+    Clamp,
+}
+
+impl FromStr for OutlierPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "warn" => Ok(OutlierPolicy::Warn),
+            "cut" => Ok(OutlierPolicy::Cut),
+            "clamp" => Ok(OutlierPolicy::Clamp),
+            _ => Err(format!("{s:?}: expected warn, cut or clamp")),
+        }
+    }
+}
+
+impl fmt::Display for OutlierPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OutlierPolicy::Warn => "warn",
+            OutlierPolicy::Cut => "cut",
+            OutlierPolicy::Clamp => "clamp",
+        })
+    }
 }
 
 /// Handling of malformed lines.

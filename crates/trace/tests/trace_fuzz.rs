@@ -6,7 +6,7 @@
 
 use std::io::Cursor;
 
-use lamina_engine::trace::{
+use lamina_trace::{
     CapacityPolicy, GenericMapping, OnError, TraceError, TraceFormat, TraceOptions, TraceParser,
 };
 use proptest::prelude::*;
@@ -32,7 +32,7 @@ fn options() -> impl Strategy<Value = (TraceOptions, u64)> {
                 limit,
                 beyond_capacity: if reject { CapacityPolicy::Reject } else { CapacityPolicy::Wrap },
                 align_bytes: align,
-                time_scale: lamina_engine::trace::TimeScale::new(scale, 2).unwrap(),
+                time_scale: lamina_trace::TimeScale::new(scale, 2).unwrap(),
                 rebase,
                 ..TraceOptions::default()
             };
@@ -105,7 +105,16 @@ fn check(
     let parser = match TraceParser::new("fuzz", Box::new(Cursor::new(data)), format, &opts, cap) {
         Ok(p) => p,
         Err(e) => {
-            prop_assert!(matches!(e, TraceError::Detect { .. } | TraceError::Io { .. }), "{e}");
+            prop_assert!(
+                matches!(
+                    e,
+                    TraceError::Detect { .. }
+                        | TraceError::Io { .. }
+                        | TraceError::NotText { .. }
+                        | TraceError::Empty { .. }
+                ),
+                "{e}"
+            );
             return Ok(());
         }
     };

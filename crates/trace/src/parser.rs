@@ -1,0 +1,893 @@
+//! The synchronous trace pipeline: lines → requests → transforms → reorder window →
+//! outlier check → skip/limit → rebase/scale. [`super::TraceReader`] runs it on a
+//! background thread; tests, fuzzers and the parse benchmark drive it directly.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::io::Read;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde::Serialize;
+
+use super::detect::detect;
+use super::error::{Problem, TraceError, excerpt};
+use super::formats::{FieldErr, LineParser, Parsed, ParserSetup, RawRequest, trim};
+use super::options::{CapacityPolicy, OnError, OutlierPolicy, TraceOptions};
+use super::source::{Compression, LineError, LineReader, MAX_LINE, SourceNotes, open_stream};
+use super::timing::{ABSURD_FACTOR, ABSURD_FLOOR_NS, OutlierCheck, Resolution, Verdict};
+use super::{IoRequest, TraceFormat, TraceTime};
+
+/// Bytes of text sniffed for format detection (and the blkparse `Q` look-ahead).
+const SNIFF_BYTES: usize = 256 * 1024;
+/// Error messages kept verbatim in the summary.
+const KEPT_ERRORS: usize = 10;
+/// The comment that carries a generated trace's intended replay settings.
+pub const GEN_COMMENT: &str = "lamina-trace-gen:";
+/// A timestamp resolution at least this coarse (1 ms) is reported.
+pub const COARSE_RESOLUTION_NS: u64 = 1_000_000;
+/// So many requests sharing one arrival instant are reported.
+pub const CROWDED_INSTANT: u64 = 16;
+
+/// What reading a trace did; recorded in run reports.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TraceSummary {
+    /// File name as given.
+    pub file: String,
+    /// The format read (detected or forced).
+    pub format: TraceFormat,
+    /// Whether the format was detected (false: forced by option).
+    pub format_detected: bool,
+    /// Compression of the file.
+    pub compression: Compression,
+    /// Whether the text came out of a tar archive.
+    pub tar: bool,
+    /// Lines read (1-based numbering ends here).
+    pub lines: u64,
+    /// Decompressed bytes read (the whole stream, also when `limit` stopped parsing early).
+    pub bytes: u64,
+    /// Content digest of the decompressed bytes: `xxh3-64:` + 16 hex digits (XXH3-64, seed 0).
+    pub digest: String,
+    /// Requests delivered.
+    pub requests: u64,
+    /// Blank lines, headers, comments, and lines that are not requests (other blkparse
+    /// events, footers).
+    pub ignored_lines: u64,
+    /// Requests dropped because their device was not selected.
+    pub filtered_device: u64,
+    /// Requests dropped by the `skip` option.
+    pub skipped_by_option: u64,
+    /// Requests whose offset was wrapped modulo the capacity.
+    pub wrapped: u64,
+    /// Transforms and properties that change the replayed workload.
+    #[serde(flatten)]
+    pub changes: WorkloadChanges,
+    /// What was done with absurd arrival gaps.
+    pub outlier_action: OutlierPolicy,
+    /// `(line, gap_ns)` of the first few absurd gaps.
+    pub outlier_lines: Vec<(u64, u64)>,
+    /// Settings a generated trace declares in its `# lamina-trace-gen:` comment
+    /// (`host.mode`, `host.closed_loop_depth`, …), if it has one.
+    pub generated_with: Option<BTreeMap<String, String>>,
+    /// Bad lines skipped under `on_error = "skip"`.
+    pub errors_skipped: u64,
+    /// Bad lines skipped, by reason (`not-a-number`, `zero-size`, `out-of-order`, …).
+    pub skipped_reasons: BTreeMap<String, u64>,
+    /// The first few skipped errors, verbatim.
+    pub first_errors: Vec<String>,
+    /// Things the reader wants a human to know: absurd gaps, a truncated tar member.
+    pub warnings: Vec<String>,
+    /// True once the whole trace was read (false for a partial summary).
+    pub complete: bool,
+}
+
+/// Counts of what changed the workload between the file and the replay, shared by the
+/// reader's summary and the run report's trace section.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct WorkloadChanges {
+    /// Distinct devices (volumes, LUNs, disks) folded into one address space by
+    /// `fold_devices` (0 when not folding).
+    pub folded_devices: u64,
+    /// Whether folded devices overlay each other (`fold_stride_bytes = 0`): their
+    /// addresses collide, so different volumes' blocks become the same logical pages.
+    pub folded_overlaid: bool,
+    /// Requests the reorder window moved ahead of a request read before them.
+    pub reordered: u64,
+    /// The timestamp resolution of the replayed arrivals in ns: the gcd of every
+    /// arrival's distance from the first (0 when all arrive at one instant).
+    pub time_resolution_ns: u64,
+    /// The largest number of consecutive requests sharing one arrival instant.
+    pub max_same_instant: u64,
+    /// Absurd arrival gaps found (see `trace.outliers`).
+    pub outliers: u64,
+}
+
+/// A request waiting in the reorder window (time still in the trace's clock).
+#[derive(Clone, Copy)]
+struct Pending {
+    time: u64,
+    line: u64,
+    device: u32,
+    offset: u64,
+    size: u64,
+    op: super::IoOp,
+}
+
+/// The per-line stage: comments, headers, parsing and the address transforms.
+struct LineStage {
+    name: Arc<str>,
+    parser: Box<dyn LineParser>,
+    opts: TraceOptions,
+    capacity: u64,
+    comments: bool,
+    allows_header: bool,
+    header_checked: bool,
+    generic_skip: u64,
+    /// Devices folded so far (only filled with `fold_devices`).
+    folded: BTreeSet<u32>,
+    last_folded: Option<u32>,
+}
+
+/// Synchronous trace parser: an iterator of requests after every transform.
+///
+/// Errors are terminal: after an `Err` the iterator returns `None`. With
+/// `on_error = "skip"` bad lines are counted instead, and only exceeding
+/// `max_errors` (or an I/O error) yields an `Err`.
+pub struct TraceParser {
+    name: Arc<str>,
+    lines: LineReader,
+    stage: LineStage,
+    opts: TraceOptions,
+    notes: Arc<SourceNotes>,
+    window: VecDeque<Pending>,
+    released: Option<u64>,
+    /// The first request leaving the window, held until the second is seen.
+    held: Option<Pending>,
+    held_done: bool,
+    outliers: OutlierCheck,
+    resolution: Resolution,
+    t0: Option<u64>,
+    to_skip: u64,
+    input_done: bool,
+    done: bool,
+    summary: TraceSummary,
+}
+
+impl TraceParser {
+    /// Open `reader` (any compression, tar), detect the format unless `format` or
+    /// `opts.format` names it, and prepare to parse. `logical_capacity_bytes` is the
+    /// simulated logical capacity (`u64::MAX`: no capacity transform).
+    pub fn new(
+        name: &str,
+        reader: Box<dyn Read + Send>,
+        format: Option<TraceFormat>,
+        opts: &TraceOptions,
+        logical_capacity_bytes: u64,
+    ) -> Result<TraceParser, TraceError> {
+        opts.validate()?;
+        if logical_capacity_bytes == 0 {
+            return Err(TraceError::Options {
+                key: "capacity",
+                message: "the logical capacity is 0 bytes".into(),
+            });
+        }
+        let name: Arc<str> = name.into();
+        let (text, source) = open_stream(&name, reader)?;
+        let mut lines = LineReader::new(text);
+        lines.prefill(SNIFF_BYTES).map_err(|e| TraceError::io(&name, e))?;
+        let complete = lines.at_eof();
+        let prefix = lines_prefix(lines.buffered(), complete);
+        if let Some(what) = super::source::binary_text(prefix) {
+            return Err(TraceError::NotText { file: name.clone(), what });
+        }
+        let forced = format.or(opts.format);
+        let blank = prefix.iter().all(|b| b.is_ascii_whitespace());
+        let fmt = match forced {
+            Some(f) => f,
+            None if blank && complete && opts.allow_empty => TraceFormat::Ssdsim,
+            None if blank && complete => {
+                return Err(TraceError::Empty { file: name.clone(), why: empty_file_why(prefix) });
+            }
+            None => detect(prefix, complete)
+                .map_err(|reason| TraceError::Detect { file: name.clone(), reason })?,
+        };
+        if fmt == TraceFormat::Generic && opts.generic.is_none() {
+            return Err(TraceError::Options {
+                key: "generic",
+                message: "format \"generic\" needs a column mapping".into(),
+            });
+        }
+        let setup =
+            ParserSetup { generic: opts.generic.as_ref(), blkparse_event: opts.blkparse_event, prefix };
+        let stage = LineStage {
+            name: name.clone(),
+            parser: fmt.imp().parser(&setup),
+            opts: opts.clone(),
+            capacity: logical_capacity_bytes,
+            comments: fmt.imp().comments(),
+            allows_header: fmt.imp().allows_header(),
+            header_checked: false,
+            generic_skip: opts.generic.as_ref().map_or(0, |g| g.skip_lines),
+            folded: BTreeSet::new(),
+            last_folded: None,
+        };
+        let summary = TraceSummary {
+            file: name.to_string(),
+            format: fmt,
+            format_detected: forced.is_none(),
+            compression: source.compression,
+            tar: source.tar,
+            lines: 0,
+            bytes: 0,
+            digest: String::new(),
+            requests: 0,
+            ignored_lines: 0,
+            filtered_device: 0,
+            skipped_by_option: 0,
+            wrapped: 0,
+            changes: WorkloadChanges {
+                folded_overlaid: opts.fold_devices && opts.fold_stride_bytes == 0,
+                ..WorkloadChanges::default()
+            },
+            outlier_action: opts.outliers,
+            outlier_lines: Vec::new(),
+            generated_with: None,
+            errors_skipped: 0,
+            skipped_reasons: BTreeMap::new(),
+            first_errors: Vec::new(),
+            warnings: Vec::new(),
+            complete: false,
+        };
+        Ok(TraceParser {
+            name,
+            lines,
+            stage,
+            opts: opts.clone(),
+            notes: source.notes,
+            window: VecDeque::with_capacity(opts.reorder_window.min(1 << 16) as usize + 1),
+            released: None,
+            held: None,
+            held_done: false,
+            outliers: OutlierCheck::new(opts.outliers),
+            resolution: Resolution::default(),
+            t0: None,
+            to_skip: opts.skip,
+            input_done: false,
+            done: false,
+            summary,
+        })
+    }
+
+    /// The format being read.
+    pub fn format(&self) -> TraceFormat {
+        self.summary.format
+    }
+
+    /// The summary so far (complete once the iterator returned `None`).
+    pub fn summary(&self) -> TraceSummary {
+        let mut s = self.summary.clone();
+        s.lines = self.lines.lines();
+        s.bytes = self.lines.bytes();
+        s.digest = format!("xxh3-64:{:016x}", self.lines.digest());
+        s.changes.folded_devices = self.stage.folded.len() as u64;
+        s.changes.time_resolution_ns = self.resolution.gcd;
+        s.changes.max_same_instant = self.resolution.max_same;
+        s.changes.outliers = self.outliers.count;
+        s.outlier_lines = self.outliers.first.clone();
+        if s.changes.outliers > 0 {
+            s.warnings.push(outlier_warning(&s));
+        }
+        if let Some(w) = self.notes.warning() {
+            s.warnings.push(w);
+        }
+        s
+    }
+
+    /// Read the rest of the input (digesting it) after parsing stopped early, and
+    /// refuse a trace that yielded nothing.
+    fn finish(&mut self, cancel: Option<&AtomicBool>) -> Option<TraceError> {
+        self.done = true;
+        if let Err(e) = self.lines.drain(cancel) {
+            return Some(TraceError::io(&self.name, e));
+        }
+        if self.summary.requests == 0 && !self.opts.allow_empty {
+            return Some(TraceError::Empty { file: self.name.clone(), why: empty_why(&self.summary()) });
+        }
+        self.summary.complete = true;
+        None
+    }
+
+    /// Like `next`, but the final drain of unparsed input stops when `cancel` is set.
+    pub(crate) fn next_cancellable(
+        &mut self,
+        cancel: Option<&AtomicBool>,
+    ) -> Option<Result<IoRequest, TraceError>> {
+        if self.done {
+            return None;
+        }
+        loop {
+            if self.opts.limit.is_some_and(|l| self.summary.requests >= l) {
+                self.window.clear();
+                return self.finish(cancel).map(Err);
+            }
+            let window_full = self.window.len() > self.opts.reorder_window as usize;
+            if window_full || (self.input_done && !self.window.is_empty()) {
+                let p = self.window.pop_front().expect("window is not empty");
+                self.released = Some(p.time);
+                match self.after_window(p) {
+                    Some(Ok(r)) => return Some(Ok(r)),
+                    Some(Err(e)) => match self.on_line_error(e) {
+                        Some(e) => return Some(Err(e)),
+                        None => continue,
+                    },
+                    None => continue,
+                }
+            }
+            if self.input_done {
+                if let Some(p) = self.held.take() {
+                    self.held_done = true;
+                    if let Some(r) = self.deliver(p) {
+                        match r {
+                            Ok(r) => return Some(Ok(r)),
+                            Err(e) => match self.on_line_error(e) {
+                                Some(e) => return Some(Err(e)),
+                                None => continue,
+                            },
+                        }
+                    }
+                    continue;
+                }
+                return self.finish(cancel).map(Err);
+            }
+            let step = match self.lines.next_line() {
+                Err(LineError::Io(e)) => Err(TraceError::io(&self.name, e)),
+                Err(LineError::TooLong(line)) => {
+                    Err(TraceError::LineTooLong { file: self.name.clone(), line, max_bytes: MAX_LINE })
+                }
+                Ok(None) => {
+                    self.input_done = true;
+                    continue;
+                }
+                Ok(Some((line_no, line))) => self.stage.line(&mut self.summary, line_no, line),
+            };
+            let step = step.and_then(|p| match p {
+                Some(p) => self.insert(p),
+                None => Ok(()),
+            });
+            if let Err(e) = step {
+                if let Some(e) = self.on_line_error(e) {
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+
+    /// A request leaving the reorder window: hold the first, judge outliers, deliver.
+    fn after_window(&mut self, p: Pending) -> Option<Result<IoRequest, TraceError>> {
+        if !self.held_done {
+            let Some(first) = self.held.take() else {
+                self.held = Some(p);
+                return None;
+            };
+            self.held_done = true;
+            let first_out = match self.outliers.judge_first_pair(first.time, p.time, p.line) {
+                Verdict::Keep(t) => Some(Pending { time: t, ..first }),
+                Verdict::Drop => None,
+            };
+            // `p` is judged after the first; deliver the first now, `p` next time round.
+            self.window.push_front(p);
+            return first_out.and_then(|f| self.deliver(f));
+        }
+        match self.outliers.judge(p.time, p.line) {
+            Verdict::Keep(t) => self.deliver(Pending { time: t, ..p }),
+            Verdict::Drop => None,
+        }
+    }
+
+    /// Skip, then rebase and scale a kept request.
+    fn deliver(&mut self, p: Pending) -> Option<Result<IoRequest, TraceError>> {
+        if self.to_skip > 0 {
+            self.to_skip -= 1;
+            self.summary.skipped_by_option += 1;
+            return None;
+        }
+        Some(self.release(p))
+    }
+
+    /// Count a skippable error, or end the iteration with it.
+    fn on_line_error(&mut self, e: TraceError) -> Option<TraceError> {
+        if self.opts.on_error == OnError::Skip && e.is_line_error() {
+            self.summary.errors_skipped += 1;
+            *self.summary.skipped_reasons.entry(e.kind().to_owned()).or_insert(0) += 1;
+            if self.summary.first_errors.len() < KEPT_ERRORS {
+                self.summary.first_errors.push(e.to_string());
+            }
+            if self.summary.errors_skipped > self.opts.max_errors {
+                self.done = true;
+                return Some(TraceError::TooManyErrors {
+                    file: self.name.clone(),
+                    count: self.summary.errors_skipped,
+                    max: self.opts.max_errors,
+                    last: Box::new(e),
+                });
+            }
+            return None;
+        }
+        self.done = true;
+        Some(e)
+    }
+
+    /// Insert into the reorder window, stable for equal times.
+    #[inline]
+    fn insert(&mut self, p: Pending) -> Result<(), TraceError> {
+        if let Some(r) = self.released
+            && p.time < r
+        {
+            return Err(TraceError::Disorder {
+                file: self.name.clone(),
+                line: p.line,
+                time_ns: p.time,
+                released_ns: r,
+                window: self.opts.reorder_window,
+            });
+        }
+        match self.window.back() {
+            Some(b) if b.time > p.time => {
+                let i = self.window.partition_point(|x| x.time <= p.time);
+                self.window.insert(i, p);
+                self.summary.changes.reordered += 1;
+            }
+            _ => self.window.push_back(p),
+        }
+        Ok(())
+    }
+
+    /// Rebase and scale a request leaving the pipeline.
+    #[inline]
+    fn release(&mut self, p: Pending) -> Result<IoRequest, TraceError> {
+        let t0 = *self.t0.get_or_insert(p.time);
+        let rel = if self.opts.rebase {
+            assert!(p.time >= t0, "reorder window released time out of order");
+            p.time - t0
+        } else {
+            p.time
+        };
+        let arrival = self.opts.time_scale.apply(rel).ok_or_else(|| TraceError::Field {
+            file: self.name.clone(),
+            line: p.line,
+            field: "time",
+            text: rel.to_string(),
+            problem: Problem::Overflow,
+            detail: format!("× time_scale {}", self.opts.time_scale),
+        })?;
+        self.summary.requests += 1;
+        self.resolution.add(arrival);
+        Ok(IoRequest {
+            arrival: TraceTime(arrival),
+            device: p.device,
+            offset_bytes: p.offset,
+            size_bytes: p.size,
+            op: p.op,
+        })
+    }
+}
+
+impl LineStage {
+    /// One line → at most one pending request (before reordering).
+    #[inline]
+    fn line(
+        &mut self,
+        summary: &mut TraceSummary,
+        line_no: u64,
+        line: &[u8],
+    ) -> Result<Option<Pending>, TraceError> {
+        if self.generic_skip > 0 {
+            self.generic_skip -= 1;
+            summary.ignored_lines += 1;
+            return Ok(None);
+        }
+        let t = trim(line);
+        if t.is_empty() {
+            summary.ignored_lines += 1;
+            return Ok(None);
+        }
+        if self.comments && t[0] == b'#' {
+            summary.ignored_lines += 1;
+            comment(summary, &t[1..]);
+            return Ok(None);
+        }
+        if !self.header_checked {
+            self.header_checked = true;
+            if self.allows_header && looks_like_header(t) {
+                summary.ignored_lines += 1;
+                return Ok(None);
+            }
+        }
+        let name = &self.name;
+        let field_err = |e: FieldErr<'_>| TraceError::Field {
+            file: name.clone(),
+            line: line_no,
+            field: e.field,
+            text: excerpt(e.text),
+            problem: e.problem,
+            detail: e.detail.to_owned(),
+        };
+        let raw = match self.parser.parse(t) {
+            Ok(Parsed::Request(r)) => r,
+            Ok(Parsed::Ignore) => {
+                summary.ignored_lines += 1;
+                return Ok(None);
+            }
+            Err(e) => return Err(field_err(e)),
+        };
+        self.transform(summary, line_no, raw)
+    }
+
+    /// Device selection, folding, alignment and the capacity policy.
+    #[inline]
+    fn transform(
+        &mut self,
+        summary: &mut TraceSummary,
+        line_no: u64,
+        raw: RawRequest,
+    ) -> Result<Option<Pending>, TraceError> {
+        let RawRequest { time_ns, mut device, mut offset, mut size, op } = raw;
+        let opts = &self.opts;
+        let bad = |field: &'static str, value: u64, problem: Problem, detail: String| TraceError::Field {
+            file: self.name.clone(),
+            line: line_no,
+            field,
+            text: value.to_string(),
+            problem,
+            detail,
+        };
+        if !opts.devices.is_empty() && !opts.devices.contains(&device) {
+            summary.filtered_device += 1;
+            return Ok(None);
+        }
+        if opts.fold_devices {
+            if self.last_folded != Some(device) {
+                self.last_folded = Some(device);
+                self.folded.insert(device);
+            }
+            offset = (device as u64)
+                .checked_mul(opts.fold_stride_bytes)
+                .and_then(|d| d.checked_add(offset))
+                .ok_or_else(|| bad("offset", offset, Problem::Overflow, "after folding devices".into()))?;
+            device = 0;
+        }
+        if offset.checked_add(size).is_none() {
+            return Err(bad(
+                "offset",
+                offset,
+                Problem::Overflow,
+                format!("offset + size ({size}) overflows"),
+            ));
+        }
+        if opts.align_bytes > 1 {
+            let a = opts.align_bytes as u64;
+            let start = offset / a * a;
+            let end = (offset + size)
+                .checked_next_multiple_of(a)
+                .ok_or_else(|| bad("offset", offset, Problem::Overflow, "after alignment".into()))?;
+            offset = start;
+            size = end - start;
+        }
+        let capacity = self.capacity;
+        if capacity != u64::MAX && offset + size > capacity {
+            if size > capacity {
+                return Err(bad(
+                    "size",
+                    size,
+                    Problem::BeyondCapacity,
+                    format!("larger than the capacity of {capacity} bytes"),
+                ));
+            }
+            match opts.beyond_capacity {
+                CapacityPolicy::Reject => {
+                    return Err(bad(
+                        "offset",
+                        offset,
+                        Problem::BeyondCapacity,
+                        format!("+ {size} bytes exceeds {capacity} bytes; beyond_capacity = \"reject\""),
+                    ));
+                }
+                CapacityPolicy::Wrap => {
+                    offset %= capacity;
+                    if offset + size > capacity {
+                        offset = capacity - size;
+                    }
+                    summary.wrapped += 1;
+                }
+            }
+        }
+        Ok(Some(Pending { time: time_ns, line: line_no, device, offset, size, op }))
+    }
+}
+
+impl Iterator for TraceParser {
+    type Item = Result<IoRequest, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_cancellable(None)
+    }
+}
+
+/// A `# …` comment: record a `lamina-trace-gen:` declaration (`key=value` words).
+fn comment(summary: &mut TraceSummary, text: &[u8]) {
+    let text = String::from_utf8_lossy(text);
+    let Some(rest) = text.trim().strip_prefix(GEN_COMMENT) else { return };
+    let settings = rest
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    summary.generated_with = Some(settings);
+}
+
+/// The outlier warning of a summary with outliers.
+fn outlier_warning(s: &TraceSummary) -> String {
+    let lines: Vec<String> = s
+        .outlier_lines
+        .iter()
+        .map(|&(line, gap)| format!("line {line} (+{})", human_duration(gap)))
+        .collect();
+    let more = if s.changes.outliers > s.outlier_lines.len() as u64 { ", …" } else { "" };
+    let action = match s.outlier_action {
+        OutlierPolicy::Warn => "replayed as is (set trace.outliers = \"cut\" or \"clamp\")",
+        OutlierPolicy::Cut => "those requests were dropped (trace.outliers = \"cut\")",
+        OutlierPolicy::Clamp => "each gap was replaced by the typical gap (trace.outliers = \"clamp\")",
+    };
+    format!(
+        "{}: {} arrival gap(s) absurd for this trace (over {} and {ABSURD_FACTOR} × its 99.9th-percentile gap) \
+         before {}{more}; {action}",
+        s.file,
+        s.changes.outliers,
+        human_duration(ABSURD_FLOOR_NS),
+        lines.join(", ")
+    )
+}
+
+/// `1.5 s`, `2.0 h`, `40.0 years`.
+pub(crate) fn human_duration(ns: u64) -> String {
+    let s = ns as f64 / 1e9;
+    if s < 1.0 {
+        format!("{:.3} ms", s * 1e3)
+    } else if s < 3600.0 {
+        format!("{s:.1} s")
+    } else if s < 86_400.0 * 2.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s < 86_400.0 * 365.0 {
+        format!("{:.1} days", s / 86_400.0)
+    } else {
+        format!("{:.1} years", s / (86_400.0 * 365.25))
+    }
+}
+
+/// Why an all-blank file yields nothing.
+fn empty_file_why(prefix: &[u8]) -> String {
+    if prefix.is_empty() { "the file is empty".into() } else { "the file holds only blank lines".into() }
+}
+
+/// Why a trace yielded no request, from its summary.
+fn empty_why(s: &TraceSummary) -> String {
+    if s.bytes == 0 {
+        return "the file is empty".into();
+    }
+    let mut parts = Vec::new();
+    if s.ignored_lines > 0 {
+        parts.push(format!("{} ignored (blank, header, comment or not a request)", s.ignored_lines));
+    }
+    if s.errors_skipped > 0 {
+        let reasons: Vec<String> = s.skipped_reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        parts.push(format!("{} malformed and skipped ({})", s.errors_skipped, reasons.join(", ")));
+    }
+    if s.filtered_device > 0 {
+        parts.push(format!("{} requests on devices not selected by `devices`", s.filtered_device));
+    }
+    if s.skipped_by_option > 0 {
+        parts.push(format!("{} requests dropped by `skip`", s.skipped_by_option));
+    }
+    if s.changes.outliers > 0 && s.outlier_action == OutlierPolicy::Cut {
+        parts.push(format!("{} requests cut as outliers", s.changes.outliers));
+    }
+    let header_only = s.lines == 1 && s.ignored_lines == 1;
+    let what = if header_only {
+        "it holds only a header line".to_owned()
+    } else {
+        format!("of its {} lines: {}", s.lines, parts.join("; "))
+    };
+    format!("no request to replay: {what}")
+}
+
+/// A first line is a header if every field starts with a letter (`Timestamp,Response,…`).
+fn looks_like_header(line: &[u8]) -> bool {
+    let sep = if memchr::memchr(b',', line).is_some() { b',' } else { b' ' };
+    line.split(|&b| b == sep || b == b'\t')
+        .map(trim)
+        .filter(|f| !f.is_empty())
+        .all(|f| f[0].is_ascii_alphabetic() || f[0] == b'_' || f[0] == b'#' || f[0] == b'"')
+}
+
+/// The prefix, cut at its last complete line unless it is the whole stream.
+fn lines_prefix(prefix: &[u8], complete: bool) -> &[u8] {
+    if complete {
+        return prefix;
+    }
+    match memchr::memrchr(b'\n', prefix) {
+        Some(i) => &prefix[..=i],
+        None => prefix,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn run(text: &str, opts: &TraceOptions, cap: u64) -> (Vec<IoRequest>, Option<TraceError>, TraceSummary) {
+        let mut p = TraceParser::new("t", Box::new(Cursor::new(text.to_owned())), None, opts, cap).unwrap();
+        let mut out = Vec::new();
+        let mut err = None;
+        for r in p.by_ref() {
+            match r {
+                Ok(r) => out.push(r),
+                Err(e) => err = Some(e),
+            }
+        }
+        let s = p.summary();
+        (out, err, s)
+    }
+
+    #[test]
+    fn reorders_within_the_window_and_rejects_beyond() {
+        let text = "10 0 0 1 1\n30 0 1 1 1\n20 0 2 1 1\n40 0 3 1 1\n";
+        let (v, e, _) = run(text, &TraceOptions::default(), u64::MAX);
+        assert!(e.is_none());
+        assert_eq!(v.iter().map(|r| r.arrival.as_ns()).collect::<Vec<_>>(), vec![0, 10, 20, 30]);
+        let opts = TraceOptions { reorder_window: 0, ..TraceOptions::default() };
+        let (v, e, _) = run(text, &opts, u64::MAX);
+        assert_eq!(v.len(), 2);
+        let e = e.unwrap();
+        assert!(matches!(e, TraceError::Disorder { line: 3, .. }), "{e}");
+        assert!(e.to_string().starts_with("t:3: "), "{e}");
+    }
+
+    #[test]
+    fn skip_limit_rebase_scale() {
+        let text = "100 0 0 1 1\n200 0 1 1 0\n300 0 2 1 1\n400 0 3 1 0\n";
+        let opts = TraceOptions {
+            skip: 1,
+            limit: Some(2),
+            time_scale: "1/2".parse().unwrap(),
+            ..TraceOptions::default()
+        };
+        let (v, e, s) = run(text, &opts, u64::MAX);
+        assert!(e.is_none());
+        assert_eq!(
+            v.iter().map(|r| (r.arrival.as_ns(), r.offset_bytes)).collect::<Vec<_>>(),
+            vec![(0, 512), (50, 1024)]
+        );
+        assert_eq!((s.requests, s.skipped_by_option, s.lines), (2, 1, 4));
+        assert!(s.complete);
+        let opts = TraceOptions { rebase: false, ..TraceOptions::default() };
+        let (v, _, _) = run(text, &opts, u64::MAX);
+        assert_eq!(v[0].arrival.as_ns(), 100);
+    }
+
+    #[test]
+    fn capacity_wrap_and_reject() {
+        let text = "0 0 10 4 1\n1 0 3 2 1\n";
+        let (v, e, s) = run(text, &TraceOptions::default(), 8 * 512);
+        assert!(e.is_none());
+        // 10 mod 8 = 2 → [2, 6) sectors; the second request fits as is.
+        assert_eq!(v.iter().map(|r| r.offset_bytes / 512).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(s.wrapped, 1);
+        let (v, _, _) = run("0 0 7 4 1\n", &TraceOptions::default(), 8 * 512);
+        assert_eq!(v[0].offset_bytes, 4 * 512, "moved back to end at the capacity");
+        let opts = TraceOptions { beyond_capacity: CapacityPolicy::Reject, ..TraceOptions::default() };
+        let (_, e, _) = run(text, &opts, 8 * 512);
+        assert!(matches!(e, Some(TraceError::Field { problem: Problem::BeyondCapacity, line: 1, .. })));
+        let (_, e, _) = run("0 0 0 9 1\n", &TraceOptions::default(), 8 * 512);
+        assert!(matches!(e, Some(TraceError::Field { field: "size", problem: Problem::BeyondCapacity, .. })));
+    }
+
+    #[test]
+    fn devices_fold_align() {
+        let text = "0 0 1 1 1\n1 1 1 1 1\n2 2 1 1 1\n";
+        let opts = TraceOptions { devices: vec![1, 2], ..TraceOptions::default() };
+        let (v, _, s) = run(text, &opts, u64::MAX);
+        assert_eq!(v.iter().map(|r| r.device).collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(s.filtered_device, 1);
+        let opts = TraceOptions {
+            fold_devices: true,
+            fold_stride_bytes: 1 << 20,
+            align_bytes: 4096,
+            ..TraceOptions::default()
+        };
+        let (v, _, _) = run(text, &opts, u64::MAX);
+        assert!(v.iter().all(|r| r.device == 0 && r.size_bytes == 4096));
+        assert_eq!(v.iter().map(|r| r.offset_bytes).collect::<Vec<_>>(), vec![0, 1 << 20, 2 << 20]);
+    }
+
+    #[test]
+    fn on_error_skip_counts_and_caps() {
+        let text = "0 0 1 1 1\n0 0 x 1 1\n1 0 1 0 1\n2 0 1 1 1\n";
+        let opts = TraceOptions { on_error: OnError::Skip, ..TraceOptions::default() };
+        let (v, e, s) = run(text, &opts, u64::MAX);
+        assert!(e.is_none());
+        assert_eq!(v.len(), 2);
+        assert_eq!(s.errors_skipped, 2);
+        assert_eq!(s.skipped_reasons.get("not-a-number"), Some(&1));
+        assert_eq!(s.skipped_reasons.get("zero-size"), Some(&1));
+        assert!(
+            s.first_errors[0].contains("t:2: field `lsn`: \"x\" is not a number"),
+            "{:?}",
+            s.first_errors
+        );
+        let opts = TraceOptions { on_error: OnError::Skip, max_errors: 1, ..TraceOptions::default() };
+        let (_, e, _) = run(text, &opts, u64::MAX);
+        assert!(matches!(e, Some(TraceError::TooManyErrors { count: 2, max: 1, .. })));
+        let (v, e, _) = run(text, &TraceOptions::default(), u64::MAX);
+        assert_eq!(v.len(), 0, "the bad line stops the run before the window releases");
+        assert_eq!(e.unwrap().to_string(), "t:2: field `lsn`: \"x\" is not a number");
+    }
+
+    #[test]
+    fn headers_blank_lines_and_crlf() {
+        let text = "time dev lsn size op\r\n0 0 1 1 1\r\n\r\n  \r\n5 0 2 1 0";
+        let (v, e, s) = run(text, &TraceOptions::default(), u64::MAX);
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!(v.len(), 2);
+        assert_eq!(s.ignored_lines, 3);
+    }
+
+    /// Issue #8 item 4: the summary counts every transform that changed the workload.
+    #[test]
+    fn transform_counts_are_in_the_summary() {
+        let text = "2000000000 3 0 8 1\n1000000000 4 0 8 1\n3000000000 5 0 8 1\n3000000000 3 0 8 1\n";
+        let opts = TraceOptions { fold_devices: true, ..TraceOptions::default() };
+        let (v, e, s) = run(text, &opts, u64::MAX);
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!(v.len(), 4);
+        let c = &s.changes;
+        assert_eq!((c.folded_devices, c.folded_overlaid, c.reordered), (3, true, 1));
+        assert_eq!((c.time_resolution_ns, c.max_same_instant), (1_000_000_000, 2));
+    }
+
+    /// Issue #8 item 2: a bogus late timestamp is found with its line; cut drops it.
+    #[test]
+    fn outliers_are_reported_with_their_line() {
+        let mut text: String = (0..500u64).map(|i| format!("{} 0 {i} 8 1\n", i * 1_000_000)).collect();
+        text.insert_str(0, "1261440000000000000 0 9 8 1\n"); // 40 years, first line
+        let (v, e, s) = run(&text, &TraceOptions::default(), u64::MAX);
+        assert!(e.is_none());
+        assert_eq!(
+            (v.len(), s.changes.outliers, s.outlier_lines.clone()),
+            (501, 1, vec![(1, 1_261_439_999_501_000_000)])
+        );
+        assert!(s.warnings[0].contains("before line 1 (+40.0 years)"), "{}", s.warnings[0]);
+        let opts = TraceOptions { outliers: OutlierPolicy::Cut, ..TraceOptions::default() };
+        let (v, _, s) = run(&text, &opts, u64::MAX);
+        assert_eq!((v.len(), s.changes.outliers), (500, 1));
+        assert_eq!(v.last().unwrap().arrival.as_ns(), 499_000_000);
+        // An early bogus first request (0 in an epoch-stamped trace) is the one cut.
+        let text: String = std::iter::once("0 0 9 8 1\n".to_owned())
+            .chain((0..100u64).map(|i| format!("{} 0 {i} 8 1\n", 1_500_000_000_000_000_000 + i * 1000)))
+            .collect();
+        let (v, _, s) = run(&text, &opts, u64::MAX);
+        assert_eq!((v.len(), s.changes.outliers), (100, 1));
+        assert_eq!(v[99].arrival.as_ns(), 99_000);
+    }
+
+    /// Issue #8 item 15: a generator comment is read into the summary, in any format
+    /// that has comments, and does not count as a header.
+    #[test]
+    fn a_generator_comment_is_recorded() {
+        let text = "# lamina-trace-gen: host.mode=closed host.closed_loop_depth=8\n0 0 1 8 1\n0 0 2 8 0\n";
+        let (v, e, s) = run(text, &TraceOptions::default(), u64::MAX);
+        assert!(e.is_none(), "{e:?}");
+        assert_eq!(v.len(), 2);
+        let g = s.generated_with.unwrap();
+        assert_eq!((g["host.mode"].as_str(), g["host.closed_loop_depth"].as_str()), ("closed", "8"));
+    }
+}

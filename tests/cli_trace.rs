@@ -1,0 +1,265 @@
+//! End-to-end tests of trace ingestion through the real `lamina` binary (issue #8
+//! items 1, 2, 3, 4, 10, 12, 15): pipes and `-`, absurd timestamps, empty traces,
+//! visible transforms, xz and non-trace files, single error texts, and the closed-loop
+//! declaration of generated traces.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn lamina() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lamina"))
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// `lamina run --preset mbm --json J ARGS…` with `stdin` piped in; returns (output, JSON).
+fn run_with_stdin(args: &[&str], stdin: &[u8]) -> (Output, Option<serde_json::Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut child = lamina()
+        .args(["run", "--preset", "mbm", "--json"])
+        .arg(&json)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes); // the child may stop reading early on an error
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    let v = std::fs::read_to_string(&json).ok().map(|t| serde_json::from_str(&t).unwrap());
+    (out, v)
+}
+
+fn run(args: &[&str], trace: &Path) -> (Output, Option<serde_json::Value>) {
+    let mut all: Vec<&str> = args.to_vec();
+    all.push(trace.to_str().unwrap());
+    run_with_stdin(&all, b"")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// Item 1: `zcat t.gz | lamina run -` and `/dev/stdin` replay every request (the
+/// prefill pass used to consume the pipe, leaving a 0-request report), with and
+/// without `--format`.
+#[test]
+fn piped_traces_replay_every_request() {
+    let demo = std::fs::read(root().join("traces/demo.trace")).unwrap();
+    let lines = demo.iter().filter(|&&b| b == b'\n').count() as u64;
+    for args in
+        [&["-"][..], &["--format", "ssdsim", "-"], &["--format", "ssdsim", "/dev/stdin"], &["/dev/stdin"]]
+    {
+        if args.contains(&"/dev/stdin") && !Path::new("/dev/stdin").exists() {
+            continue;
+        }
+        let (out, v) = run_with_stdin(args, &gzip(&demo));
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let v = v.unwrap();
+        assert_eq!(v["trace"]["requests"], lines, "{args:?}");
+        assert_eq!(v["read"]["count"].as_u64().unwrap() + v["write"]["count"].as_u64().unwrap(), lines);
+    }
+}
+
+/// Item 1: `trace stats -` reads standard input too.
+#[test]
+fn trace_stats_reads_standard_input() {
+    let demo = std::fs::read(root().join("traces/demo.trace")).unwrap();
+    let mut child = lamina()
+        .args(["trace", "stats", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&demo).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("requests    5000\n"), "{}", stdout(&out));
+}
+
+/// Item 2: one bogus timestamp 40 years out used to give a 40-year simulation, IOPS 0
+/// and no warning.
+#[test]
+fn an_absurd_timestamp_is_warned_about_and_can_be_cut_or_clamped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for i in 0..2000u64 {
+        let t = if i == 1500 { 1_262_304_000 } else { i * 405 / 1000 }; // ≤ 810 s, one at 40 years
+        text += &format!(
+            "  8,0 0 {} {t}.000000000 1 Q {} {} + 8 [fio]\n",
+            i + 1,
+            if i % 2 == 0 { "R" } else { "W" },
+            i * 8
+        );
+    }
+    let path = dir.path().join("blk.txt");
+    std::fs::write(&path, text).unwrap();
+    let (out, v) = run(&[], &path);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = v.unwrap();
+    assert_eq!(v["trace"]["outliers"], 1);
+    let w = v["trace"]["warnings"][0].as_str().unwrap();
+    assert!(w.contains("line 1501") && w.contains("years"), "{w}");
+    assert!(stdout(&out).contains("warning: ") && stdout(&out).contains("line 1501"), "{}", stdout(&out));
+    for (mode, requests) in [("cut", 1999), ("clamp", 2000)] {
+        let (out, v) = run(&["--set", &format!("trace.outliers=\"{mode}\"")], &path);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v = v.unwrap();
+        assert_eq!(v["trace"]["requests"], requests, "{mode}");
+        let sim_s = v["sim_time_ns"].as_u64().unwrap() as f64 / 1e9;
+        assert!(sim_s < 900.0, "{mode}: sim time {sim_s} s");
+        assert!(v["iops"].as_f64().unwrap() > 1.0, "{mode}");
+    }
+}
+
+/// Item 3: a header-only or all-skipped trace is an error unless asked for.
+#[test]
+fn a_trace_without_requests_is_an_error_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = dir.path().join("header.csv");
+    std::fs::write(&header, "Timestamp,Response,IOType,LUN,Offset,Size\n").unwrap();
+    let (out, _) = run(&[], &header);
+    assert!(!out.status.success());
+    let e = stderr(&out);
+    assert!(e.contains("header.csv: no request to replay: it holds only a header line"), "{e}");
+    assert!(e.contains("trace.allow_empty = true"), "{e}");
+    let (out, v) = run(&["--set", "trace.allow_empty=true"], &header);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v.unwrap()["trace"]["requests"], 0);
+
+    let bad = dir.path().join("bad.trace");
+    std::fs::write(&bad, "0 0 x 8 1\n1 0 y 8 1\n").unwrap();
+    let (out, _) = run(&["--format", "ssdsim", "--set", "trace.on_error=\"skip\""], &bad);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("2 malformed and skipped (not-a-number 2)"), "{}", stderr(&out));
+
+    let empty = dir.path().join("empty.trace");
+    std::fs::write(&empty, "").unwrap();
+    let (out, _) = run(&[], &empty);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("empty.trace: the file is empty"), "{}", stderr(&out));
+}
+
+/// Item 4: transforms that change the workload are printed with their counts.
+#[test]
+fn workload_transforms_are_visible_in_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    // Tencent: whole-second timestamps, three volumes, one out of order, one far address.
+    let text = "1538323200,1024,8,1,1063\n1538323200,2048,8,0,1064\n1538323201,8,8,1,1065\n\
+                1538323200,16,8,1,1063\n1538323202,99999999999,8,1,1063\n";
+    let path = dir.path().join("cbs.csv");
+    std::fs::write(&path, text).unwrap();
+    let (out, v) = run(&["--set", "trace.fold_devices=true"], &path);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = &v.unwrap()["trace"];
+    assert_eq!((t["folded_devices"].as_u64(), t["reordered"].as_u64()), (Some(3), Some(1)));
+    assert_eq!((t["wrapped"].as_u64(), t["time_resolution_ns"].as_u64()), (Some(1), Some(1_000_000_000)));
+    let s = stdout(&out);
+    assert!(s.contains("wrapped: 1 of 5 requests"), "{s}");
+    assert!(s.contains("folded devices: 3 devices/volumes merged into one address space, overlaid"), "{s}");
+    assert!(s.contains("reordered: 1 requests"), "{s}");
+    assert!(s.contains("coarse timestamps: timestamps are multiples of 1 s; up to 3 requests"), "{s}");
+}
+
+/// Item 10: xz traces run; archives and binaries are named, not quoted.
+#[test]
+fn xz_traces_run_and_non_traces_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = std::fs::read(root().join("traces/demo.trace")).unwrap();
+    let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 3);
+    xz.write_all(&demo).unwrap();
+    let path = dir.path().join("demo.trace.xz");
+    std::fs::write(&path, xz.finish().unwrap()).unwrap();
+    let (out, v) = run(&[], &path);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v.unwrap()["trace"]["requests"], 5000);
+
+    let zip = dir.path().join("t.zip");
+    std::fs::write(&zip, b"PK\x03\x04\x14\x00\x00\x00\x08\x00garbage").unwrap();
+    let (out, _) = run(&[], &zip);
+    assert!(stderr(&out).contains("t.zip: is a zip archive; unpack it first"), "{}", stderr(&out));
+    let bin = dir.path().join("t.bin");
+    std::fs::write(
+        &bin,
+        (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let (out, _) = run(&["--format", "ssdsim"], &bin);
+    assert!(stderr(&out).contains("t.bin: looks binary, not a text trace"), "{}", stderr(&out));
+}
+
+/// Item 12: an I/O or decompression error is printed once, not as `X: X`.
+#[test]
+fn decompression_errors_are_not_doubled() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut gz = gzip(&std::fs::read(root().join("traces/demo.trace")).unwrap());
+    let n = gz.len();
+    gz[n / 2..n - 8].iter_mut().for_each(|b| *b = 0xff);
+    let path = dir.path().join("bad.gz");
+    std::fs::write(&path, gz).unwrap();
+    for args in [&["run", "--preset", "mbm"][..], &["trace", "stats"]] {
+        let out = lamina().args(args).arg(&path).output().unwrap();
+        assert!(!out.status.success());
+        let e = stderr(&out);
+        let first = e.lines().next().unwrap_or("");
+        let parts: Vec<&str> = first.split(": ").collect();
+        let mut dedup = parts.clone();
+        dedup.dedup();
+        assert_eq!(parts, dedup, "doubled error text: {first}");
+        assert!(first.contains("bad.gz"), "{first}");
+    }
+    let out = lamina().args(["trace", "stats"]).arg(dir.path().join("missing.trace")).output().unwrap();
+    let first = stderr(&out).lines().next().unwrap_or("").to_owned();
+    assert_eq!(first.matches("No such file").count(), 1, "{first}");
+}
+
+/// Item 15: a closed-loop generated trace says so; an open-loop run of it warns and
+/// names the `--set`s, a closed-loop run does not.
+#[test]
+fn closed_loop_generated_traces_warn_when_replayed_open_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("closed.trace");
+    let out = lamina()
+        .args(["trace", "gen", "--requests", "2000", "--closed-loop", "--closed-loop-depth", "16", "-o"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("# lamina-trace-gen: host.mode=closed host.closed_loop_depth=16\n"),
+        "{text:.80}"
+    );
+    let (out, v) = run(&[], &path);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v = v.unwrap();
+    assert_eq!(v["trace"]["requests"], 2000);
+    let w = v["trace"]["warnings"].as_array().unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    let w = w[0].as_str().unwrap();
+    assert!(w.contains("--set host.closed_loop_depth=16 --set host.mode=closed"), "{w}");
+    assert!(stdout(&out).contains("generated for closed-loop replay"), "{}", stdout(&out));
+    let (out, v) = run(&["--set", "host.mode=\"closed\"", "--set", "host.closed_loop_depth=16"], &path);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(v.unwrap()["trace"]["warnings"].as_array().unwrap().is_empty());
+}
