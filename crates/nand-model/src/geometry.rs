@@ -240,7 +240,16 @@ impl GeometryConfig {
                 format!("{} layers but only {word_lines} word-lines per block", self.layers),
             ));
         }
-        let too_big = |field: &'static str| err(field, "the device has too many units to index");
+        let too_big = |field: &'static str| {
+            err(
+                field,
+                format!(
+                    "the device would have more than {} chips, dies, planes or blocks in total, which \
+                     32-bit ids cannot number; make {field} (or another count) smaller",
+                    u32::MAX
+                ),
+            )
+        };
         let chips =
             self.channels.checked_mul(self.chips_per_channel).ok_or_else(|| too_big("chips_per_channel"))?;
         let dies = chips.checked_mul(self.dies_per_chip).ok_or_else(|| too_big("dies_per_chip"))?;

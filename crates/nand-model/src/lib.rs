@@ -50,7 +50,8 @@ pub use device::{
     Command, Device, DeviceOptions, DeviceStats, NandError, OpTiming, PageState, SomlPart, Suspension,
 };
 pub use geometry::{
-    CellType, Geometry, GeometryConfig, GeometryError, MAX_PAGES_PER_BLOCK, PageType, PageTypeOrder, SECTOR_BYTES,
+    CellType, Geometry, GeometryConfig, GeometryError, MAX_PAGES_PER_BLOCK, PageType, PageTypeOrder,
+    SECTOR_BYTES,
 };
 pub use presets::{PresetInfo, preset, presets};
 pub use time::{DURATION_EXPECTED, DurationParseError, Nanos, SimTime};

@@ -221,7 +221,9 @@ impl serde::de::Visitor<'_> for NanosVisitor {
         Ok(Nanos(v))
     }
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Nanos, E> {
-        u64::try_from(v).map(Nanos).map_err(|_| E::custom(format!("invalid duration {v}: {DURATION_EXPECTED}")))
+        u64::try_from(v)
+            .map(Nanos)
+            .map_err(|_| E::custom(format!("invalid duration {v}: {DURATION_EXPECTED}")))
     }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Nanos, E> {
         Err(E::custom(format!(
