@@ -194,23 +194,20 @@ pub enum BudgetError {
     },
     /// The configuration needs more memory than the limit.
     #[error(
-        "{key}: this configuration needs about {needed} of memory when the trace touches every logical \
-         page, more than the limit of {limit} ({limit_source}); largest parts: {parts}. To fit, {remedies}, \
-         or raise the limit with LAMINA_MAX_MEMORY=<bytes> if the machine really has the memory"
+        "{key}: this configuration needs about {} of memory when the trace touches every logical page, \
+         more than the limit of {} {detail}",
+        human_bytes(*.needed_bytes),
+        human_bytes(*.limit_bytes)
     )]
     Memory {
         /// The key of the largest part.
         key: &'static str,
-        /// Estimate, formatted.
-        needed: String,
-        /// Limit, formatted.
-        limit: String,
-        /// Where the limit comes from.
-        limit_source: String,
-        /// The largest parts with their keys and sizes.
-        parts: String,
-        /// The remedies of the largest parts.
-        remedies: String,
+        /// The full-footprint estimate.
+        needed_bytes: u64,
+        /// The limit.
+        limit_bytes: u64,
+        /// Where the limit comes from, the largest parts and the remedies.
+        detail: String,
     },
     /// `LAMINA_MAX_MEMORY` is not a number of bytes.
     #[error("LAMINA_MAX_MEMORY={0:?}: expected a whole number of bytes, e.g. 17179869184 for 16 GiB")]
@@ -312,7 +309,7 @@ pub(crate) fn check(b: &SimulationBuilder) -> Result<MemoryBudget, BuildError> {
         let needed = budget.full_bytes();
         if needed > limit {
             let mut parts: Vec<&BudgetItem> = budget.items.iter().collect();
-            parts.sort_by(|a, b| b.full_bytes.cmp(&a.full_bytes));
+            parts.sort_by_key(|i| std::cmp::Reverse(i.full_bytes));
             parts.truncate(3);
             let mut remedies: Vec<&str> = Vec::new();
             for i in &parts {
@@ -327,11 +324,13 @@ pub(crate) fn check(b: &SimulationBuilder) -> Result<MemoryBudget, BuildError> {
                 .join(", ");
             return Err(BudgetError::Memory {
                 key: budget.largest().map_or("nand.geometry", |i| i.key),
-                needed: human_bytes(needed),
-                limit: human_bytes(limit),
-                limit_source: source.to_string(),
-                parts,
-                remedies: remedies.join(" or "),
+                needed_bytes: needed,
+                limit_bytes: limit,
+                detail: format!(
+                    "({source}); largest parts: {parts}. To fit, {}, or raise the limit with \
+                     LAMINA_MAX_MEMORY=<bytes> if the machine really has the memory",
+                    remedies.join(" or ")
+                ),
             }
             .into());
         }

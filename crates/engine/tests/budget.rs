@@ -78,6 +78,7 @@ const REFUSED: &[Case] = &[
 ];
 
 #[test]
+#[allow(clippy::disallowed_methods)] // the test's own wall-clock limit, not simulated time
 fn impossible_configurations_are_refused_before_allocating() {
     for (preset, sets, limit, wants) in REFUSED {
         let c = cfg(preset, sets);

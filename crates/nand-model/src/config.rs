@@ -751,13 +751,11 @@ mod tests {
     #[test]
     fn bad_durations_say_what_a_duration_is() {
         let text = |key: &str, value: &str| {
-            format!(
-                "[geometry]\nchannels = 1\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 1\n\
-                 blocks_per_plane = 4\npages_per_block = 6\npage_size_bytes = 4096\ncell_type = \"tlc\"\n\
-                 [timing]\nt_cmd = 70\nbus = {{ ns_per_byte = 10 }}\nt_r = \"90us\"\nt_prog = \"900us\"\n\
-                 t_bers = \"10ms\"\n"
-            )
-            .replace(&format!("{key} = "), &format!("{key} = {value} #"))
+            "[geometry]\nchannels = 1\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 1\n\
+             blocks_per_plane = 4\npages_per_block = 6\npage_size_bytes = 4096\ncell_type = \"tlc\"\n\
+             [timing]\nt_cmd = 70\nbus = { ns_per_byte = 10 }\nt_r = \"90us\"\nt_prog = \"900us\"\n\
+             t_bers = \"10ms\"\n"
+                .replace(&format!("{key} = "), &format!("{key} = {value} #"))
         };
         assert!(toml::from_str::<NandConfig>(&text("t_r", "\"90us\"")).is_ok());
         for key in ["t_r", "t_bers", "t_prog"] {
