@@ -28,18 +28,22 @@ pub enum BuildError {
     /// Verify mode needs LPNs below 2^32 (they share a 64-bit tag with the version).
     #[error("host.verify: the device has {0} logical pages; verify mode supports at most 2^32")]
     VerifyTooLarge(u64),
+    /// The configuration cannot fit in memory or in the engine's index widths.
+    #[error(transparent)]
+    Budget(#[from] crate::budget::BudgetError),
 }
 
 /// Builds a [`Simulation`] from a validated [`SimConfig`].
 pub struct SimulationBuilder {
-    cfg: SimConfig,
-    ftl: Option<Box<dyn Ftl>>,
+    pub(crate) cfg: SimConfig,
+    pub(crate) ftl: Option<Box<dyn Ftl>>,
+    pub(crate) memory_limit: crate::budget::MemoryLimit,
 }
 
 impl SimulationBuilder {
     /// Start from a config.
     pub fn new(cfg: SimConfig) -> Self {
-        SimulationBuilder { cfg, ftl: None }
+        SimulationBuilder { cfg, ftl: None, memory_limit: Default::default() }
     }
 
     /// Use this FTL instead of the one `[ftl]` configures (e.g. your own implementation
@@ -49,8 +53,10 @@ impl SimulationBuilder {
         self
     }
 
-    /// Validate every section and assemble the device, FTL and policies.
+    /// Validate every section and assemble the device, FTL and policies. Nothing is
+    /// allocated before the memory budget passes ([`crate::budget`]).
     pub fn build(self) -> Result<Simulation, BuildError> {
+        crate::budget::check(&self)?;
         let cfg = self.cfg;
         let spec = cfg.nand.validate()?;
         let device = Device::new(spec, DeviceOptions { store_tags: cfg.host.verify });

@@ -1,11 +1,12 @@
-//! Whole-trace runs on the real traces in `../shared/traces`: golden summaries,
-//! determinism, and verify mode ("nothing lost") through GC.
+//! Whole-trace runs: golden summaries, determinism, and verify mode ("nothing lost")
+//! through GC — on the bundled fixtures in `traces/` (always) and on the real traces in
+//! `../shared/traces` (when present; see `tests/support/shared.rs`).
 //!
 //! Golden files live in `tests/golden/` at the repository root. After an intended change
 //! of behaviour, regenerate them with `LAMINA_BLESS=1 cargo test -p lamina-engine --test
 //! engine_traces` and review the diff.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use lamina_engine::config::{ConfigBuilder, SimConfig};
 use lamina_engine::trace::{IoOp, IoRequest};
@@ -13,13 +14,10 @@ use lamina_engine::{RunError, SimulationBuilder, run_trace};
 use lamina_ftl::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts};
 use lamina_nand_model::{BlockId, PlaneId, Ppa};
 
-fn root() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
+#[path = "../../../tests/support/shared.rs"]
+mod shared;
 
-fn shared(rel: &str) -> PathBuf {
-    root().join("../shared/traces").join(rel)
-}
+use shared::{bundled, repo_root as root, shared_traces};
 
 fn cfg(preset: &str, sets: &[&str]) -> SimConfig {
     let mut b = ConfigBuilder::new().preset(preset).unwrap();
@@ -29,8 +27,8 @@ fn cfg(preset: &str, sets: &[&str]) -> SimConfig {
     b.build().unwrap()
 }
 
-fn golden(name: &str, trace: &str, c: &SimConfig) {
-    let report = run_trace(c, &shared(trace)).unwrap();
+fn golden(name: &str, trace: &Path, c: &SimConfig) {
+    let report = run_trace(c, trace).unwrap();
     let text = report.to_text().replace(lamina_engine::VERSION, "<version>");
     let path = root().join("tests/golden").join(name);
     if std::env::var_os("LAMINA_BLESS").is_some() {
@@ -43,22 +41,30 @@ fn golden(name: &str, trace: &str, c: &SimConfig) {
 
 #[test]
 fn golden_financial1_on_mbm() {
-    golden("financial1-mbm.txt", "ssdsim-ascii/financial1-head10k.ascii", &cfg("mbm", &[]));
+    let Some(dir) = shared_traces("golden_financial1_on_mbm") else { return };
+    golden("financial1-mbm.txt", &dir.join("ssdsim-ascii/financial1-head10k.ascii"), &cfg("mbm", &[]));
 }
 
 #[test]
 fn golden_websearch_on_mqsim_default_with_buffer() {
+    let Some(dir) = shared_traces("golden_websearch_on_mqsim_default_with_buffer") else { return };
     golden(
         "websearch-mqsim-default.txt",
-        "mqsim-ascii/websearch.trace",
+        &dir.join("mqsim-ascii/websearch.trace"),
         &cfg("mqsim-default", &["buffer.size_bytes=16777216", "host.queue_depth=64"]),
     );
+}
+
+/// The bundled counterpart of the golden runs above: runs from a fresh clone.
+#[test]
+fn golden_bundled_msr_fixture_on_lacr() {
+    golden("fixture-msr-lacr.txt", &bundled("fixtures/msr.csv.zst"), &cfg("lacr", &["host.queue_depth=32"]));
 }
 
 #[test]
 fn same_run_twice_gives_identical_json() {
     let c = cfg("mbm", &["buffer.size_bytes=4194304", "seed=7"]);
-    let t = shared("ssdsim-ascii/financial1-head10k.ascii");
+    let t = bundled("fixtures/spc.csv.zst");
     let a = run_trace(&c, &t).unwrap().to_json();
     let b = run_trace(&c, &t).unwrap().to_json();
     assert_eq!(a, b);
@@ -77,8 +83,31 @@ fn tiny(extra: &[&str]) -> SimConfig {
     cfg("die-binding-4x2", &sets)
 }
 
+/// Replays `traces` on the tiny device with and without a write buffer, in verify mode;
+/// returns whether any run garbage-collected.
+fn verify_through_gc(traces: &[(PathBuf, &[&str])]) -> bool {
+    let mut gc_seen = false;
+    for (t, sets) in traces {
+        for extra in [&[][..], &["buffer.size_bytes=262144"][..]] {
+            let all: Vec<&str> = sets.iter().chain(extra).copied().collect();
+            let r = run_trace(&tiny(&all), t).unwrap_or_else(|e| panic!("{} {all:?}: {e}", t.display()));
+            // Every read and write of the trace completed (trims are not timed requests).
+            assert!(
+                r.all.count > 0 && r.all.count <= r.trace.requests,
+                "{}: {} of {}",
+                t.display(),
+                r.all.count,
+                r.trace.requests
+            );
+            gc_seen |= r.gc.jobs > 0;
+        }
+    }
+    gc_seen
+}
+
 #[test]
 fn verify_passes_on_every_shared_trace_through_gc() {
+    let Some(dir) = shared_traces("verify_passes_on_every_shared_trace_through_gc") else { return };
     let traces = [
         "ssdsim-ascii/financial1-head10k.ascii",
         "ssdsim-ascii/dtrs.ascii",
@@ -93,21 +122,53 @@ fn verify_passes_on_every_shared_trace_through_gc() {
         "systor17/vdi-sample.csv.gz",
         "blkparse/hadoop.blkparse",
     ];
-    let mut gc_seen = false;
-    for t in traces {
-        for extra in [&[][..], &["buffer.size_bytes=262144"][..]] {
-            let r = run_trace(&tiny(extra), &shared(t)).unwrap_or_else(|e| panic!("{t} {extra:?}: {e}"));
-            // Every read and write of the trace completed (trims are not timed requests).
-            assert!(
-                r.all.count > 0 && r.all.count <= r.trace.requests,
-                "{t}: {} of {}",
-                r.all.count,
-                r.trace.requests
-            );
-            gc_seen |= r.gc.jobs > 0;
-        }
+    let traces: Vec<(PathBuf, &[&str])> = traces.iter().map(|t| (dir.join(t), &[][..])).collect();
+    assert!(verify_through_gc(&traces), "the tiny device must force GC on some trace");
+}
+
+/// One row of the fixture table in `traces/MANIFEST.md`.
+struct FixtureRow {
+    file: String,
+    format: String,
+    requests: u64,
+}
+
+fn fixture_rows() -> Vec<FixtureRow> {
+    let text = std::fs::read_to_string(bundled("MANIFEST.md")).unwrap();
+    let rows: Vec<FixtureRow> = text
+        .lines()
+        .filter(|l| l.starts_with("| fixtures/"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            FixtureRow { file: cells[1].into(), format: cells[2].into(), requests: cells[3].parse().unwrap() }
+        })
+        .collect();
+    assert_eq!(rows.len(), 10, "one fixture per readable format except generic");
+    rows
+}
+
+/// Settings for the fixtures on [`tiny`]: half its blocks and a quarter of them hidden,
+/// so that the fixtures' 48 MiB footprint (wrapped onto 24 MiB) forces GC; and MQSim's
+/// layout is SSDsim's, so detection says ssdsim unless told.
+fn fixture_sets(format: &str) -> &'static [&'static str] {
+    const SMALL: [&str; 2] = ["nand.geometry.blocks_per_plane=16", "ftl.overprovisioning=0.25"];
+    if format == "mqsim" { &[SMALL[0], SMALL[1], "trace.format=\"mqsim\""] } else { &SMALL }
+}
+
+/// Issue #8 item 18: the suite needs no `../shared`. Every bundled fixture is what
+/// `traces/MANIFEST.md` says (format, request count) and replays in verify mode, with
+/// and without a buffer, and the tiny device garbage-collects on them.
+#[test]
+fn every_bundled_fixture_matches_the_manifest_and_verifies_through_gc() {
+    let rows = fixture_rows();
+    for row in &rows {
+        let r = run_trace(&tiny(fixture_sets(&row.format)), &bundled(&row.file)).unwrap();
+        assert_eq!(r.trace.format, row.format, "{}", row.file);
+        assert_eq!(r.trace.requests, row.requests, "{}", row.file);
     }
-    assert!(gc_seen, "the tiny device must force GC on some trace");
+    let traces: Vec<(PathBuf, &[&str])> =
+        rows.iter().map(|r| (bundled(&r.file), fixture_sets(&r.format))).collect();
+    assert!(verify_through_gc(&traces), "the tiny device must force GC on the fixtures");
 }
 
 /// An FTL that forgets remaps: `lookup` keeps answering with the first physical page

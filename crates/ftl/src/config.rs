@@ -288,7 +288,12 @@ impl FtlConfig {
         if total >= u32::MAX as u64 {
             return Err(err(
                 "ftl.kind",
-                format!("the page FTL indexes pages with 32 bits; the device has {total} pages"),
+                format!(
+                    "the page FTL indexes physical pages with 32 bits and the device has {total} pages; \
+                     make the geometry smaller (nand.geometry.blocks_per_plane or another count) so that \
+                     it has fewer than {} pages",
+                    u32::MAX
+                ),
             ));
         }
         let op_ppm = (op * 1e6).round() as u64;
@@ -437,6 +442,16 @@ mod tests {
             bad(FtlConfig { gc_threshold: GcThreshold::FreeFraction(1.5), ..base.clone() }).key,
             "ftl.gc_threshold"
         );
+    }
+
+    /// Issue #8 item 7: the 32-bit page limit is a validation error with a remedy (it
+    /// used to be an `assert!` reached only after the device's tables were allocated).
+    #[test]
+    fn a_device_beyond_32_bit_page_numbers_is_refused_with_a_remedy() {
+        let g = geo(1, 1, 1, 1, 1 << 20, 4096); // 2^32 pages
+        let e = FtlConfig::default().validate(&g).unwrap_err();
+        assert_eq!(e.key, "ftl.kind");
+        assert!(e.reason.contains("4294967296 pages") && e.reason.contains("blocks_per_plane"), "{e}");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::geometry::{CellType, Geometry, GeometryConfig, GeometryError, PageType};
-use crate::time::Nanos;
+use crate::time::{Nanos, NanosVisitor};
 
 /// Parts per million: the fixed-point unit of every latency factor (1.0 = 1 000 000).
 pub const PPM: u64 = 1_000_000;
@@ -22,13 +22,51 @@ pub const MAX_PLANES_PER_DIE: u32 = 64;
 /// A latency given either once for every page type or once per page type, in
 /// LSB, CSB, MSB, TSB order restricted to the cell's page types (`[lsb, msb]` for MLC,
 /// `[lsb, csb, msb]` for TLC).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// A malformed value is reported as a bad duration ("expected a positive duration like
+/// 78us"), not as a failed match of one of the two forms.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum PerPageType {
     /// The same latency for every page type.
     One(Nanos),
     /// One latency per page type of the cell, in bit order.
     PerType(Vec<Nanos>),
+}
+
+impl<'de> Deserialize<'de> for PerPageType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PerPageType, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = PerPageType;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a positive duration like 78us, or one per page type like [\"60us\", \"90us\"]")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<PerPageType, E> {
+                NanosVisitor.visit_u64(v).map(PerPageType::One)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<PerPageType, E> {
+                NanosVisitor.visit_i64(v).map(PerPageType::One)
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<PerPageType, E> {
+                NanosVisitor.visit_f64(v).map(PerPageType::One)
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<PerPageType, E> {
+                NanosVisitor.visit_bool(v).map(PerPageType::One)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<PerPageType, E> {
+                NanosVisitor.visit_str(v).map(PerPageType::One)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<PerPageType, A::Error> {
+                let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4));
+                while let Some(n) = seq.next_element::<Nanos>()? {
+                    list.push(n);
+                }
+                Ok(PerPageType::PerType(list))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// How long the channel bus takes to move data. Give exactly one form.
@@ -705,5 +743,34 @@ mod tests {
         assert_eq!(back, c);
         let bad = text.replace("t_bers", "t_berz");
         assert!(toml::from_str::<NandConfig>(&bad).is_err());
+    }
+
+    /// Issue #8 item 12: a malformed latency said "data did not match any variant of
+    /// untagged enum PerPageType". Every form of bad duration, in a scalar key and in the
+    /// per-page-type key, now says what a duration looks like.
+    #[test]
+    fn bad_durations_say_what_a_duration_is() {
+        let text = |key: &str, value: &str| {
+            "[geometry]\nchannels = 1\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 1\n\
+             blocks_per_plane = 4\npages_per_block = 6\npage_size_bytes = 4096\ncell_type = \"tlc\"\n\
+             [timing]\nt_cmd = 70\nbus = { ns_per_byte = 10 }\nt_r = \"90us\"\nt_prog = \"900us\"\n\
+             t_bers = \"10ms\"\n"
+                .replace(&format!("{key} = "), &format!("{key} = {value} #"))
+        };
+        assert!(toml::from_str::<NandConfig>(&text("t_r", "\"90us\"")).is_ok());
+        for key in ["t_r", "t_bers", "t_prog"] {
+            for value in ["\"-5us\"", "\"abc\"", "-5", "1.5", "true", "\"5 parsecs\"", "[\"1us\", \"x\"]"] {
+                if key == "t_bers" && value.starts_with('[') {
+                    continue;
+                }
+                let e = toml::from_str::<NandConfig>(&text(key, value)).unwrap_err().to_string();
+                assert!(e.contains("expected a positive duration like 78us"), "{key} = {value}: {e}");
+                assert!(!e.contains("untagged"), "{key} = {value}: {e}");
+                assert!(e.contains(key), "{key} = {value}: the key is named: {e}");
+            }
+        }
+        // Both forms still parse, and a list may mix integers and strings.
+        let c: NandConfig = toml::from_str(&text("t_r", "[90000, \"120us\", \"0.18ms\"]")).unwrap();
+        assert_eq!(c.timing.t_r, PerPageType::PerType(vec![Nanos(90_000), Nanos(120_000), Nanos(180_000)]));
     }
 }

@@ -122,6 +122,23 @@ fn one() -> u32 {
     1
 }
 
+/// The unit pages are made of: `page_size_bytes` must be a positive multiple of it.
+///
+/// Why: every trace format addresses storage in 512-byte sectors (or bytes), and a page
+/// smaller than a sector turns one sector into many flash operations (a 4 KiB request
+/// on 1-byte pages is 4096 programs), which no device does. Non-power-of-two page sizes
+/// (e.g. 12 KiB) are legal: nothing in Lamina shifts by the page size (the write
+/// buffer's sub-page units are `⌈page / 64⌉` bytes, computed by division).
+pub const SECTOR_BYTES: u32 = 512;
+
+/// Largest `pages_per_block`: 2^16.
+///
+/// Why: validation precomputes an array time per page-in-block (16 bytes each) and the
+/// page FTL keeps `planes × (pages_per_block + 1)` GC bucket heads, so this dimension
+/// must stay small; real 3D-NAND blocks hold a few thousand pages, and the deepest
+/// partial-erase split (`partial_erase.levels = 16`) needs exactly 2^16.
+pub const MAX_PAGES_PER_BLOCK: u32 = 1 << 16;
+
 /// A geometry that cannot exist, with the offending field named.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("invalid geometry: field `geometry.{field}`: {reason}")]
@@ -140,7 +157,8 @@ fn err(field: &'static str, reason: impl Into<String>) -> GeometryError {
 ///
 /// Invariants: every count is ≥ 1; the total number of pages fits in a `u64` and of
 /// blocks, planes, dies and chips in a `u32`; `page_size_bytes` is a multiple of
-/// `partial_read_bytes`; `pages_per_block` is a multiple of the cell's bits and
+/// [`SECTOR_BYTES`] and of `partial_read_bytes`; `pages_per_block ≤`
+/// [`MAX_PAGES_PER_BLOCK`]; `pages_per_block` is a multiple of the cell's bits and
 /// `layers ≤ pages_per_block / bits` (each layer holds at least one word-line).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Geometry {
@@ -175,6 +193,26 @@ impl GeometryConfig {
                 return Err(err(field, "must be at least 1"));
             }
         }
+        if self.page_size_bytes % SECTOR_BYTES != 0 {
+            return Err(err(
+                "page_size_bytes",
+                format!(
+                    "{} is not a multiple of {SECTOR_BYTES}: a page holds whole 512-byte sectors (traces \
+                     address in sectors); real pages are 2048, 4096, 8192 or 16384 bytes",
+                    self.page_size_bytes
+                ),
+            ));
+        }
+        if self.pages_per_block > MAX_PAGES_PER_BLOCK {
+            return Err(err(
+                "pages_per_block",
+                format!(
+                    "{} exceeds {MAX_PAGES_PER_BLOCK}: per-page-in-block tables are built for every block \
+                     size (real 3D-NAND blocks hold a few thousand pages); use more blocks_per_plane instead",
+                    self.pages_per_block
+                ),
+            ));
+        }
         if self.channels > u16::MAX as u32 {
             return Err(err("channels", format!("{} exceeds {}", self.channels, u16::MAX)));
         }
@@ -202,7 +240,16 @@ impl GeometryConfig {
                 format!("{} layers but only {word_lines} word-lines per block", self.layers),
             ));
         }
-        let too_big = |field: &'static str| err(field, "the device has too many units to index");
+        let too_big = |field: &'static str| {
+            err(
+                field,
+                format!(
+                    "the device would have more than {} chips, dies, planes or blocks in total, which \
+                     32-bit ids cannot number; make {field} (or another count) smaller",
+                    u32::MAX
+                ),
+            )
+        };
         let chips =
             self.channels.checked_mul(self.chips_per_channel).ok_or_else(|| too_big("chips_per_channel"))?;
         let dies = chips.checked_mul(self.dies_per_chip).ok_or_else(|| too_big("dies_per_chip"))?;
@@ -563,5 +610,37 @@ mod tests {
         let e = c.validate().unwrap_err();
         assert_eq!(e.field, "blocks_per_plane");
         assert!(e.to_string().contains("geometry.blocks_per_plane"));
+    }
+
+    /// Issue #8 item 7: `page_size_bytes = 1` was accepted and a 4 KiB request became 4096
+    /// flash programs (a run of > 300 s with no output); `pages_per_block = 2^31` was
+    /// accepted and validation then built 32 GiB of per-page-in-block timing tables.
+    #[test]
+    fn rejects_sub_sector_pages_and_huge_blocks() {
+        for bad in [1, 511, 513, 4095, 4100] {
+            let mut c = cfg();
+            c.page_size_bytes = bad;
+            c.partial_read_bytes = None;
+            let e = c.validate().unwrap_err();
+            assert_eq!(e.field, "page_size_bytes", "{bad}");
+            assert!(e.reason.contains("multiple of 512"), "{e}");
+        }
+        // Non-power-of-two pages made of whole sectors are legal (12 KiB).
+        for good in [512, 2048, 12288, 16384] {
+            let mut c = cfg();
+            c.page_size_bytes = good;
+            c.partial_read_bytes = None;
+            assert_eq!(c.validate().unwrap().page_size_bytes(), good);
+        }
+        let mut c = cfg();
+        c.cell_type = CellType::Slc;
+        c.layers = 1;
+        c.pages_per_block = 1 << 31;
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.field, "pages_per_block");
+        assert!(e.reason.contains("65536"), "{e}");
+        c.pages_per_block = MAX_PAGES_PER_BLOCK;
+        c.blocks_per_plane = 1;
+        assert!(c.validate().is_ok());
     }
 }

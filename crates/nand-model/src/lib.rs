@@ -49,6 +49,9 @@ pub use config::{
 pub use device::{
     Command, Device, DeviceOptions, DeviceStats, NandError, OpTiming, PageState, SomlPart, Suspension,
 };
-pub use geometry::{CellType, Geometry, GeometryConfig, GeometryError, PageType, PageTypeOrder};
+pub use geometry::{
+    CellType, Geometry, GeometryConfig, GeometryError, MAX_PAGES_PER_BLOCK, PageType, PageTypeOrder,
+    SECTOR_BYTES,
+};
 pub use presets::{PresetInfo, preset, presets};
-pub use time::{DurationParseError, Nanos, SimTime};
+pub use time::{DURATION_EXPECTED, DurationParseError, Nanos, SimTime};

@@ -121,11 +121,13 @@ impl Nanos {
     }
 }
 
+/// What every rejected duration is told it should look like (config files, `--set`).
+pub const DURATION_EXPECTED: &str = "expected a positive duration like 78us (an integer number of ns, or a \
+     number with unit ns, us, ms or s that is a whole number of ns)";
+
 /// A duration string that could not be parsed (or is not a whole number of ns).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "invalid duration {0:?}: expected an integer number of ns or a number with unit ns, us, ms or s (a whole number of ns)"
-)]
+#[error("invalid duration {0:?}: {DURATION_EXPECTED}")]
 pub struct DurationParseError(pub String);
 
 impl Add<Nanos> for SimTime {
@@ -203,25 +205,42 @@ impl Serialize for Nanos {
     }
 }
 
+/// The one "string or integer" visitor of durations, shared by [`Nanos`] and the
+/// per-page-type latency lists of [`crate::PerPageType`], so every malformed duration gets
+/// the same message (with the key added by the config layer). Hand-written rather than
+/// `serde_with::PickFirst<(_, DisplayFromStr)>` because that reports only "no variant
+/// matched", which is the message this exists to replace.
+pub(crate) struct NanosVisitor;
+
+impl serde::de::Visitor<'_> for NanosVisitor {
+    type Value = Nanos;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a positive duration like 78us (integer ns or a string with a unit)")
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Nanos, E> {
+        Ok(Nanos(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Nanos, E> {
+        u64::try_from(v)
+            .map(Nanos)
+            .map_err(|_| E::custom(format!("invalid duration {v}: {DURATION_EXPECTED}")))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Nanos, E> {
+        Err(E::custom(format!(
+            "invalid duration {v}: {DURATION_EXPECTED}; a bare number is integer ns, so write \"{v}us\" or similar"
+        )))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Nanos, E> {
+        Nanos::parse(v).map_err(E::custom)
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Nanos, E> {
+        Err(E::custom(format!("invalid duration {v}: {DURATION_EXPECTED}")))
+    }
+}
+
 impl<'de> Deserialize<'de> for Nanos {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Nanos, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = Nanos;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a duration: integer ns or a string like \"78us\"")
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Nanos, E> {
-                Ok(Nanos(v))
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Nanos, E> {
-                u64::try_from(v).map(Nanos).map_err(|_| E::custom(format!("negative duration {v}")))
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Nanos, E> {
-                Nanos::parse(v).map_err(E::custom)
-            }
-        }
-        d.deserialize_any(V)
+        d.deserialize_any(NanosVisitor)
     }
 }
 
