@@ -538,11 +538,11 @@ const MAIN: &[Case] = &[
         "empty trace",
         &["run", "--preset", "mbm", "@t"],
         "",
-        &["cannot tell the trace format", "the trace is empty", "--format"],
+        &["the file is empty", "trace.allow_empty = true"],
     ),
     Case {
         files: &[("t", Content::Garbage(3000))],
-        ..set("binary garbage", &["run", "--preset", "mbm", "@t"], &["cannot tell the trace format"])
+        ..set("binary garbage", &["run", "--preset", "mbm", "@t"], &["looks binary, not a text trace"])
     },
     trace(
         "prose",
@@ -709,7 +709,7 @@ const MAIN: &[Case] = &[
     ),
     Case {
         files: &[("t", Content::Garbage(2000))],
-        ..set("trace stats of binary garbage", &["trace", "stats", "@t"], &["cannot tell the trace format"])
+        ..set("trace stats of binary garbage", &["trace", "stats", "@t"], &["looks binary, not a text trace"])
     },
     Case {
         code: USAGE,

@@ -152,7 +152,6 @@ fn the_estimate_grows_with_what_drives_it() {
 #[test]
 fn the_full_footprint_estimate_matches_resident_memory() {
     use lamina_engine::trace::{IoOp, IoRequest};
-    use lamina_nand_model::SimTime;
     let c = cfg("die-binding-4x2", &["nand.geometry.blocks_per_plane=4096", "host.verify=true"]);
     let g = c.nand.geometry.validate().unwrap();
     let lp = c.ftl.validate(&g).unwrap().logical_pages();
@@ -164,7 +163,7 @@ fn the_full_footprint_estimate_matches_resident_memory() {
         (0..lp.div_ceil(PAGES)).map(move |i| {
             let first = i * PAGES;
             Ok(IoRequest {
-                arrival: SimTime(i * 20_000_000),
+                arrival: lamina_engine::trace::TraceTime(i * 20_000_000),
                 device: 0,
                 offset_bytes: first * 2048,
                 size_bytes: (PAGES.min(lp - first)) * 2048,

@@ -65,7 +65,9 @@ fn expected_format(file: &str) -> TraceFormat {
 
 #[test]
 fn every_shared_sample_parses_and_matches_the_manifest() {
-    let Some(dir) = shared::shared_traces("every_shared_sample_parses_and_matches_the_manifest") else { return };
+    let Some(dir) = shared::shared_traces("every_shared_sample_parses_and_matches_the_manifest") else {
+        return;
+    };
     let rows = manifest(&dir);
     assert!(rows.len() >= 12, "MANIFEST table has {} rows", rows.len());
     for row in rows {
@@ -95,7 +97,8 @@ fn every_shared_sample_parses_and_matches_the_manifest() {
 
 #[test]
 fn systor_gzip_is_reordered_within_the_window_and_fails_without_it() {
-    let Some(dir) = shared::shared_traces("systor_gzip_is_reordered_within_the_window_and_fails_without_it") else {
+    let Some(dir) = shared::shared_traces("systor_gzip_is_reordered_within_the_window_and_fails_without_it")
+    else {
         return;
     };
     let path = dir.join("systor17/vdi-sample.csv.gz");
