@@ -100,7 +100,8 @@ pub fn invariants(cfg: &SimConfig, reqs: &[IoRequest], r: &Report) -> Vec<Violat
 
 macro_rules! ensure {
     ($out:expr, $id:literal, $cond:expr, $($fmt:tt)+) => {
-        if !$cond {
+        let holds: bool = $cond;
+        if !holds {
             $out.push(violation($id, format!($($fmt)+)));
         }
     };
