@@ -149,6 +149,10 @@ pub struct FlashReport {
     /// Reads that overtook their page's first write while it was still queued: served
     /// from that write's data in controller DRAM.
     pub pending_write_reads: u64,
+    /// Host writes moved off a plane whose pages all hold valid data (nothing for GC to
+    /// reclaim; a dynamic placement piled logical pages onto it) to the next plane with
+    /// free blocks.
+    pub full_plane_redirects: u64,
 }
 
 /// Resource utilisation: busy time over the simulated span.

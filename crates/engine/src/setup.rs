@@ -342,6 +342,7 @@ impl Simulation {
                 rmw_reads: self.flash.rmw_reads,
                 unwritten_reads: self.flash.unwritten_reads,
                 pending_write_reads: self.flash.pending_write_reads,
+                full_plane_redirects: self.flash.full_plane_redirects,
             },
             gc: GcReport {
                 jobs: self.flash.gc_jobs,

@@ -196,6 +196,9 @@ pub struct FlashCounters {
     /// Reads of pages whose only write is still queued (not yet programmed, not in the
     /// write buffer): served from the queued write's data in controller DRAM.
     pub pending_write_reads: u64,
+    /// Host writes moved off a plane whose pages all hold valid data (nothing for GC to
+    /// reclaim) to the next plane with free blocks.
+    pub full_plane_redirects: u64,
 }
 
 /// How one page of a host request is served when it is admitted.
@@ -854,9 +857,13 @@ impl Simulation {
     fn issue_read(&mut self, t: u32) -> Result<bool, RunError> {
         let tx = *self.txns.get(t);
         let Some(ppa) = self.ftl.lookup(Lpn(tx.lpn)) else {
-            // Trimmed while queued.
+            // Trimmed while queued. A host read returns zeros; a read-modify-write read
+            // has no old data to merge, so its write proceeds alone (counting it as an
+            // unwritten host read double-counted a read page: swarm seed 247).
             self.txns.remove(t);
-            self.flash.unwritten_reads += 1;
+            if tx.kind == TxnKind::Read {
+                self.flash.unwritten_reads += 1;
+            }
             self.after_txn(tx)?;
             return Ok(false);
         };
@@ -948,8 +955,26 @@ impl Simulation {
                 self.maybe_start_gc(plane);
                 let d = &self.dies[tx.die.idx()];
                 if !d.gc.iter().any(|&(p, _)| p == plane) {
-                    // Nothing to reclaim: the device is truly out of space.
-                    return Err(RunError::Ftl { at: self.now, source: e });
+                    // Nothing to reclaim on this plane: every page holds valid data (a
+                    // dynamic placement piled logical pages onto it). Write elsewhere: the
+                    // next plane, in plane order, with free blocks or GC that frees some.
+                    let n = self.geo.total_planes();
+                    let Some(q) =
+                        (1..n).map(|i| PlaneId((plane.0 + i) % n)).find(|&q| self.can_take_writes(q))
+                    else {
+                        // No plane has room: the device is truly out of space.
+                        return Err(RunError::Ftl { at: self.now, source: e });
+                    };
+                    self.flash.full_plane_redirects += 1;
+                    let die = self.geo.die_of_plane(q);
+                    let m = self.txns.get_mut(t);
+                    m.plane = q;
+                    m.die = die;
+                    self.dies[die.idx()].writes.push_front(t);
+                    if die != tx.die {
+                        self.dispatch(die, false)?;
+                    }
+                    return Ok(false);
                 }
                 let d = &mut self.dies[tx.die.idx()];
                 d.writes.push_front(t);
@@ -979,6 +1004,17 @@ impl Simulation {
         self.new_op(tx.die, timing.done, [t, NIL], 1, Some(PeKind::Program));
         self.maybe_start_gc(tx.plane);
         Ok(true)
+    }
+
+    /// True if `plane` has free blocks above the GC threshold, or a GC job (running, or
+    /// started now) that will free some.
+    fn can_take_writes(&mut self, plane: PlaneId) -> bool {
+        if !self.ftl.needs_gc(plane) {
+            return true;
+        }
+        self.maybe_start_gc(plane);
+        let die = self.geo.die_of_plane(plane);
+        self.dies[die.idx()].gc.iter().any(|&(p, _)| p == plane)
     }
 
     fn maybe_start_gc(&mut self, plane: PlaneId) {

@@ -1,0 +1,582 @@
+//! Running one case and checking the engine's invariants from outside, through the
+//! public API and the report only.
+//!
+//! Each [`Violation`] carries a stable id (`"counts.reads"`, `"waf.range"`, …) so that a
+//! known engine bug can be matched to its regression test (see `super::KNOWN_BUGS`).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use lamina_engine::SimulationBuilder;
+use lamina_engine::config::{BufferConfig, ConfigBuilder, HostMode, SimConfig, UnwrittenReads};
+use lamina_engine::report::{Report, TraceInfo};
+use lamina_engine::stats::LatencySummary;
+use lamina_engine::trace::IoRequest;
+
+use super::workload::TraceCounts;
+
+/// A broken invariant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Violation {
+    /// Stable id of the invariant.
+    pub id: &'static str,
+    /// What was seen.
+    pub detail: String,
+}
+
+fn violation(id: &'static str, detail: String) -> Violation {
+    Violation { id, detail }
+}
+
+/// Parse and validate a TOML config through the public builder.
+pub fn build_config(toml: &str) -> Result<SimConfig, String> {
+    ConfigBuilder::new().toml("swarm.toml", toml).and_then(|b| b.build()).map_err(|e| e.to_string())
+}
+
+/// Logical capacity in bytes of the device `cfg` describes.
+pub fn capacity(cfg: &SimConfig) -> Result<u64, String> {
+    SimulationBuilder::new(cfg.clone()).build().map(|s| s.logical_capacity_bytes()).map_err(|e| e.to_string())
+}
+
+/// Build, precondition, prefill (if configured) and replay `reqs`, as `run_trace` does
+/// for a file, and return the report.
+pub fn run(cfg: &SimConfig, reqs: &[IoRequest]) -> Result<Report, String> {
+    let mut sim = SimulationBuilder::new(cfg.clone()).build().map_err(|e| format!("build: {e}"))?;
+    sim.precondition().map_err(|e| format!("precondition: {e}"))?;
+    if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
+        sim.prefill(reqs.iter().copied().map(Ok)).map_err(|e| format!("prefill: {e}"))?;
+    }
+    sim.run(reqs.iter().copied().map(Ok)).map_err(|e| format!("run: {e}"))?;
+    let info = TraceInfo {
+        name: "swarm".into(),
+        format: "swarm".into(),
+        digest: String::new(),
+        requests: reqs.len() as u64,
+        ..Default::default()
+    };
+    Ok(sim.report(info))
+}
+
+/// Run `reqs` twice (each under `catch_unwind`) and check every invariant plus
+/// determinism. A panic or a run error is itself a violation.
+pub fn check(cfg: &SimConfig, reqs: &[IoRequest]) -> Vec<Violation> {
+    let attempt = || run_caught(cfg, reqs);
+    let first = match attempt() {
+        Ok(r) => r,
+        Err(v) => return vec![v],
+    };
+    let mut out = invariants(cfg, reqs, &first);
+    match attempt() {
+        Ok(second) if second.to_json() == first.to_json() => {}
+        Ok(second) => {
+            out.push(violation("determinism", first_difference(&first.to_json(), &second.to_json())))
+        }
+        Err(v) => out.push(violation("determinism", format!("second run failed: {} {}", v.id, v.detail))),
+    }
+    out
+}
+
+fn first_difference(a: &str, b: &str) -> String {
+    let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(0);
+    format!(
+        "reports differ at JSON line {}: {:?} vs {:?}",
+        line + 1,
+        a.lines().nth(line).unwrap_or(""),
+        b.lines().nth(line).unwrap_or("")
+    )
+}
+
+/// Every invariant of one report.
+pub fn invariants(cfg: &SimConfig, reqs: &[IoRequest], r: &Report) -> Vec<Violation> {
+    let page = u64::from(cfg.nand.geometry.page_size_bytes);
+    let c = TraceCounts::of(reqs, page);
+    let mut out = Vec::new();
+    completion(cfg, &c, r, &mut out);
+    latency_shapes(r, &mut out);
+    physical_bounds(cfg, &c, r, &mut out);
+    counters(cfg, &c, r, &mut out);
+    out
+}
+
+macro_rules! ensure {
+    ($out:expr, $id:literal, $cond:expr, $($fmt:tt)+) => {
+        let holds: bool = $cond;
+        if !holds {
+            $out.push(violation($id, format!($($fmt)+)));
+        }
+    };
+}
+
+/// Every request completes exactly once, and time covers the trace.
+fn completion(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violation>) {
+    ensure!(out, "counts.reads", r.read.count == c.reads, "report {} reads, trace {}", r.read.count, c.reads);
+    ensure!(
+        out,
+        "counts.writes",
+        r.write.count == c.writes,
+        "report {} writes, trace {}",
+        r.write.count,
+        c.writes
+    );
+    ensure!(
+        out,
+        "counts.all",
+        r.all.count == r.read.count + r.write.count,
+        "all.count {} != reads {} + writes {}",
+        r.all.count,
+        r.read.count,
+        r.write.count
+    );
+    for (name, resp, wait) in
+        [("read", &r.read, &r.read_wait), ("write", &r.write, &r.write_wait), ("all", &r.all, &r.all_wait)]
+    {
+        ensure!(
+            out,
+            "counts.wait",
+            resp.count == wait.count,
+            "{name}: {} responses but {} waits",
+            resp.count,
+            wait.count
+        );
+        // A request's wait (arrival to its last sub-request's start) is part of its response.
+        ensure!(
+            out,
+            "wait.le_response",
+            wait.max_ns <= resp.max_ns,
+            "{name}: max wait {} > max response {}",
+            wait.max_ns,
+            resp.max_ns
+        );
+        ensure!(
+            out,
+            "wait.le_response",
+            wait.mean_ns <= resp.mean_ns * (1.0 + 1e-9),
+            "{name}: mean wait {} > mean response {}",
+            wait.mean_ns,
+            resp.mean_ns
+        );
+    }
+    ensure!(
+        out,
+        "trace.requests",
+        r.trace.requests == c.reads + c.writes + c.trims,
+        "trace info {} requests",
+        r.trace.requests
+    );
+    if cfg.host.mode == HostMode::Open && c.reads + c.writes > 0 {
+        // Simulated span runs from the first arrival to the last completion.
+        let arrivals = c.last_arrival - c.first_arrival;
+        ensure!(
+            out,
+            "time.span",
+            r.sim_time_ns >= arrivals,
+            "sim time {} < arrival span {}",
+            r.sim_time_ns,
+            arrivals
+        );
+    }
+    let served = (r.read.count + r.write.count) as f64;
+    if r.sim_time_ns > 0 {
+        let iops = served * 1e9 / r.sim_time_ns as f64;
+        ensure!(
+            out,
+            "throughput.iops",
+            close(r.iops, iops),
+            "iops {} but {served} requests over {} ns",
+            r.iops,
+            r.sim_time_ns
+        );
+        let mib = (c.read_bytes + c.write_bytes) as f64 * 1e9 / r.sim_time_ns as f64 / (1024.0 * 1024.0);
+        ensure!(
+            out,
+            "throughput.bandwidth",
+            close(r.bandwidth_mib_s, mib),
+            "bandwidth {} MiB/s, expected {mib}",
+            r.bandwidth_mib_s
+        );
+    }
+    let peak = u64::from(r.events.peak_outstanding);
+    ensure!(out, "host.peak", peak <= c.reads + c.writes + c.trims, "peak outstanding {peak} > requests");
+    match cfg.host.mode {
+        HostMode::Open if cfg.host.queue_depth > 0 => {
+            ensure!(
+                out,
+                "host.queue_depth",
+                peak <= u64::from(cfg.host.queue_depth),
+                "peak outstanding {peak} > queue depth {}",
+                cfg.host.queue_depth
+            );
+        }
+        HostMode::Closed => {
+            ensure!(
+                out,
+                "host.closed_loop_depth",
+                peak <= u64::from(cfg.host.closed_loop_depth),
+                "peak outstanding {peak} > closed-loop depth {}",
+                cfg.host.closed_loop_depth
+            );
+        }
+        HostMode::Open => {}
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Percentiles monotone, min ≤ mean ≤ max, an empty class all zero.
+fn latency_shapes(r: &Report, out: &mut Vec<Violation>) {
+    let all = [
+        ("read", &r.read),
+        ("write", &r.write),
+        ("all", &r.all),
+        ("read_wait", &r.read_wait),
+        ("write_wait", &r.write_wait),
+        ("all_wait", &r.all_wait),
+    ];
+    for (name, l) in all {
+        shape(name, l, out);
+    }
+}
+
+fn shape(name: &str, l: &LatencySummary, out: &mut Vec<Violation>) {
+    let p =
+        [l.min_ns, l.p50_ns, l.p90_ns, l.p95_ns, l.p99_ns, l.p99_9_ns, l.p99_99_ns, l.p99_999_ns, l.max_ns];
+    ensure!(
+        out,
+        "latency.monotone",
+        p.windows(2).all(|w| w[0] <= w[1]),
+        "{name}: min..max not monotone: {p:?}"
+    );
+    if l.count == 0 {
+        ensure!(
+            out,
+            "latency.empty",
+            p.iter().all(|&v| v == 0) && l.mean_ns == 0.0,
+            "{name}: empty but {l:?}"
+        );
+        return;
+    }
+    ensure!(out, "latency.mean", l.mean_ns.is_finite() && l.mean_ns >= 0.0, "{name}: mean {}", l.mean_ns);
+    ensure!(
+        out,
+        "latency.min_le_mean",
+        l.min_ns as f64 <= l.mean_ns * (1.0 + 1e-9),
+        "{name}: min {} > mean {}",
+        l.min_ns,
+        l.mean_ns
+    );
+    ensure!(
+        out,
+        "latency.mean_le_max",
+        l.mean_ns <= l.max_ns as f64 * (1.0 + 1e-9),
+        "{name}: mean {} > max {}",
+        l.mean_ns,
+        l.max_ns
+    );
+}
+
+/// Lower bounds from the device's physics where every request of a class must touch
+/// flash: a read that hits flash takes at least the smallest tR, a write that goes
+/// straight to flash at least the smallest tPROG. The report's minimum is an HDR bucket
+/// bound, within 0.1 % of the exact value, hence the slack.
+fn physical_bounds(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violation>) {
+    let Ok(spec) = cfg.nand.validate() else {
+        out.push(violation("config", "the built config no longer validates".into()));
+        return;
+    };
+    let t = spec.timing();
+    let bits = cfg.nand.geometry.cell_type.bits() as usize;
+    let min_ns = |v: &[lamina_nand_model::Nanos; 4]| {
+        (0..bits)
+            .map(|b| lamina_nand_model::PageType::of_bit(cfg.nand.geometry.cell_type, b as u32).index())
+            .map(|i| v[i].0)
+            .min()
+            .unwrap_or(0)
+    };
+    let slack = |bound: u64| bound - bound / 500;
+    let buffered = r.buffer.capacity_pages > 0;
+    // Reads served from DRAM (a queued write's data) or found unwritten take no tR.
+    if !buffered && c.reads > 0 && r.flash.unwritten_reads == 0 && r.flash.pending_write_reads == 0 {
+        let bound = slack(min_ns(&t.t_r));
+        ensure!(
+            out,
+            "physics.read_min",
+            r.read.min_ns >= bound,
+            "read min {} ns < smallest tR {} ns (no buffer, no unwritten reads)",
+            r.read.min_ns,
+            min_ns(&t.t_r)
+        );
+    }
+    if !buffered && c.writes > 0 {
+        let bound = slack(min_ns(&t.t_prog));
+        ensure!(
+            out,
+            "physics.write_min",
+            r.write.min_ns >= bound,
+            "write min {} ns < smallest tPROG {} ns (no buffer)",
+            r.write.min_ns,
+            min_ns(&t.t_prog)
+        );
+    }
+    if cfg.nand.suspension.is_none() {
+        ensure!(
+            out,
+            "physics.suspensions",
+            r.suspensions == 0,
+            "{} suspensions without [nand.suspension]",
+            r.suspensions
+        );
+    }
+    let u = &r.utilisation;
+    for (name, v) in [
+        ("channel_mean", u.channel_mean),
+        ("channel_max", u.channel_max),
+        ("die_mean", u.die_mean),
+        ("die_max", u.die_max),
+    ] {
+        ensure!(out, "utilisation.range", (0.0..=1.0).contains(&v), "utilisation {name} = {v}");
+    }
+    ensure!(
+        out,
+        "utilisation.mean_le_max",
+        u.channel_mean <= u.channel_max + 1e-12 && u.die_mean <= u.die_max + 1e-12,
+        "{u:?}"
+    );
+}
+
+/// Flash counters agree with the trace and with each other.
+fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violation>) {
+    let f = &r.flash;
+    let buffered = buffer_pages(&cfg.buffer, cfg.nand.geometry.page_size_bytes) > 0;
+    ensure!(
+        out,
+        "buffer.capacity",
+        (r.buffer.capacity_pages > 0) == buffered,
+        "capacity {} pages for {:?}",
+        r.buffer.capacity_pages,
+        cfg.buffer
+    );
+    if buffered {
+        // Overwrites coalesce in DRAM and dirty pages may stay there at the end.
+        ensure!(
+            out,
+            "flash.host_programs",
+            f.host_programs <= c.write_pages,
+            "{} host programs > {} written pages",
+            f.host_programs,
+            c.write_pages
+        );
+        ensure!(
+            out,
+            "flash.host_reads",
+            f.host_reads + f.unwritten_reads + f.pending_write_reads <= c.read_pages,
+            "{} flash + {} unwritten + {} queued-write reads > {} read pages",
+            f.host_reads,
+            f.unwritten_reads,
+            f.pending_write_reads,
+            c.read_pages
+        );
+    } else {
+        // Without a buffer every written page is programmed once and every read page is
+        // read from flash, found unwritten, or served from its queued first write's data.
+        ensure!(
+            out,
+            "flash.host_programs",
+            f.host_programs == c.write_pages,
+            "{} host programs != {} written pages (no buffer)",
+            f.host_programs,
+            c.write_pages
+        );
+        ensure!(
+            out,
+            "flash.host_reads",
+            f.host_reads + f.unwritten_reads + f.pending_write_reads == c.read_pages,
+            "{} flash + {} unwritten + {} queued-write reads != {} read pages (no buffer)",
+            f.host_reads,
+            f.unwritten_reads,
+            f.pending_write_reads,
+            c.read_pages
+        );
+        ensure!(
+            out,
+            "flash.rmw_reads",
+            f.rmw_reads <= c.partial_write_pages,
+            "{} RMW reads > {} partial write pages",
+            f.rmw_reads,
+            c.partial_write_pages
+        );
+    }
+    if !cfg.host.read_modify_write {
+        ensure!(
+            out,
+            "flash.rmw_reads",
+            f.rmw_reads == 0,
+            "{} RMW reads with read_modify_write = false",
+            f.rmw_reads
+        );
+    }
+    if f.host_programs > 0 {
+        let waf = (f.host_programs + f.gc_programs) as f64 / f.host_programs as f64;
+        let got = r.waf.unwrap_or(f64::NAN);
+        ensure!(
+            out,
+            "waf.formula",
+            close(got, waf),
+            "waf {:?} != (host {} + gc {}) / host",
+            r.waf,
+            f.host_programs,
+            f.gc_programs
+        );
+        ensure!(out, "waf.range", got >= 1.0, "waf {:?} < 1", r.waf);
+    } else {
+        ensure!(out, "waf.undefined", r.waf.is_none(), "waf {:?} without host programs", r.waf);
+    }
+    let gc = &r.gc;
+    ensure!(
+        out,
+        "gc.moves",
+        gc.pages_moved == f.gc_programs,
+        "{} pages moved != {} GC programs",
+        gc.pages_moved,
+        f.gc_programs
+    );
+    if cfg.ftl.copyback {
+        ensure!(out, "gc.reads", gc.reads == 0, "{} GC bus reads with copyback", gc.reads);
+    } else {
+        ensure!(
+            out,
+            "gc.reads",
+            gc.reads == gc.pages_moved,
+            "{} GC reads != {} moves (no copyback)",
+            gc.reads,
+            gc.pages_moved
+        );
+    }
+    let ppb = u64::from(cfg.nand.geometry.pages_per_block);
+    // A victim holds at least one invalid page, and each job ends with its erase.
+    ensure!(
+        out,
+        "gc.moves_per_job",
+        gc.pages_moved <= gc.jobs * (ppb - 1),
+        "{} moves in {} jobs of {ppb}-page blocks",
+        gc.pages_moved,
+        gc.jobs
+    );
+    ensure!(
+        out,
+        "gc.erases",
+        r.erases.total + r.erases.partial == gc.jobs,
+        "{} erases (+{} partial) for {} GC jobs",
+        r.erases.total,
+        r.erases.partial,
+        gc.jobs
+    );
+    let g = &cfg.nand.geometry;
+    let blocks =
+        u64::from(g.channels * g.chips_per_channel * g.dies_per_chip * g.planes_per_die * g.blocks_per_plane);
+    let lifetime = r.erases.per_block.mean * blocks as f64;
+    ensure!(
+        out,
+        "erases.lifetime",
+        lifetime + 1e-6 * blocks as f64 >= r.erases.total as f64,
+        "per-block mean {} × {blocks} blocks < {} replay erases",
+        r.erases.per_block.mean,
+        r.erases.total
+    );
+}
+
+/// Buffer capacity in pages as the config describes it (0 = no buffer).
+pub fn buffer_pages(b: &BufferConfig, page_size: u32) -> u64 {
+    b.size_bytes / u64::from(page_size)
+}
+
+/// Shrink `reqs` to a smaller trace that still breaks invariant `id` under `cfg`
+/// (delta debugging: drop chunks of halving size while the violation persists, then try
+/// making each survivor a single page and moving it to time 0). Arrival order is kept.
+pub fn shrink(cfg: &SimConfig, reqs: &[IoRequest], id: &str) -> Vec<IoRequest> {
+    let fails = |r: &[IoRequest]| !r.is_empty() && check_once(cfg, r).iter().any(|v| v.id == id);
+    let mut cur = reqs.to_vec();
+    if !fails(&cur) {
+        return cur;
+    }
+    let mut chunk = cur.len() / 2;
+    while chunk >= 1 {
+        let mut i = 0;
+        while i < cur.len() {
+            let mut trial = cur.clone();
+            trial.drain(i..(i + chunk).min(trial.len()));
+            if fails(&trial) {
+                cur = trial;
+            } else {
+                i += chunk;
+            }
+        }
+        chunk /= 2;
+    }
+    let page = u64::from(cfg.nand.geometry.page_size_bytes);
+    for i in 0..cur.len() {
+        let mut trial = cur.clone();
+        let r = &mut trial[i];
+        r.offset_bytes = r.offset_bytes / page * page;
+        r.size_bytes = page;
+        if fails(&trial) {
+            cur = trial;
+        }
+    }
+    cur
+}
+
+/// One run and its invariants (no determinism re-run): what shrinking needs.
+fn check_once(cfg: &SimConfig, reqs: &[IoRequest]) -> Vec<Violation> {
+    match run_caught(cfg, reqs) {
+        Ok(r) => invariants(cfg, reqs, &r),
+        Err(v) => vec![v],
+    }
+}
+
+/// [`run`] under `catch_unwind`: a run error or a panic becomes a violation.
+fn run_caught(cfg: &SimConfig, reqs: &[IoRequest]) -> Result<Report, Violation> {
+    match catch_unwind(AssertUnwindSafe(|| run(cfg, reqs))) {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) => Err(violation("run.error", e)),
+        Err(p) => Err(violation("run.panic", panic_message(p.as_ref()))),
+    }
+}
+
+thread_local! {
+    /// Where the last caught engine panic happened (set by the [`quiet_panics`] hook).
+    static PANIC_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    let msg = p
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "non-string panic payload".into());
+    match PANIC_AT.with(|at| at.borrow_mut().take()) {
+        Some(at) => format!("{msg} (at {at})"),
+        None => msg,
+    }
+}
+
+/// Silence the default panic output (message and backtrace) for panics the harness
+/// catches and reports itself; call once per test process.
+pub fn quiet_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            // Panics inside the engine are caught and reported as violations with their
+            // message; keep the default output for panics of the test itself.
+            let in_engine =
+                info.location().is_some_and(|l| l.file().contains("crates/") && l.file().contains("/src/"));
+            if in_engine {
+                let at = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+                PANIC_AT.with(|p| *p.borrow_mut() = at);
+            } else {
+                default(info);
+            }
+        }));
+    });
+}

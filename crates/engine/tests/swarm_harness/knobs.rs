@@ -1,0 +1,413 @@
+//! Configuration knobs: raw, structure-free values (`#[derive(Arbitrary)]`, so the fuzzer
+//! can produce them) that [`Knobs::to_toml`] maps onto a *legal* run configuration.
+//!
+//! Every field is a small integer or enum; the mapping folds it into the legal range of
+//! its key (e.g. `channels = 1 + raw % 4`). Where legality depends on several keys at
+//! once (over-provisioning against the GC threshold and the block count), the mapping asks
+//! the real validator ([`FtlConfig::validate`]) rather than re-deriving its rule, so the
+//! swarm keeps working when a rule changes. Devices are kept small (≤ ~8 k pages) so that
+//! garbage collection starts within a few thousand requests.
+
+use std::fmt::Write as _;
+
+use arbitrary::Arbitrary;
+use lamina_ftl::{FtlConfig, GcThreshold, StripeOrder};
+use lamina_nand_model::GeometryConfig;
+use lamina_sched::PlacementKind;
+
+/// Everything the swarm and the fuzzer vary about a run's configuration.
+#[derive(Arbitrary, Clone, Debug)]
+pub struct Knobs {
+    /// `seed` of the run (preconditioning order, tie-breaks).
+    pub sim_seed: u64,
+    /// `[nand.geometry]`.
+    pub geometry: GeometryKnobs,
+    /// `[nand.timing]` and `[nand.suspension]`.
+    pub timing: TimingKnobs,
+    /// `[ftl]`.
+    pub ftl: FtlKnobs,
+    /// `[sched]`.
+    pub sched: SchedKnobs,
+    /// `[buffer]`.
+    pub buffer: BufferKnobs,
+    /// `[host]`.
+    pub host: HostKnobs,
+    /// `[precondition]` (absent = none).
+    pub precondition: Option<PreconditionKnobs>,
+}
+
+/// Raw geometry choices.
+#[derive(Arbitrary, Clone, Debug)]
+pub struct GeometryKnobs {
+    channels: u8,
+    chips: u8,
+    dies: u8,
+    planes: u8,
+    blocks: u8,
+    word_lines: u8,
+    page_size: u8,
+    partial_read: Option<u8>,
+    cell: Cell,
+    layers: u8,
+    grouped: bool,
+}
+
+/// Cell type (bits per cell).
+#[derive(Arbitrary, Clone, Copy, Debug)]
+pub enum Cell {
+    /// 1 bit.
+    Slc,
+    /// 2 bits.
+    Mlc,
+    /// 3 bits.
+    Tlc,
+    /// 4 bits.
+    Qlc,
+}
+
+impl Cell {
+    fn name(self) -> &'static str {
+        match self {
+            Cell::Slc => "slc",
+            Cell::Mlc => "mlc",
+            Cell::Tlc => "tlc",
+            Cell::Qlc => "qlc",
+        }
+    }
+    fn bits(self) -> u32 {
+        match self {
+            Cell::Slc => 1,
+            Cell::Mlc => 2,
+            Cell::Tlc => 3,
+            Cell::Qlc => 4,
+        }
+    }
+}
+
+/// Raw timing choices (all legal after mapping: latencies positive, ratios ≥ 1).
+#[derive(Arbitrary, Clone, Debug)]
+pub struct TimingKnobs {
+    t_cmd: u8,
+    t_r_us: [u8; 4],
+    per_type_read: bool,
+    t_prog_us: [u16; 4],
+    per_type_prog: bool,
+    t_bers_us: u16,
+    bus: Bus,
+    t_dbsy: u8,
+    suspension: Option<Suspension>,
+    layer_speed: Option<(u8, bool, bool)>,
+}
+
+/// Channel bus speed, in one of the two accepted forms.
+#[derive(Arbitrary, Clone, Debug)]
+pub enum Bus {
+    /// `ns_per_byte`.
+    PerByte(u8),
+    /// `width_bits` × `rate_mts`.
+    Rate(bool, u16),
+}
+
+/// Program/erase suspension.
+#[derive(Arbitrary, Clone, Debug)]
+pub struct Suspension {
+    program: bool,
+    erase: bool,
+    max_per_op: u8,
+    t_suspend_program: u16,
+    t_suspend_erase: u16,
+    t_resume: u16,
+}
+
+/// Raw FTL choices.
+#[derive(Arbitrary, Clone, Debug)]
+pub struct FtlKnobs {
+    op_percent: u8,
+    threshold: Threshold,
+    stripe: u8,
+    tie_break: u8,
+    copyback: bool,
+    wear_leveling: bool,
+}
+
+/// GC trigger.
+#[derive(Arbitrary, Clone, Debug)]
+pub enum Threshold {
+    /// `{ free_blocks = 2 + n % 4 }`.
+    Blocks(u8),
+    /// `{ free_fraction = (n % 30) / 100 }`.
+    Fraction(u8),
+}
+
+/// Raw policy choices.
+#[derive(Arbitrary, Clone, Debug)]
+pub struct SchedKnobs {
+    placement: u8,
+    fcfs: bool,
+    preemptible: bool,
+    mean_layer: bool,
+    die_scope: bool,
+    include_own_write: bool,
+}
+
+/// Raw write-buffer choices.
+#[derive(Arbitrary, Clone, Debug)]
+pub struct BufferKnobs {
+    pub size: BufferSize,
+    watermark_percent: u8,
+    idle_flush_us: Option<u16>,
+    dram_latency: Option<u16>,
+}
+
+/// Buffer capacity class.
+#[derive(Arbitrary, Clone, Debug)]
+pub enum BufferSize {
+    /// No buffer.
+    Off,
+    /// 1–4 pages plus stray bytes (a buffer smaller than a page is a config error).
+    Tiny(u8, u16),
+    /// 8–263 pages.
+    Large(u8),
+}
+
+/// Raw host-interface choices.
+#[derive(Arbitrary, Clone, Debug)]
+pub struct HostKnobs {
+    closed: bool,
+    queue_depth: Option<u8>,
+    closed_loop_depth: u8,
+    read_modify_write: bool,
+    zero_unwritten: bool,
+}
+
+/// Raw preconditioning choices.
+#[derive(Arbitrary, Clone, Debug)]
+pub struct PreconditionKnobs {
+    fill_percent: u8,
+    random_order: bool,
+    passes_tenths: u8,
+    window_percent: u8,
+    epsilon_percent: u8,
+    stable_windows: u8,
+}
+
+/// Largest device the swarm draws, in pages: small enough for GC to start early.
+const MAX_DEVICE_PAGES: u32 = 8192;
+
+impl GeometryKnobs {
+    /// The legal geometry these knobs describe.
+    pub fn config(&self) -> GeometryConfig {
+        let bits = self.cell.bits();
+        let word_lines = 2 + u32::from(self.word_lines) % 15;
+        let pages_per_block = word_lines * bits;
+        let page_size_bytes = 512u32 << (self.page_size % 6); // 512 B ..= 16 KiB
+        let planes_per_die = 1 + u32::from(self.planes) % 3;
+        let channels = 1 + u32::from(self.channels) % 4;
+        let chips_per_channel = 1 + u32::from(self.chips) % 2;
+        let dies_per_chip = 1 + u32::from(self.dies) % 2;
+        let planes = channels * chips_per_channel * dies_per_chip * planes_per_die;
+        // 6 blocks is the least that leaves room above any threshold we draw (≤ 5 + 1).
+        let cap = (MAX_DEVICE_PAGES / (planes * pages_per_block)).max(6);
+        let blocks_per_plane = (6 + u32::from(self.blocks) % 27).min(cap);
+        let partial_read_bytes = self.partial_read.map(|p| page_size_bytes >> (p % 3));
+        GeometryConfig {
+            channels,
+            chips_per_channel,
+            dies_per_chip,
+            planes_per_die,
+            blocks_per_plane,
+            pages_per_block,
+            page_size_bytes,
+            partial_read_bytes,
+            cell_type: serde_plain(self.cell.name()),
+            layers: 1 + u32::from(self.layers) % word_lines,
+            page_type_order: serde_plain(if self.grouped { "grouped" } else { "interleaved" }),
+        }
+    }
+}
+
+/// A unit enum from its config name (the crates expose no other constructor by name).
+fn serde_plain<T: serde::de::DeserializeOwned>(name: &str) -> T {
+    T::deserialize(toml::Value::String(name.to_owned())).expect("known enum name")
+}
+
+impl Knobs {
+    /// The resolved run configuration as a TOML document (what `ConfigBuilder::toml`
+    /// takes, and what a failure prints).
+    pub fn to_toml(&self) -> String {
+        self.to_toml_within(u64::MAX)
+    }
+
+    /// [`Knobs::to_toml`] with the buffer cut to at most `max_buffer_bytes` (whole
+    /// pages): a buffer larger than the logical capacity is a config error.
+    pub fn to_toml_within(&self, max_buffer_bytes: u64) -> String {
+        let geo = self.geometry.config();
+        let mut s = String::new();
+        // TOML integers are i64: seeds above i64::MAX cannot be written in a config file.
+        let _ = writeln!(s, "seed = {}", self.sim_seed & i64::MAX as u64);
+        s.push_str("\n[nand.geometry]\n");
+        s.push_str(&toml::to_string(&geo).expect("geometry serializes"));
+        self.timing.write(&mut s, geo.cell_type.bits(), geo.layers);
+        self.ftl.write(&mut s, &geo);
+        self.sched.write(&mut s);
+        self.buffer.write(&mut s, geo.page_size_bytes, max_buffer_bytes);
+        self.host.write(&mut s);
+        if let Some(p) = &self.precondition {
+            p.write(&mut s);
+        }
+        s
+    }
+}
+
+fn list(values: impl Iterator<Item = u64>) -> String {
+    let v: Vec<String> = values.map(|x| x.to_string()).collect();
+    format!("[{}]", v.join(", "))
+}
+
+impl TimingKnobs {
+    fn write(&self, s: &mut String, bits: u32, layers: u32) {
+        s.push_str("\n[nand.timing]\n");
+        let _ = writeln!(s, "t_cmd = {}", u64::from(self.t_cmd) * 2);
+        // tR 5–260 us and tPROG 50 us – 3.3 ms: the spread of SLC to QLC parts.
+        let t_r = |i: usize| 5_000 + u64::from(self.t_r_us[i]) * 1_000;
+        let t_prog = |i: usize| 50_000 + u64::from(self.t_prog_us[i] % 3_250) * 1_000;
+        let n = bits as usize;
+        if self.per_type_read {
+            let _ = writeln!(s, "t_r = {}", list((0..n).map(t_r)));
+        } else {
+            let _ = writeln!(s, "t_r = {}", t_r(0));
+        }
+        if self.per_type_prog {
+            let _ = writeln!(s, "t_prog = {}", list((0..n).map(t_prog)));
+        } else {
+            let _ = writeln!(s, "t_prog = {}", t_prog(0));
+        }
+        let _ = writeln!(s, "t_bers = {}", 300_000 + u64::from(self.t_bers_us % 5_000) * 1_000);
+        let _ = writeln!(s, "t_dbsy = {}", self.t_dbsy);
+        if let Some(sp) = &self.suspension {
+            let _ = writeln!(s, "t_suspend_program = {}", sp.t_suspend_program % 20_000);
+            let _ = writeln!(s, "t_suspend_erase = {}", sp.t_suspend_erase % 20_000);
+            let _ = writeln!(s, "t_resume = {}", sp.t_resume % 20_000);
+        }
+        match self.bus {
+            Bus::PerByte(ns) => {
+                let _ = writeln!(s, "bus = {{ ns_per_byte = {} }}", 1 + ns % 25);
+            }
+            Bus::Rate(wide, rate) => {
+                let width = if wide { 16 } else { 8 };
+                let _ = writeln!(s, "bus = {{ width_bits = {width}, rate_mts = {} }}", 50 + rate % 1_600);
+            }
+        }
+        if let Some((ratio, geometric, bottom)) = self.layer_speed {
+            // A ratio other than 1 needs two layers or more.
+            let ratio = if layers < 2 { 1.0 } else { 1.0 + f64::from(ratio % 31) / 10.0 };
+            s.push_str("\n[nand.timing.layer_speed]\n");
+            let _ = writeln!(s, "ratio = {ratio:?}");
+            let _ = writeln!(s, "curve = \"{}\"", if geometric { "geometric" } else { "linear" });
+            let _ = writeln!(s, "slow_end = \"{}\"", if bottom { "bottom" } else { "top" });
+        }
+        if let Some(sp) = &self.suspension {
+            s.push_str("\n[nand.suspension]\n");
+            let _ = writeln!(s, "program = {}", sp.program);
+            let _ = writeln!(s, "erase = {}", sp.erase);
+            let _ = writeln!(s, "max_per_op = {}", 1 + sp.max_per_op % 3);
+        }
+    }
+}
+
+impl FtlKnobs {
+    /// The FTL section; over-provisioning is raised from the drawn value until the real
+    /// validator accepts it against the geometry.
+    fn write(&self, s: &mut String, geo: &GeometryConfig) {
+        let geometry = geo.validate().expect("drawn geometry is legal");
+        let gc_threshold = match self.threshold {
+            Threshold::Blocks(n) => GcThreshold::FreeBlocks(2 + u32::from(n) % 4),
+            Threshold::Fraction(n) => GcThreshold::FreeFraction(f64::from(n % 30) / 100.0),
+        };
+        let tie_break = ["lowest-id", "oldest", "least-worn"][usize::from(self.tie_break) % 3];
+        let mut cfg = FtlConfig {
+            overprovisioning: f64::from(self.op_percent % 40) / 100.0,
+            gc_threshold,
+            striping_order: StripeOrder::all()[usize::from(self.stripe) % 24],
+            victim_tie_break: serde_plain(tie_break),
+            copyback: self.copyback,
+            wear_leveling: self.wear_leveling,
+            ..FtlConfig::default()
+        };
+        while cfg.validate(&geometry).is_err() {
+            // A threshold too large for the plane: fall back to the least legal one.
+            if cfg.overprovisioning >= 0.85 {
+                cfg.gc_threshold = GcThreshold::FreeBlocks(2);
+                cfg.overprovisioning = 0.0;
+            }
+            cfg.overprovisioning = ((cfg.overprovisioning * 100.0).round() + 1.0) / 100.0;
+        }
+        s.push_str("\n[ftl]\n");
+        let _ = writeln!(s, "overprovisioning = {:?}", cfg.overprovisioning);
+        let _ = match cfg.gc_threshold {
+            GcThreshold::FreeBlocks(n) => writeln!(s, "gc_threshold = {{ free_blocks = {n} }}"),
+            GcThreshold::FreeFraction(f) => writeln!(s, "gc_threshold = {{ free_fraction = {f:?} }}"),
+        };
+        let _ = writeln!(s, "striping_order = \"{}\"", cfg.striping_order);
+        let _ = writeln!(s, "victim_tie_break = \"{tie_break}\"");
+        let _ = writeln!(s, "copyback = {}", cfg.copyback);
+        let _ = writeln!(s, "wear_leveling = {}", cfg.wear_leveling);
+    }
+}
+
+impl SchedKnobs {
+    fn write(&self, s: &mut String) {
+        let placement = PlacementKind::ALL[usize::from(self.placement) % PlacementKind::ALL.len()];
+        s.push_str("\n[sched]\n");
+        let _ = writeln!(s, "placement = \"{}\"", placement.name());
+        let _ = writeln!(s, "arbiter = \"{}\"", if self.fcfs { "fcfs" } else { "read-first" });
+        let _ = writeln!(s, "gc = \"{}\"", if self.preemptible { "preemptible" } else { "blocking" });
+        s.push_str("\n[sched.lacr]\n");
+        let _ = writeln!(s, "pending_write_layer = \"{}\"", if self.mean_layer { "mean" } else { "tracked" });
+        let _ = writeln!(s, "read_scope = \"{}\"", if self.die_scope { "die" } else { "channel" });
+        let _ = writeln!(s, "include_own_write = {}", self.include_own_write);
+    }
+}
+
+impl BufferKnobs {
+    fn write(&self, s: &mut String, page_size: u32, max_bytes: u64) {
+        let page = u64::from(page_size);
+        let size = match self.size {
+            BufferSize::Off => 0,
+            BufferSize::Tiny(n, stray) => (1 + u64::from(n % 4)) * page + u64::from(stray) % page,
+            BufferSize::Large(n) => (8 + u64::from(n)) * page,
+        };
+        let size = if size > max_bytes { max_bytes / page * page } else { size };
+        s.push_str("\n[buffer]\n");
+        let _ = writeln!(s, "size_bytes = {size}");
+        let _ = writeln!(s, "flush_watermark = {:?}", f64::from(self.watermark_percent % 95) / 100.0);
+        if let Some(us) = self.idle_flush_us {
+            let _ = writeln!(s, "idle_flush_after = {}", (1 + u64::from(us % 20_000)) * 1_000);
+        }
+        let _ = writeln!(s, "dram_latency = {}", self.dram_latency.map_or(0, |n| 1 + u64::from(n % 5_000)));
+    }
+}
+
+impl HostKnobs {
+    fn write(&self, s: &mut String) {
+        s.push_str("\n[host]\n");
+        let _ = writeln!(s, "mode = \"{}\"", if self.closed { "closed" } else { "open" });
+        let _ = writeln!(s, "queue_depth = {}", self.queue_depth.map_or(0, |d| 1 + u32::from(d % 64)));
+        let _ = writeln!(s, "closed_loop_depth = {}", 1 + self.closed_loop_depth % 64);
+        let _ = writeln!(s, "read_modify_write = {}", self.read_modify_write);
+        let _ = writeln!(s, "unwritten_reads = \"{}\"", if self.zero_unwritten { "zero" } else { "prefill" });
+        s.push_str("verify = true\n");
+    }
+}
+
+impl PreconditionKnobs {
+    fn write(&self, s: &mut String) {
+        s.push_str("\n[precondition]\n");
+        let _ = writeln!(s, "fill_fraction = {:?}", f64::from(self.fill_percent % 101) / 100.0);
+        let _ = writeln!(s, "fill_order = \"{}\"", if self.random_order { "random" } else { "sequential" });
+        let _ = writeln!(s, "max_overwrite_passes = {:?}", f64::from(self.passes_tenths % 21) / 10.0);
+        let _ = writeln!(s, "window_fraction = {:?}", f64::from(1 + self.window_percent % 50) / 100.0);
+        let _ = writeln!(s, "waf_epsilon = {:?}", f64::from(self.epsilon_percent % 10) / 100.0);
+        let _ = writeln!(s, "stable_windows = {}", 1 + self.stable_windows % 3);
+    }
+}
