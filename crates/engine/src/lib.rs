@@ -33,7 +33,7 @@ pub mod stats;
 pub mod table;
 pub mod trace;
 
-pub use setup::{BuildError, RunTraceError, SimulationBuilder, run_trace};
+pub use setup::{BuildError, Progress, RunTraceError, SimulationBuilder, run_trace, run_trace_with_progress};
 pub use sim::{FlashCounters, RunError, Simulation, VerifyError};
 
 /// The Lamina version recorded in every report.

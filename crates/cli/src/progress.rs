@@ -1,0 +1,109 @@
+//! The progress bar of `lamina run`: on standard error, only when it is a terminal
+//! (nothing at all when it is piped or redirected, so logs and scripts stay clean).
+
+use std::io::IsTerminal as _;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lamina_engine::Progress;
+
+/// `1234567` → `"1,234,567"`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Simulated time in the largest unit that keeps it readable: `"812.345 ms"`, `"1.500 s"`.
+fn sim_time(ns: u64) -> String {
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..1_000_000 => format!("{:.3} us", ns as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.3} ms", ns as f64 / 1e6),
+        _ => format!("{:.3} s", ns as f64 / 1e9),
+    }
+}
+
+/// The bar's message: requests replayed and the simulated time reached.
+pub fn message(p: &Progress) -> String {
+    format!("{} requests, sim time {}", grouped(p.requests), sim_time(p.latest_arrival.0))
+}
+
+/// Drives a bar from the engine's progress callbacks.
+pub struct RunProgress {
+    bar: ProgressBar,
+}
+
+impl RunProgress {
+    /// A bar on standard error if it is a terminal; otherwise a hidden one that draws nothing.
+    pub fn new() -> RunProgress {
+        let target = if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        RunProgress { bar: ProgressBar::with_draw_target(None, target) }
+    }
+
+    /// Show `p`: a bar over the trace file's bytes with an ETA when its size is known,
+    /// a spinner otherwise (a pipe).
+    pub fn update(&self, p: &Progress) {
+        if self.bar.is_hidden() {
+            return;
+        }
+        if self.bar.length().is_none() {
+            let style = match p.total_bytes {
+                Some(total) => {
+                    self.bar.set_length(total);
+                    ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {percent:>3}% {msg}, eta {eta}")
+                }
+                None => ProgressStyle::with_template("{elapsed_precise} {spinner} {msg}"),
+            };
+            self.bar.set_style(style.expect("template is valid").progress_chars("=> "));
+        }
+        self.bar.set_position(p.bytes_read);
+        self.bar.set_message(message(p));
+    }
+
+    /// Remove the bar (before the report is printed).
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lamina_nand_model::SimTime;
+
+    #[test]
+    fn message_shows_requests_and_simulated_time() {
+        let p = Progress {
+            requests: 1_234_567,
+            latest_arrival: SimTime(812_345_678),
+            bytes_read: 10,
+            total_bytes: Some(100),
+            done: false,
+        };
+        assert_eq!(message(&p), "1,234,567 requests, sim time 812.346 ms");
+        let p = Progress { requests: 999, latest_arrival: SimTime(1_500_000_000), ..p };
+        assert_eq!(message(&p), "999 requests, sim time 1.500 s");
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(sim_time(999), "999 ns");
+        assert_eq!(sim_time(4_096), "4.096 us");
+    }
+
+    #[test]
+    fn a_hidden_bar_ignores_updates() {
+        let bar = RunProgress { bar: ProgressBar::hidden() };
+        bar.update(&Progress::default());
+        assert_eq!(bar.bar.length(), None);
+        bar.finish();
+    }
+}
