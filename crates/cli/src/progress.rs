@@ -42,12 +42,17 @@ pub struct RunProgress {
 impl RunProgress {
     /// A bar on standard error if it is a terminal; otherwise a hidden one that draws nothing.
     pub fn new() -> RunProgress {
-        let target = if std::io::stderr().is_terminal() {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        };
-        RunProgress { bar: ProgressBar::with_draw_target(None, target) }
+        if !std::io::stderr().is_terminal() {
+            return RunProgress { bar: ProgressBar::hidden() };
+        }
+        // Until the replay reports: a spinner over building, prefill and preconditioning.
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{elapsed_precise} {spinner} {msg}").expect("template is valid"),
+        );
+        bar.set_message("building the device, prefill, preconditioning…");
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        RunProgress { bar }
     }
 
     /// Show `p`: a bar over the trace file's bytes with an ETA when its size is known,
@@ -56,15 +61,12 @@ impl RunProgress {
         if self.bar.is_hidden() {
             return;
         }
-        if self.bar.length().is_none() {
-            let style = match p.total_bytes {
-                Some(total) => {
-                    self.bar.set_length(total);
-                    ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {percent:>3}% {msg}, eta {eta}")
-                }
-                None => ProgressStyle::with_template("{elapsed_precise} {spinner} {msg}"),
-            };
+        if let (None, Some(total)) = (self.bar.length(), p.total_bytes) {
+            // The replay has started on a file of known size: a bar with an ETA.
+            let style =
+                ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {percent:>3}% {msg}, eta {eta}");
             self.bar.set_style(style.expect("template is valid").progress_chars("=> "));
+            self.bar.set_length(total);
         }
         self.bar.set_position(p.bytes_read);
         self.bar.set_message(message(p));

@@ -52,9 +52,9 @@ pub struct RunArgs {
 fn names_a_device(args: &RunArgs, files: &[(String, String)]) -> bool {
     let device_key = |k: &str| k == "preset" || k == "nand";
     args.preset.is_some()
-        || files.iter().any(|(_, text)| {
-            text.parse::<toml::Table>().is_ok_and(|t| t.keys().any(|k| device_key(k)))
-        })
+        || files
+            .iter()
+            .any(|(_, text)| text.parse::<toml::Table>().is_ok_and(|t| t.keys().any(|k| device_key(k))))
         || args.sets.iter().any(|s| {
             let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim();
             device_key(key.split('.').next().unwrap_or(key))
@@ -109,7 +109,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
 }
 
 /// Replay with a progress bar on a terminal.
-fn replay(cfg: &lamina_engine::config::SimConfig, trace: &Path) -> anyhow::Result<lamina_engine::report::Report> {
+fn replay(
+    cfg: &lamina_engine::config::SimConfig,
+    trace: &Path,
+) -> anyhow::Result<lamina_engine::report::Report> {
     let bar = RunProgress::new();
     let report = lamina_engine::run_trace_with_progress(cfg, trace, &mut |p| bar.update(p));
     bar.finish();
@@ -156,7 +159,9 @@ pub fn policies_text() -> String {
         "sched.gc",
         GcMode::ALL.iter().map(|k| (k.name(), k.describe(), k.source())).collect(),
     );
-    o.push_str("Details: docs/policies.md (placement), docs/ftl.md (FTL), docs/model.md (arbitration, GC).\n");
+    o.push_str(
+        "Details: docs/policies.md (placement), docs/ftl.md (FTL), docs/model.md (arbitration, GC).\n",
+    );
     o
 }
 

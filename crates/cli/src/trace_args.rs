@@ -190,8 +190,9 @@ impl TraceArgs {
     /// The trace options these flags describe over the defaults, validated.
     pub fn options(&self) -> anyhow::Result<TraceOptions> {
         let table: toml::Table = self.assignments()?.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-        let o: TraceOptions =
-            toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| crate::exit::usage(e.to_string()))?;
+        let o: TraceOptions = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| crate::exit::usage(e.to_string()))?;
         o.validate()?;
         Ok(o)
     }

@@ -293,13 +293,25 @@ mod tests {
         gen_trace(&gen_args(a.clone(), 3)).unwrap();
         gen_trace(&gen_args(b.clone(), 3)).unwrap();
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-        let json = stats(&StatsArgs { trace: a.clone(), json: true, capacity: CapacityArg::default(), opts: TraceArgs::default() }).unwrap();
+        let json = stats(&StatsArgs {
+            trace: a.clone(),
+            json: true,
+            capacity: CapacityArg::default(),
+            opts: TraceArgs::default(),
+        })
+        .unwrap();
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(v["stats"]["requests"], 3000);
         let read = v["stats"]["read_percent"].as_f64().unwrap();
         assert!((read - 60.0).abs() < 3.0, "{read}");
         assert_eq!(v["options"]["rebase"], true);
-        let text = stats(&StatsArgs { trace: a, json: false, capacity: CapacityArg::default(), opts: TraceArgs::default() }).unwrap();
+        let text = stats(&StatsArgs {
+            trace: a,
+            json: false,
+            capacity: CapacityArg::default(),
+            opts: TraceArgs::default(),
+        })
+        .unwrap();
         assert!(text.contains("requests    3000\n"), "{text}");
     }
 

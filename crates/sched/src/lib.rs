@@ -138,7 +138,9 @@ impl GcMode {
     pub fn source(self) -> &'static str {
         match self {
             GcMode::Blocking => "SSDsim's GC (docs/model.md, transactions and arbitration)",
-            GcMode::Preemptible => "Lamina option, cf. semi-preemptible GC (Lee et al., ISPASS 2011); docs/model.md",
+            GcMode::Preemptible => {
+                "Lamina option, cf. semi-preemptible GC (Lee et al., ISPASS 2011); docs/model.md"
+            }
         }
     }
 }
@@ -220,7 +222,9 @@ impl ArbiterKind {
     /// Where the arbiter comes from.
     pub fn source(self) -> &'static str {
         match self {
-            ArbiterKind::ReadFirst => "FR-FCFS read priority (Rixner et al., ISCA 2000), as in SSDsim and MQSim",
+            ArbiterKind::ReadFirst => {
+                "FR-FCFS read priority (Rixner et al., ISCA 2000), as in SSDsim and MQSim"
+            }
             ArbiterKind::Fcfs => "plain first-come first-served (the textbook baseline)",
         }
     }

@@ -150,7 +150,9 @@ impl TableFiles {
             Ok((p, f))
         };
         let compare = match plan.baseline {
-            Some(_) => Some([file(sibling(results, ".compare.csv"))?, file(sibling(results, ".compare.md"))?]),
+            Some(_) => {
+                Some([file(sibling(results, ".compare.csv"))?, file(sibling(results, ".compare.md"))?])
+            }
             None => None,
         };
         Ok(TableFiles { results: file(results.to_path_buf())?, compare })
@@ -328,7 +330,11 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         let kind = failed.iter().map(kind_of).max().unwrap_or(Kind::Runtime);
         return Err(Failure::new(
             kind,
-            format!("{} of {} runs failed (finished runs are kept; re-run to retry)", failed.len(), pending.len()),
+            format!(
+                "{} of {} runs failed (finished runs are kept; re-run to retry)",
+                failed.len(),
+                pending.len()
+            ),
         )
         .into());
     }
@@ -514,6 +520,6 @@ mod tests {
         assert!(text.starts_with("500 duplicate run(s)"), "{text}");
         assert!(text.contains("run 2 in a/runs/k.json and b/runs/k.json; … and 497 more"), "{text}");
         assert!(text.len() < 400, "{text}");
-        assert!(!duplicates_text(&dups[..1]).contains("more"));
+        assert!(!duplicates_text(&dups[..1]).contains("… and"));
     }
 }

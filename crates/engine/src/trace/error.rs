@@ -210,7 +210,10 @@ impl fmt::Display for TraceError {
             }
             TraceError::Io { file, source } => write!(f, "{file}: {source}"),
             TraceError::Detect { file, reason } => {
-                write!(f, "{file}: cannot tell the trace format: {reason}; name it with --format / `trace.format`")
+                write!(
+                    f,
+                    "{file}: cannot tell the trace format: {reason}; name it with --format / `trace.format`"
+                )
             }
             TraceError::Options { key, message } => write!(f, "trace option `{key}`: {message}"),
             TraceError::TooManyErrors { file, count, max, last } => write!(

@@ -691,7 +691,8 @@ mod tests {
         let table: TraceOptions = toml::from_str(&toml::to_string(&o).unwrap()).unwrap();
         assert_eq!(o, table);
         assert_eq!(o.generic.as_ref().unwrap().op.read, vec!["R".to_owned()]);
-        let e = toml::from_str::<TraceOptions>("generic = \"time=0:s op=2:R/W offset=3 size=4\"").unwrap_err();
+        let e =
+            toml::from_str::<TraceOptions>("generic = \"time=0:s op=2:R/W offset=3 size=4\"").unwrap_err();
         assert!(e.to_string().contains("1-based"), "{e}");
     }
 
