@@ -37,6 +37,7 @@ enum Command {
     #[command(after_help = exit::EXIT_CODES_HELP)]
     Sweep(sweep::SweepArgs),
     /// Gather the output directories of a sharded sweep into one set of tables.
+    #[command(after_help = exit::EXIT_CODES_HELP)]
     Merge(sweep::MergeArgs),
 }
 

@@ -54,8 +54,14 @@ where
 }
 
 /// `--format`, `--to`: every trace format, names from [`TraceFormat::ALL`].
-pub fn format_parser() -> Named<TraceFormat> {
+fn format_parser() -> Named<TraceFormat> {
     Named::new(TraceFormat::ALL.iter().map(|f| f.name()))
+}
+
+/// `trace gen --format`, `trace convert --to`: the formats with a writer (all but
+/// `generic`, whose layout is the user's).
+pub fn writable_format_parser() -> Named<TraceFormat> {
+    Named::new(TraceFormat::ALL.iter().filter(|f| **f != TraceFormat::Generic).map(|f| f.name()))
 }
 
 fn capacity_parser() -> Named<CapacityPolicy> {

@@ -15,17 +15,20 @@ use lamina_engine::trace::{
 
 use crate::exit::usage;
 use crate::out::{self, OutputFile};
-use crate::trace_args::{TraceArgs, byte_arg, format_parser};
+use crate::trace_args::{TraceArgs, byte_arg, writable_format_parser};
 
 /// Trace subcommands.
 #[derive(Subcommand, Debug)]
 pub enum TraceCmd {
     /// Print statistics of a trace: requests, read %, mean sizes, span, footprint,
     /// devices, sequential share.
+    #[command(after_help = crate::exit::EXIT_CODES_HELP)]
     Stats(StatsArgs),
     /// Generate a deterministic synthetic trace.
+    #[command(after_help = crate::exit::EXIT_CODES_HELP)]
     Gen(GenArgs),
     /// Convert a trace to another format (transforms applied).
+    #[command(after_help = crate::exit::EXIT_CODES_HELP)]
     Convert(ConvertArgs),
 }
 
@@ -99,7 +102,7 @@ pub struct GenArgs {
     #[arg(long, default_value_t = 0)]
     device: u32,
     /// Output format (any writable format; ssdsim and mqsim are the usual).
-    #[arg(long, default_value = "ssdsim", value_parser = format_parser())]
+    #[arg(long, default_value = "ssdsim", value_parser = writable_format_parser())]
     format: TraceFormat,
     /// Output file (`-` = standard output).
     #[arg(short, long, value_name = "FILE")]
@@ -112,7 +115,7 @@ pub struct ConvertArgs {
     /// Input trace.
     input: PathBuf,
     /// Output format.
-    #[arg(long, default_value = "ssdsim", value_parser = format_parser())]
+    #[arg(long, default_value = "ssdsim", value_parser = writable_format_parser())]
     to: TraceFormat,
     /// Output file (`-` = standard output).
     #[arg(short, long, value_name = "FILE")]

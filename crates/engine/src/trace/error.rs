@@ -218,7 +218,8 @@ impl fmt::Display for TraceError {
             TraceError::Options { key, message } => write!(f, "trace option `{key}`: {message}"),
             TraceError::TooManyErrors { file, count, max, last } => write!(
                 f,
-                "{file}: {count} bad lines exceed max_errors = {max} (on_error = \"skip\"); last: {last}"
+                "{file}: {count} bad lines exceed max_errors = {max} (on_error = \"skip\"; raise it: --max-errors N, \
+                 or `trace.max_errors`); last: {last}"
             ),
             TraceError::ReaderStopped { file } => {
                 write!(f, "{file}: the trace reader thread stopped unexpectedly (a bug)")

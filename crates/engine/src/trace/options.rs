@@ -88,7 +88,10 @@ impl TraceOptions {
         }
         match (self.format, &self.generic) {
             (Some(TraceFormat::Generic), None) => {
-                return bad("generic", "format = \"generic\" needs a [trace.generic] column mapping".into());
+                return bad(
+                    "generic",
+                    "format = \"generic\" needs a column mapping (--generic SPEC, or `trace.generic`)".into(),
+                );
             }
             (f, Some(_)) if f != Some(TraceFormat::Generic) => {
                 return bad("generic", "a column mapping is only used with format = \"generic\"".into());
