@@ -101,6 +101,23 @@ mod tests {
         assert_eq!(sim_time(4_096), "4.096 us");
     }
 
+    /// The engine's hook: a call every 4096 requests and a final one, counts that match
+    /// the report, and the same report as without a callback.
+    #[test]
+    fn the_engine_reports_progress_without_changing_the_result() {
+        let cfg = lamina_engine::config::ConfigBuilder::new().preset("mbm").unwrap().build().unwrap();
+        let trace = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/demo.trace"));
+        let mut seen = Vec::new();
+        let with = lamina_engine::run_trace_with_progress(&cfg, trace, &mut |p| seen.push(*p)).unwrap();
+        let without = lamina_engine::run_trace(&cfg, trace).unwrap();
+        assert_eq!(with.to_json(), without.to_json());
+        let size = std::fs::metadata(trace).unwrap().len();
+        assert_eq!(seen.iter().map(|p| (p.requests, p.done)).collect::<Vec<_>>(), [(4096, false), (5000, true)]);
+        let last = seen.last().unwrap();
+        assert_eq!((last.bytes_read, last.total_bytes), (size, Some(size)));
+        assert!(seen[0].latest_arrival <= last.latest_arrival && last.latest_arrival.0 > 0);
+    }
+
     #[test]
     fn a_hidden_bar_ignores_updates() {
         let bar = RunProgress { bar: ProgressBar::hidden() };
