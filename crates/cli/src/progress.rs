@@ -112,7 +112,10 @@ mod tests {
         let without = lamina_engine::run_trace(&cfg, trace).unwrap();
         assert_eq!(with.to_json(), without.to_json());
         let size = std::fs::metadata(trace).unwrap().len();
-        assert_eq!(seen.iter().map(|p| (p.requests, p.done)).collect::<Vec<_>>(), [(4096, false), (5000, true)]);
+        assert_eq!(
+            seen.iter().map(|p| (p.requests, p.done)).collect::<Vec<_>>(),
+            [(4096, false), (5000, true)]
+        );
         let last = seen.last().unwrap();
         assert_eq!((last.bytes_read, last.total_bytes), (size, Some(size)));
         assert!(seen[0].latest_arrival <= last.latest_arrival && last.latest_arrival.0 > 0);
