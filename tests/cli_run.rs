@@ -108,3 +108,244 @@ fn verify_and_preconditioning_run_end_to_end() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains("GC jobs 0 "), "preconditioned tiny device must GC: {text}");
 }
+
+/// A trace of 5000 requests in time order, then one at time 0: out of order by more than
+/// the default reorder window of 4096.
+fn disordered_trace(dir: &std::path::Path) -> PathBuf {
+    let mut text: String =
+        (0..5000u64).map(|i| format!("{} 0 {} 8 {}\n", 1000 * (i + 1), i * 8, i % 2)).collect();
+    text.push_str("0 0 0 8 0\n");
+    let t = dir.join("disordered.trace");
+    std::fs::write(&t, text).unwrap();
+    t
+}
+
+/// Item 9: the reorder-window error's remedy used to name a key `run` had no flag for.
+/// Follow the advice exactly as printed — the flag, then the key — and the run succeeds.
+#[test]
+fn reorder_window_error_advice_can_be_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = disordered_trace(dir.path());
+    let out = lamina().args(["run", "--preset", "mbm"]).arg(&t).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "bad trace content is bad input");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("disordered.trace:5001") && err.contains("reorder window of 4096"), "{err}");
+    let flag = err.split_whitespace().find(|w| w.starts_with("--")).expect("the error names a flag");
+    assert_eq!(flag, "--reorder-window");
+    let key = err.split('`').nth(1).expect("the error names a key");
+    assert_eq!(key, "trace.reorder_window");
+    let out = lamina().args(["run", "--preset", "mbm", flag, "8192"]).arg(&t).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("5001 requests"));
+    let out = lamina()
+        .args(["run", "--preset", "mbm", "-q", "--set"])
+        .arg(format!("{key}=8192"))
+        .arg(&t)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The trace flags of `lamina run --help` under its "Trace options" heading.
+fn trace_flags(args: &[&str]) -> Vec<String> {
+    let out = lamina().args(args).arg("--help").output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let section = help.split("Trace options").nth(1).unwrap_or_else(|| panic!("no trace options: {help}"));
+    let section = section.split("\n\n").next().unwrap();
+    section
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("--"))
+        .map(|l| l.split([' ', '<']).next().unwrap().to_owned())
+        .collect()
+}
+
+/// Item 9: `run` has every trace flag `trace stats` has (one shared definition).
+#[test]
+fn run_has_the_trace_flags_of_trace_stats() {
+    let stats = trace_flags(&["trace", "stats"]);
+    let run = trace_flags(&["run"]);
+    for f in [
+        "format",
+        "generic",
+        "reorder-window",
+        "device",
+        "fold-devices",
+        "beyond-capacity",
+        "skip",
+        "limit",
+        "align",
+        "on-error",
+        "time-scale",
+    ] {
+        assert!(stats.contains(&f.to_owned()), "stats lacks --{f}: {stats:?}");
+    }
+    assert_eq!(run, stats);
+    // Item 20: the enum-valued flags list their values.
+    let help = String::from_utf8(lamina().args(["run", "--help"]).output().unwrap().stdout).unwrap();
+    assert!(help.contains("[possible values: ssdsim, mqsim, msr, spc, flashnet, flashnet-profile, systor17, tencent, fiu, blkparse, generic]"), "{help}");
+    assert!(help.contains("[possible values: wrap, reject]"), "{help}");
+}
+
+/// Item 9: a generic column mapping reaches `run` by flag, by `--set trace.generic="…"`
+/// (rejected before: the key only took a table) and by a config file's compact string.
+#[test]
+fn generic_mapping_by_flag_set_or_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("g.csv");
+    let rows: String = (0..300u64)
+        .map(|i| {
+            format!("{}.{:03},{},{},4096\n", i / 1000, i % 1000, if i % 3 == 0 { "W" } else { "R" }, i * 4096)
+        })
+        .collect();
+    std::fs::write(&t, format!("t,op,off,len\n{rows}")).unwrap();
+    let spec = "delim=comma skip=1 time=1:s op=2:R/W offset=3 size=4";
+    let cfg = dir.path().join("g.toml");
+    std::fs::write(&cfg, format!("preset = \"mbm\"\n[trace]\nformat = \"generic\"\ngeneric = \"{spec}\"\n"))
+        .unwrap();
+    let ways: [Vec<String>; 3] = [
+        vec![
+            "--preset".into(),
+            "mbm".into(),
+            "--format".into(),
+            "generic".into(),
+            "--generic".into(),
+            spec.into(),
+        ],
+        vec![
+            "--preset".into(),
+            "mbm".into(),
+            "--set".into(),
+            "trace.format=generic".into(),
+            "--set".into(),
+            format!("trace.generic=\"{spec}\""),
+        ],
+        vec!["--config".into(), cfg.display().to_string()],
+    ];
+    let mut jsons = Vec::new();
+    for (i, w) in ways.iter().enumerate() {
+        let json = dir.path().join(format!("{i}.json"));
+        let out = lamina().arg("run").args(w).arg("-q").arg("--json").arg(&json).arg(&t).output().unwrap();
+        assert!(out.status.success(), "{w:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["trace"]["requests"], 300);
+        jsons.push(v["config"]["trace"].clone());
+    }
+    assert_eq!(jsons[0], jsons[1]);
+    assert_eq!(jsons[0], jsons[2]);
+}
+
+/// Item 8: the JSON path is checked before the trace is even opened (here the trace is
+/// bad too: the output error must come first), with the bad-input exit code.
+#[test]
+fn json_path_is_checked_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = disordered_trace(dir.path());
+    let json = dir.path().join("no/such/dir/r.json");
+    let out = lamina().args(["run", "--preset", "mbm", "--json"]).arg(&json).arg(&t).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no/such/dir") && err.contains("does not exist") && !err.contains("reorder"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    // A directory in place of the file, likewise.
+    let out = lamina().args(["run", "--preset", "mbm", "--json"]).arg(dir.path()).arg(&t).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a directory"));
+}
+
+/// Item 8: a JSON write that fails after the run (a full disk: /dev/full) still prints the
+/// text summary, then the error, and exits 1 (a run-time I/O failure).
+#[cfg(target_os = "linux")]
+#[test]
+fn failed_json_write_does_not_hide_the_summary() {
+    let out = lamina()
+        .args(["run", "--preset", "mbm", "--json", "/dev/full"])
+        .arg(root().join("traces/demo.trace"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("p99.999") && text.contains("WAF"), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/dev/full") && err.contains("No space left"), "{err}");
+}
+
+/// Item 14: no preset and no [nand] section runs on the documented default device, and
+/// says so on stderr and in the report's config.
+#[test]
+fn no_device_runs_on_the_default_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = lamina()
+        .args(["run", "-q", "--json"])
+        .arg(&json)
+        .arg(root().join("traces/demo.trace"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("default device mqsim-default"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["config"]["preset"], "mqsim-default");
+    assert_eq!(v["config"]["nand"]["geometry"]["channels"], 8);
+    // A config that names the device gets no default and no note.
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(&cfg, "preset = \"mbm\"\n").unwrap();
+    let out = lamina()
+        .args(["run", "-q", "--config"])
+        .arg(&cfg)
+        .arg(root().join("traces/demo.trace"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Item 13: piped stderr gets no progress output (and a terminal gets a bar, below).
+#[test]
+fn no_progress_output_when_stderr_is_piped() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = disordered_trace(dir.path());
+    let out =
+        lamina().args(["run", "--preset", "mbm", "-q", "--reorder-window", "8192"]).arg(&t).output().unwrap();
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "{:?}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Item 13: on a terminal (a pseudo-terminal from util-linux `script`), `run` draws a
+/// progress bar with requests replayed and simulated time on stderr.
+#[cfg(target_os = "linux")]
+#[test]
+fn progress_bar_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    // Long enough (~0.5 s) for the bar to be drawn between its rate-limited frames.
+    let t = dir.path().join("long.trace");
+    let text: String = (0..300_000u64)
+        .map(|i| format!("{} 0 {} 8 {}\n", 20_000 * i, (i * 7919 % 1_000_000) * 8, i % 2))
+        .collect();
+    std::fs::write(&t, text).unwrap();
+    let cmd = format!("{} run --preset mbm -q {}", env!("CARGO_BIN_EXE_lamina"), t.display());
+    let out = Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().expect("util-linux script");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(screen.contains(" requests, sim time ") && screen.contains("eta"), "{screen}");
+}
+
+/// Item 21: verification failures, bad input and run-time failures have distinct exit
+/// codes, listed in `--help`.
+#[test]
+fn exit_codes_are_distinct_and_documented() {
+    let out =
+        lamina().args(["run", "--preset", "nope"]).arg(root().join("traces/demo.trace")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "unknown preset");
+    let out = lamina().args(["run", "--preset", "mbm", "/no/such/trace"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "missing trace");
+    let out = lamina().args(["run", "--bogus-flag"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "clap usage error");
+    for cmd in [&["--help"][..], &["run", "--help"][..], &["sweep", "--help"][..]] {
+        let help = String::from_utf8(lamina().args(cmd).output().unwrap().stdout).unwrap();
+        assert!(help.contains("Exit codes:") && help.contains("3  verification failure"), "{cmd:?}: {help}");
+    }
+}

@@ -80,13 +80,30 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-fn sweep(spec: &Path, out: &Path, extra: &[&str]) -> String {
-    ok(lamina().arg("sweep").arg(spec).arg("--out").arg(out).args(extra).output().unwrap())
+/// A finished sweep's standard output (the comparison table only) and standard error
+/// (status lines).
+struct Ran {
+    stdout: String,
+    stderr: String,
 }
 
-/// "executed N, skipped M" from the summary line.
-fn counts(stdout: &str) -> (usize, usize) {
-    let line = stdout.lines().find(|l| l.contains("executed")).expect("summary line");
+impl std::fmt::Display for Ran {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr)
+    }
+}
+
+fn sweep(spec: &Path, out: &Path, extra: &[&str]) -> Ran {
+    let o = lamina().arg("sweep").arg(spec).arg("--out").arg(out).args(extra).output().unwrap();
+    let stderr = String::from_utf8(o.stderr.clone()).unwrap();
+    Ran { stdout: ok(o), stderr }
+}
+
+/// "executed N, skipped M" from the summary line, which is a status line: on stderr,
+/// never mixed into the tables on stdout.
+fn counts(ran: &Ran) -> (usize, usize) {
+    assert!(!ran.stdout.contains("executed") && !ran.stdout.contains("tables: "), "status on stdout: {ran}");
+    let line = ran.stderr.lines().find(|l| l.contains("executed")).expect("summary line");
     let num = |word: &str| -> usize {
         let at = line.find(word).unwrap() + word.len();
         line[at..].trim_start().split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
@@ -142,8 +159,9 @@ fn threads_do_not_change_a_byte() {
         let cells: Vec<&str> = l.split(',').collect();
         assert!(cells[4] == "1.0000" || cells[4] == "n/a", "{l}");
     }
-    // The printed comparison is the markdown file.
-    assert!(out1.contains(md.trim_end()));
+    // Standard output is exactly the comparison (the markdown file); status went to stderr.
+    assert_eq!(out1.stdout, md);
+    assert!(out1.stderr.contains("tables: "), "{out1}");
 }
 
 #[test]
@@ -193,8 +211,26 @@ fn shards_merge_to_the_unsharded_sweep_and_merge_checks_completeness() {
     let one = std::fs::read_dir(shard(1).join("runs")).unwrap().next().unwrap().unwrap();
     std::fs::copy(one.path(), shard(2).join("runs").join(one.file_name())).unwrap();
     let err = failed(merge(&all, None));
-    assert!(err.contains("1 duplicate run(s): run "), "{err}");
+    assert!(err.contains("1 duplicate run(s) ("), "{err}");
     assert!(err.contains("shard-1") && err.contains("shard-2"), "{err}");
+    // A whole sweep merged with a copy of itself: a few pairs and a count, not every pair.
+    let copy = dir.path().join("whole-copy");
+    std::fs::create_dir_all(copy.join("runs")).unwrap();
+    for e in std::fs::read_dir(whole.join("runs")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), copy.join("runs").join(e.file_name())).unwrap();
+    }
+    let out = merge(&[whole.clone(), copy], None);
+    assert_eq!(out.status.code(), Some(2), "a duplicate is bad input");
+    let err = failed(out);
+    assert!(err.contains("16 duplicate run(s)") && err.contains("… and 13 more"), "{err}");
+    assert!(err.len() < 1200, "{} bytes: {err}", err.len());
+    // The output path is checked before any report is read: a directory is refused.
+    // (`all` still holds the duplicate: the path error must come first.)
+    let out = lamina().arg("merge").args(&all).arg("--out").arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = failed(out);
+    assert!(err.contains("is a directory") && !err.contains("duplicate"), "{err}");
     // A different sweep's directory is refused rather than mixed in.
     let other = dir.path().join("other.toml");
     std::fs::write(&other, std::fs::read_to_string(&spec).unwrap().replace("[0, 4]", "[0, 8]")).unwrap();

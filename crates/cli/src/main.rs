@@ -4,13 +4,17 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod exit;
+mod out;
+mod progress;
 mod run_cmd;
 mod sweep;
+mod trace_args;
 mod trace_cmd;
 
 /// Lamina: a deterministic, fast trace-replay simulator for 3D-NAND SSDs.
 #[derive(Parser, Debug)]
-#[command(name = "lamina", version, about)]
+#[command(name = "lamina", version, after_help = exit::EXIT_CODES_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -19,32 +23,32 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Replay a trace on a simulated SSD and print the report.
+    #[command(after_help = exit::EXIT_CODES_HELP)]
     Run(run_cmd::RunArgs),
     /// List the built-in device presets and their sources.
     Presets,
+    /// List every FTL, placement policy, arbiter and GC mode with its source.
+    #[command(visible_alias = "list")]
+    Policies,
     /// Inspect, generate and convert traces.
     #[command(subcommand)]
     Trace(trace_cmd::TraceCmd),
     /// Run every combination a sweep spec declares (resumable, shardable) and tabulate.
+    #[command(after_help = exit::EXIT_CODES_HELP)]
     Sweep(sweep::SweepArgs),
     /// Gather the output directories of a sharded sweep into one set of tables.
+    #[command(after_help = exit::EXIT_CODES_HELP)]
     Merge(sweep::MergeArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    exit::finish(match cli.command {
         Command::Run(args) => run_cmd::run(args),
         Command::Presets => run_cmd::presets(),
+        Command::Policies => run_cmd::policies(),
         Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    })
 }

@@ -1,34 +1,41 @@
-//! `lamina run` and `lamina presets`.
+//! `lamina run`, `lamina presets` and `lamina policies`.
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::Args;
 
 use lamina_engine::config::ConfigBuilder;
 
+use crate::out::{self, OutputFile};
+use crate::progress::RunProgress;
+use crate::trace_args::TraceArgs;
+
+/// The device `lamina run` simulates when neither a preset nor a `[nand]` section is
+/// given: MQSim's default SSD (the field's reference simulator; 512 GiB, so most real
+/// traces fit without wrapping).
+pub const DEFAULT_PRESET: &str = "mqsim-default";
+
 /// Arguments of `lamina run`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Base device preset (see `lamina presets`).
+    /// Base device preset (see `lamina presets`; default: mqsim-default when no config
+    /// gives a preset or a [nand] section).
     #[arg(long)]
     preset: Option<String>,
     /// TOML config file(s), applied in order over the preset.
     #[arg(long = "config", value_name = "FILE.toml")]
     configs: Vec<PathBuf>,
-    /// Override one config key, e.g. `--set nand.timing.t_r=78us` (repeatable).
+    /// Override one config key, e.g. `--set nand.timing.t_r=78us` (repeatable; applied last).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Seed of all pseudo-random choices.
+    /// Seed of all pseudo-random choices (`seed`).
     #[arg(long)]
     seed: Option<u64>,
-    /// Check that every read returns the latest write (stores a tag per page).
+    /// Check that every read returns the latest write (`host.verify`; stores a tag per page).
     #[arg(long)]
     verify: bool,
-    /// Trace format (default: auto-detect).
-    #[arg(long)]
-    format: Option<String>,
-    /// Write the JSON report to this file.
+    /// Write the JSON report to this file (checked before the run starts).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Do not print the text summary.
@@ -37,18 +44,46 @@ pub struct RunArgs {
     /// The trace file (plain, gzip, bzip2, zstd, xz/lzma or tar); `-` reads standard input
     /// (pipes are spooled to a temporary file, since a run reads its trace twice).
     trace: PathBuf,
+    #[command(flatten)]
+    trace_opts: TraceArgs,
+}
+
+/// True if any config source names a device: `--preset`, a `preset` or `[nand]` in a
+/// config file, or a `--set preset=…`/`--set nand.…`.
+fn names_a_device(args: &RunArgs, files: &[(String, String)]) -> bool {
+    let device_key = |k: &str| k == "preset" || k == "nand";
+    args.preset.is_some()
+        || files
+            .iter()
+            .any(|(_, text)| text.parse::<toml::Table>().is_ok_and(|t| t.keys().any(|k| device_key(k))))
+        || args.sets.iter().any(|s| {
+            let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim();
+            device_key(key.split('.').next().unwrap_or(key))
+        })
 }
 
 /// Run `lamina run`.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    // Every output path first: a bad one must not cost a simulation.
+    let mut json_out = args.json.as_deref().map(OutputFile::create).transpose()?;
+    let mut files = Vec::with_capacity(args.configs.len());
+    for path in &args.configs {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| crate::exit::usage(format!("reading config {}: {e}", path.display())))?;
+        files.push((path.display().to_string(), text));
+    }
     let mut b = ConfigBuilder::new();
     if let Some(p) = &args.preset {
         b = b.preset(p)?;
+    } else if !names_a_device(&args, &files) {
+        eprintln!(
+            "note: no preset or [nand] section given; simulating the default device {DEFAULT_PRESET} \
+             (MQSim's default SSD; choose another with --preset, see `lamina presets`)"
+        );
+        b = b.preset(DEFAULT_PRESET)?;
     }
-    for path in &args.configs {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading config {}", path.display()))?;
-        b = b.toml(&path.display().to_string(), &text)?;
+    for (name, text) in &files {
+        b = b.toml(name, text)?;
     }
     if let Some(seed) = args.seed {
         b = b.set(&format!("seed={seed}"))?;
@@ -56,30 +91,109 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if args.verify {
         b = b.set("host.verify=true")?;
     }
-    if let Some(f) = &args.format {
-        b = b.set(&format!("trace.format=\"{f}\""))?;
+    for s in args.trace_opts.config_sets()? {
+        b = b.set(&s)?;
     }
     for s in &args.sets {
         b = b.set(s)?;
     }
     let cfg = b.build()?;
-    let report = lamina_engine::run_trace(&cfg, &args.trace)?;
-    if let Some(path) = &args.json {
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, report.to_json()).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    let report = replay(&cfg, &args.trace)?;
+    // The summary first: a failed JSON write must not hide the results (and a closed
+    // standard output must not lose the JSON).
+    let printed = if args.quiet { Ok(()) } else { out::print(&report.to_text()) };
+    if let Some(mut f) = json_out.take() {
+        f.write_all(report.to_json().as_bytes())?;
+        f.commit()?;
     }
-    if !args.quiet {
-        print!("{}", report.to_text());
-    }
-    Ok(())
+    printed
+}
+
+/// Replay with a progress bar on a terminal.
+fn replay(
+    cfg: &lamina_engine::config::SimConfig,
+    trace: &Path,
+) -> anyhow::Result<lamina_engine::report::Report> {
+    let bar = RunProgress::new();
+    let report = lamina_engine::run_trace_with_progress(cfg, trace, &mut |p| bar.update(p));
+    bar.finish();
+    Ok(report?)
 }
 
 /// Run `lamina presets`.
 pub fn presets() -> anyhow::Result<()> {
+    let mut o = String::new();
     for p in lamina_nand_model::presets() {
-        println!("{:<18} {}", p.name, p.description);
-        println!("{:<18} source: {}", "", p.source);
+        let _ = writeln!(o, "{:<18} {}", p.name, p.description);
+        let _ = writeln!(o, "{:<18} source: {}", "", p.source);
     }
-    Ok(())
+    out::print(&o)
+}
+
+/// The `lamina policies` listing: every FTL, placement policy, arbiter and GC mode with
+/// its config key, a one-line description and its source.
+pub fn policies_text() -> String {
+    use lamina_ftl::FtlKind;
+    use lamina_sched::{ArbiterKind, GcMode, PlacementKind};
+    let mut o = String::new();
+    let mut group = |title: &str, key: &str, rows: Vec<(&str, &str, &str)>| {
+        let _ = writeln!(o, "{title} ({key})");
+        for (name, what, source) in rows {
+            let _ = writeln!(o, "  {name:<13} {what}");
+            let _ = writeln!(o, "  {:<13} source: {source}", "");
+        }
+        o.push('\n');
+    };
+    group("FTLs", "ftl.kind", FtlKind::ALL.iter().map(|k| (k.name(), k.describe(), k.source())).collect());
+    group(
+        "Write placement policies",
+        "sched.placement",
+        PlacementKind::ALL.iter().map(|k| (k.name(), k.describe(), k.source())).collect(),
+    );
+    group(
+        "Schedulers: die queue arbiters",
+        "sched.arbiter",
+        ArbiterKind::ALL.iter().map(|k| (k.name(), k.describe(), k.source())).collect(),
+    );
+    group(
+        "GC modes: GC versus host I/O",
+        "sched.gc",
+        GcMode::ALL.iter().map(|k| (k.name(), k.describe(), k.source())).collect(),
+    );
+    o.push_str(
+        "Details: docs/policies.md (placement), docs/ftl.md (FTL), docs/model.md (arbitration, GC).\n",
+    );
+    o
+}
+
+/// Run `lamina policies`.
+pub fn policies() -> anyhow::Result<()> {
+    out::print(&policies_text())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_device_is_a_preset() {
+        assert!(lamina_nand_model::preset(DEFAULT_PRESET).is_some());
+    }
+
+    #[test]
+    fn a_device_is_named_by_any_config_source() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct P {
+            #[command(flatten)]
+            r: RunArgs,
+        }
+        let args = |a: &[&str]| P::parse_from([&["x"], a, &["t"]].concat()).r;
+        assert!(!names_a_device(&args(&[]), &[]));
+        assert!(!names_a_device(&args(&["--set", "host.queue_depth=4"]), &[("c".into(), "seed = 1".into())]));
+        assert!(names_a_device(&args(&["--preset", "mbm"]), &[]));
+        assert!(names_a_device(&args(&["--set", "nand.geometry.channels=2"]), &[]));
+        assert!(names_a_device(&args(&[]), &[("c".into(), "[nand.timing]\nt_r = 1".into())]));
+        assert!(names_a_device(&args(&[]), &[("c".into(), "preset = \"pen\"".into())]));
+    }
 }

@@ -1,138 +1,66 @@
 //! `lamina trace …`: trace statistics, generation and conversion.
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use lamina_engine::trace::stats::{StatsAccumulator, TraceStats};
-use lamina_engine::trace::write::TraceWriter;
+use lamina_engine::trace::write::{TraceWriter, WriteError};
 use lamina_engine::trace::{
-    Arrival, BlkparseEvent, CapacityPolicy, GenConfig, Generator, GenericMapping, OnError, OutlierPolicy,
-    Pattern, SizeDist, TraceFormat, TraceOptions, TraceReader, TraceSummary, closed_loop_comment,
-    parse_bytes,
+    Arrival, GenConfig, Generator, IoRequest, Pattern, SizeDist, TraceError, TraceFormat, TraceOptions,
+    TraceReader, TraceSummary, closed_loop_comment,
 };
+
+use crate::exit::usage;
+use crate::out::{self, OutputFile};
+use crate::trace_args::{TraceArgs, byte_arg, writable_format_parser};
 
 /// Trace subcommands.
 #[derive(Subcommand, Debug)]
 pub enum TraceCmd {
     /// Print statistics of a trace: requests, read %, mean sizes, span, footprint,
     /// devices, sequential share.
+    #[command(after_help = crate::exit::EXIT_CODES_HELP)]
     Stats(StatsArgs),
     /// Generate a deterministic synthetic trace.
+    #[command(after_help = crate::exit::EXIT_CODES_HELP)]
     Gen(GenArgs),
     /// Convert a trace to another format (transforms applied).
+    #[command(after_help = crate::exit::EXIT_CODES_HELP)]
     Convert(ConvertArgs),
 }
 
-/// Options shared by every command that reads a trace (the `[trace]` table).
+/// The logical capacity `--beyond-capacity` wraps at or rejects beyond (`lamina run`
+/// uses the simulated device's instead).
 #[derive(Args, Debug, Default)]
-pub struct TraceArgs {
-    /// Trace format (default: sniff the first lines): ssdsim, mqsim, msr, spc, flashnet,
-    /// flashnet-profile, systor17, tencent, fiu, blkparse, generic.
-    #[arg(long)]
-    format: Option<TraceFormat>,
-    /// Column mapping for --format generic, e.g.
-    /// "delim=comma skip=1 time=1:s op=3:R/W offset=5:byte size=6:byte device=4".
-    #[arg(long, value_name = "SPEC")]
-    generic: Option<GenericMapping>,
-    /// Keep the trace's own timestamps (default: rebase to the first request).
-    #[arg(long)]
-    no_rebase: bool,
-    /// Multiply timestamps by this exact factor (0.5 or 1/2 = twice as fast).
-    #[arg(long, value_name = "X")]
-    time_scale: Option<lamina_engine::trace::TimeScale>,
-    /// Keep only this device (repeatable).
-    #[arg(long = "device", value_name = "ID")]
-    devices: Vec<u32>,
-    /// Fold all devices into device 0.
-    #[arg(long)]
-    fold_devices: bool,
-    /// With --fold-devices: address stride between devices (e.g. 64GiB; default 0 = overlay).
-    /// Sizes: GiB = 2^30, GB = 10^9, a bare G = GiB (likewise k/K, M, T).
-    #[arg(long, value_name = "BYTES", value_parser = byte_arg)]
-    fold_stride: Option<u64>,
-    /// Logical capacity for --beyond-capacity (default: unbounded); GB = 10^9, GiB = 2^30.
+pub struct CapacityArg {
+    /// Logical capacity for --beyond-capacity (default: unbounded).
     #[arg(long, value_name = "BYTES", value_parser = byte_arg)]
     capacity: Option<u64>,
-    /// Requests beyond the capacity: wrap (modulo, as SSDsim) or reject.
-    #[arg(long, value_name = "POLICY")]
-    beyond_capacity: Option<CapacityPolicy>,
-    /// Drop this many requests first.
-    #[arg(long, value_name = "N")]
-    skip: Option<u64>,
-    /// Read at most this many requests.
-    #[arg(long, value_name = "N")]
-    limit: Option<u64>,
-    /// Align requests outward to this many bytes (512 = sectors).
-    #[arg(long, value_name = "BYTES", value_parser = byte_arg)]
-    align: Option<u64>,
-    /// Requests held to re-order a not-strictly-sorted trace (default 4096).
-    #[arg(long, value_name = "N")]
-    reorder_window: Option<u32>,
-    /// Bad lines: fail (default) or skip (counted and reported).
-    #[arg(long, value_name = "MODE")]
-    on_error: Option<OnError>,
-    /// With --on-error skip: fail after this many bad lines (default 1000).
-    #[arg(long, value_name = "N")]
-    max_errors: Option<u64>,
-    /// blkparse: request event auto, q or d.
-    #[arg(long, value_name = "EVENT")]
-    blkparse_event: Option<BlkparseEvent>,
-    /// Absurd arrival gaps (> 1 h and > 1000 × the 99.9th-percentile gap): warn (default),
-    /// cut (drop the request) or clamp (replace the gap by the typical gap).
-    #[arg(long, value_name = "MODE")]
-    outliers: Option<OutlierPolicy>,
-    /// Accept a trace that yields no request (default: an error saying why).
-    #[arg(long)]
-    allow_empty: bool,
 }
 
-fn byte_arg(s: &str) -> Result<u64, String> {
-    parse_bytes(s)
-}
-
-impl TraceArgs {
-    /// The options and the logical capacity these flags describe.
-    fn options(&self) -> anyhow::Result<(TraceOptions, u64)> {
-        let d = TraceOptions::default();
-        let o = TraceOptions {
-            format: self.format,
-            generic: self.generic.clone(),
-            rebase: !self.no_rebase,
-            time_scale: self.time_scale.unwrap_or(d.time_scale),
-            devices: self.devices.clone(),
-            fold_devices: self.fold_devices,
-            fold_stride_bytes: self.fold_stride.unwrap_or(0),
-            beyond_capacity: self.beyond_capacity.unwrap_or(d.beyond_capacity),
-            skip: self.skip.unwrap_or(0),
-            limit: self.limit,
-            align_bytes: u32::try_from(self.align.unwrap_or(0)).context("--align is at most 4 GiB")?,
-            reorder_window: self.reorder_window.unwrap_or(d.reorder_window),
-            on_error: self.on_error.unwrap_or(d.on_error),
-            max_errors: self.max_errors.unwrap_or(d.max_errors),
-            blkparse_event: self.blkparse_event.unwrap_or(d.blkparse_event),
-            outliers: self.outliers.unwrap_or(d.outliers),
-            allow_empty: self.allow_empty,
-        };
-        if self.beyond_capacity.is_some() && self.capacity.is_none() {
-            bail!("--beyond-capacity needs --capacity");
+impl CapacityArg {
+    /// The options `opts` describe and the logical capacity.
+    fn resolve(&self, opts: &TraceArgs) -> anyhow::Result<(TraceOptions, u64)> {
+        if opts.beyond_capacity.is_some() && self.capacity.is_none() {
+            return Err(usage("--beyond-capacity needs --capacity"));
         }
-        o.validate()?;
-        Ok((o, self.capacity.unwrap_or(u64::MAX)))
+        Ok((opts.options()?, self.capacity.unwrap_or(u64::MAX)))
     }
 }
 
 /// Arguments of `lamina trace stats`.
 #[derive(Args, Debug)]
 pub struct StatsArgs {
-    /// The trace file (plain, gzip, bzip2, zstd, xz/lzma or tar; `-` = standard input).
+    /// The trace file (plain, gzip, bzip2, zstd or tar).
     trace: PathBuf,
     /// Print JSON (summary, statistics and the options used).
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    capacity: CapacityArg,
     #[command(flatten)]
     opts: TraceArgs,
 }
@@ -169,7 +97,7 @@ pub struct GenArgs {
     /// Address pattern: uniform, seq:K (K sequential streams), zipf:THETA.
     #[arg(long, value_name = "PATTERN", default_value = "uniform")]
     pattern: Pattern,
-    /// Address space used, from offset 0 (GiB = 2^30, GB = 10^9, a bare G = GiB).
+    /// Address space used, from offset 0.
     #[arg(long, value_name = "BYTES", value_parser = byte_arg, default_value = "16GiB")]
     footprint: u64,
     /// PRNG seed.
@@ -179,9 +107,9 @@ pub struct GenArgs {
     #[arg(long, default_value_t = 0)]
     device: u32,
     /// Output format (any writable format; ssdsim and mqsim are the usual).
-    #[arg(long, default_value = "ssdsim")]
+    #[arg(long, default_value = "ssdsim", value_parser = writable_format_parser())]
     format: TraceFormat,
-    /// Output file.
+    /// Output file (`-` = standard output).
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
 }
@@ -189,14 +117,16 @@ pub struct GenArgs {
 /// Arguments of `lamina trace convert`.
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
-    /// Input trace (`-` = standard input).
+    /// Input trace.
     input: PathBuf,
     /// Output format.
-    #[arg(long, default_value = "ssdsim")]
+    #[arg(long, default_value = "ssdsim", value_parser = writable_format_parser())]
     to: TraceFormat,
-    /// Output file.
+    /// Output file (`-` = standard output).
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
+    #[command(flatten)]
+    capacity: CapacityArg,
     #[command(flatten)]
     opts: TraceArgs,
 }
@@ -204,18 +134,14 @@ pub struct ConvertArgs {
 /// Run a trace subcommand.
 pub fn run(cmd: TraceCmd) -> anyhow::Result<()> {
     match cmd {
-        TraceCmd::Stats(a) => {
-            let out = stats(&a)?;
-            print!("{out}");
-            Ok(())
-        }
+        TraceCmd::Stats(a) => out::print(&stats(&a)?),
         TraceCmd::Gen(a) => gen_trace(&a),
         TraceCmd::Convert(a) => convert(&a),
     }
 }
 
 fn stats(a: &StatsArgs) -> anyhow::Result<String> {
-    let (opts, cap) = a.opts.options()?;
+    let (opts, cap) = a.capacity.resolve(&a.opts)?;
     let mut reader = TraceReader::open(&a.trace, &opts, cap)?;
     let mut acc = StatsAccumulator::new();
     for r in reader.by_ref() {
@@ -293,27 +219,27 @@ fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
         Some(path) => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("reading size histogram {path}"))?;
-            SizeDist::from_histogram(&text).map_err(anyhow::Error::msg)?
+            SizeDist::from_histogram(&text).map_err(usage)?
         }
-        None => SizeDist::parse(&a.sizes).map_err(anyhow::Error::msg)?,
+        None => SizeDist::parse(&a.sizes).map_err(usage)?,
     };
     let arrival = match (&a.rate, a.closed_loop) {
-        (Some(r), false) => Arrival::poisson(r).map_err(anyhow::Error::msg)?,
+        (Some(r), false) => Arrival::poisson(r).map_err(usage)?,
         (None, true) => Arrival::ClosedLoop,
-        _ => bail!("give exactly one of --rate IOPS and --closed-loop"),
+        _ => return Err(usage("give exactly one of --rate IOPS and --closed-loop")),
     };
     let cfg = GenConfig {
         requests: a.requests,
         arrival,
-        read_ppm: GenConfig::parse_read_ratio(&a.read_ratio).map_err(anyhow::Error::msg)?,
+        read_ppm: GenConfig::parse_read_ratio(&a.read_ratio).map_err(usage)?,
         sizes,
         pattern: a.pattern.clone(),
         footprint_bytes: a.footprint,
         seed: a.seed,
         device: a.device,
     };
-    let generator = Generator::new(cfg).map_err(anyhow::Error::msg)?;
-    let file = File::create(&a.output).with_context(|| format!("creating {}", a.output.display()))?;
+    let generator = Generator::new(cfg).map_err(usage)?;
+    let out = OutputFile::create(&a.output)?;
     let comment = a.closed_loop.then(|| closed_loop_comment(a.closed_loop_depth));
     if comment.is_some() && !a.format.comments() {
         eprintln!(
@@ -323,29 +249,51 @@ fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
         );
     }
     let comment = comment.filter(|_| a.format.comments());
-    let mut w = TraceWriter::with_comment(BufWriter::new(file), a.format, comment.as_deref())?;
-    for r in generator {
-        w.write(&r)?;
+    write_trace(out, &a.output, a.format, comment.as_deref(), generator.map(Ok))
+}
+
+/// Write `requests` in `format` to `out` (prepared before the first request is read;
+/// put in place only when all were written).
+fn write_trace<I>(
+    mut out: OutputFile,
+    path: &Path,
+    format: TraceFormat,
+    comment: Option<&str>,
+    requests: I,
+) -> anyhow::Result<()>
+where
+    I: Iterator<Item = Result<IoRequest, TraceError>>,
+{
+    let fail = |e| write_failure(e, path);
+    let mut w = TraceWriter::with_comment(BufWriter::new(out.writer()), format, comment).map_err(fail)?;
+    for r in requests {
+        w.write(&r?).map_err(fail)?;
     }
-    w.finish()?.flush()?;
-    Ok(())
+    w.finish().map_err(fail)?.flush().map_err(|e| fail(WriteError::Io(e)))?;
+    out.commit()
+}
+
+/// A failed trace write: an unrepresentable request is bad input; a closed standard
+/// output ends the command quietly.
+fn write_failure(e: WriteError, path: &Path) -> anyhow::Error {
+    match e {
+        WriteError::Io(e) if path.as_os_str() == "-" => out::stdout_error(e),
+        WriteError::Io(e) => anyhow::Error::new(e).context(format!("writing {}", path.display())),
+        other => usage(other.to_string()),
+    }
 }
 
 fn convert(a: &ConvertArgs) -> anyhow::Result<()> {
-    let (opts, cap) = a.opts.options()?;
+    let (opts, cap) = a.capacity.resolve(&a.opts)?;
+    let out = OutputFile::create(&a.output)?;
     let reader = TraceReader::open(&a.input, &opts, cap)?;
-    let file = File::create(&a.output).with_context(|| format!("creating {}", a.output.display()))?;
-    let mut w = TraceWriter::new(BufWriter::new(file), a.to)?;
-    for r in reader {
-        w.write(&r?)?;
-    }
-    w.finish()?.flush()?;
-    Ok(())
+    write_trace(out, &a.output, a.to, None, reader)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lamina_engine::trace::CapacityPolicy;
 
     fn gen_args(output: PathBuf, seed: u64) -> GenArgs {
         GenArgs {
@@ -372,13 +320,25 @@ mod tests {
         gen_trace(&gen_args(a.clone(), 3)).unwrap();
         gen_trace(&gen_args(b.clone(), 3)).unwrap();
         assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-        let json = stats(&StatsArgs { trace: a.clone(), json: true, opts: TraceArgs::default() }).unwrap();
+        let json = stats(&StatsArgs {
+            trace: a.clone(),
+            json: true,
+            capacity: CapacityArg::default(),
+            opts: TraceArgs::default(),
+        })
+        .unwrap();
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(v["stats"]["requests"], 3000);
         let read = v["stats"]["read_percent"].as_f64().unwrap();
         assert!((read - 60.0).abs() < 3.0, "{read}");
         assert_eq!(v["options"]["rebase"], true);
-        let text = stats(&StatsArgs { trace: a, json: false, opts: TraceArgs::default() }).unwrap();
+        let text = stats(&StatsArgs {
+            trace: a,
+            json: false,
+            capacity: CapacityArg::default(),
+            opts: TraceArgs::default(),
+        })
+        .unwrap();
         assert!(text.contains("requests    3000\n"), "{text}");
     }
 
@@ -394,6 +354,7 @@ mod tests {
                 input: last.clone(),
                 to,
                 output: out.clone(),
+                capacity: CapacityArg::default(),
                 opts: TraceArgs::default(),
             })
             .unwrap();
@@ -411,10 +372,9 @@ mod tests {
     }
 
     #[test]
-    fn bad_flags_are_errors() {
-        let args = TraceArgs { beyond_capacity: Some(CapacityPolicy::Reject), ..TraceArgs::default() };
-        assert!(args.options().is_err());
-        let args = TraceArgs { format: Some(TraceFormat::Generic), ..TraceArgs::default() };
-        assert!(args.options().is_err());
+    fn beyond_capacity_needs_a_capacity() {
+        let opts = TraceArgs { beyond_capacity: Some(CapacityPolicy::Reject), ..TraceArgs::default() };
+        assert!(CapacityArg::default().resolve(&opts).is_err());
+        assert!(CapacityArg { capacity: Some(1 << 20) }.resolve(&opts).is_ok());
     }
 }

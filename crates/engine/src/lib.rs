@@ -36,7 +36,7 @@ pub mod table;
 /// `lamina_engine::trace::…` paths keep working.
 pub use lamina_trace as trace;
 
-pub use setup::{BuildError, RunTraceError, SimulationBuilder, run_trace};
+pub use setup::{BuildError, Progress, RunTraceError, SimulationBuilder, run_trace, run_trace_with_progress};
 pub use sim::{FlashCounters, RunError, Simulation, VerifyError};
 
 /// The Lamina version recorded in every report.

@@ -14,7 +14,7 @@ use crate::report::{
 use crate::sim::{RunError, Simulation, tag_of};
 use crate::stats::MeanVar;
 use crate::table::LpnTable;
-use crate::trace::{IoOp, IoRequest, TraceError, TraceInput, TraceSummary};
+use crate::trace::{IoOp, IoRequest, TraceError, TraceInput, TraceReader, TraceSummary};
 
 /// A config that cannot be turned into a simulation.
 #[derive(Debug, thiserror::Error)]
@@ -398,6 +398,89 @@ pub enum RunTraceError {
 /// (standard input) or a pipe: it is then spooled once to a temporary file, because
 /// the prefill pass and the replay each read the trace from its start.
 pub fn run_trace(cfg: &SimConfig, path: &Path) -> Result<Report, RunTraceError> {
+    run_trace_with_progress(cfg, path, &mut |_| {})
+}
+
+/// How far a replay has got: what [`run_trace_with_progress`] reports. Observational
+/// only — nothing in it feeds back into the simulation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Requests taken from the trace by the replay so far.
+    pub requests: u64,
+    /// Arrival time of the latest of them (simulated time reached, to within the queue).
+    pub latest_arrival: lamina_nand_model::SimTime,
+    /// Bytes of the trace file read so far (compressed bytes for a compressed file;
+    /// the reader runs ahead of the replay by a bounded number of batches).
+    pub bytes_read: u64,
+    /// The trace file's size in bytes, when known (a regular file; not a pipe).
+    pub total_bytes: Option<u64>,
+    /// True on the last call, after the trace's end.
+    pub done: bool,
+}
+
+/// Requests between two progress callbacks (a callback per request would cost more
+/// than the request).
+const PROGRESS_EVERY: u64 = 4096;
+
+/// Counts the bytes the trace reader pulls from the file (for [`Progress::bytes_read`]).
+struct CountingRead<R> {
+    inner: R,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: std::io::Read> std::io::Read for CountingRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Passes requests through unchanged, calling `progress` every [`PROGRESS_EVERY`]
+/// requests and once at the end.
+struct ProgressIter<'a, I> {
+    inner: I,
+    state: Progress,
+    bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    progress: &'a mut dyn FnMut(&Progress),
+}
+
+impl<I: Iterator<Item = Result<IoRequest, TraceError>>> Iterator for ProgressIter<'_, I> {
+    type Item = Result<IoRequest, TraceError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let item = self.inner.next();
+        match &item {
+            Some(Ok(r)) => {
+                self.state.requests += 1;
+                self.state.latest_arrival =
+                    self.state.latest_arrival.max(lamina_nand_model::SimTime(r.arrival.as_ns()));
+                if self.state.requests % PROGRESS_EVERY == 0 {
+                    self.state.bytes_read = self.bytes.load(std::sync::atomic::Ordering::Relaxed);
+                    (self.progress)(&self.state);
+                }
+            }
+            Some(Err(_)) => {}
+            None if !self.state.done => {
+                self.state.done = true;
+                self.state.bytes_read = self.bytes.load(std::sync::atomic::Ordering::Relaxed);
+                (self.progress)(&self.state);
+            }
+            None => {}
+        }
+        item
+    }
+}
+
+/// [`run_trace`], calling `progress` during the replay (every few thousand requests and
+/// once at the end) — e.g. to drive a progress bar. The result is identical to
+/// [`run_trace`]'s.
+pub fn run_trace_with_progress(
+    cfg: &SimConfig,
+    path: &Path,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Report, RunTraceError> {
     let mut sim = SimulationBuilder::new(cfg.clone()).build()?;
     let cap = sim.logical_capacity_bytes();
     let input = TraceInput::open(path)?;
@@ -405,8 +488,13 @@ pub fn run_trace(cfg: &SimConfig, path: &Path) -> Result<Report, RunTraceError> 
     if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
         sim.prefill(input.reader(&cfg.trace, cap)?)?;
     }
-    let mut reader = input.reader(&cfg.trace, cap)?;
-    sim.run(&mut reader)?;
+    let file = input.file()?;
+    let total_bytes = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    let bytes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = CountingRead { inner: file, count: bytes.clone() };
+    let mut reader = TraceReader::from_reader(input.name(), counted, None, &cfg.trace, cap)?;
+    let state = Progress { total_bytes, ..Progress::default() };
+    sim.run(ProgressIter { inner: &mut reader, state, bytes, progress })?;
     let summary = reader.summary();
     // A pipe's file name (`63` of `/dev/fd/63`) says nothing: name it whole (`stdin` for `-`).
     let name = if input.is_spooled() {

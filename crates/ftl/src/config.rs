@@ -25,6 +25,32 @@ pub enum FtlKind {
     Page,
 }
 
+impl FtlKind {
+    /// Every FTL, in documentation order.
+    pub const ALL: [FtlKind; 1] = [FtlKind::Page];
+
+    /// The config name (`ftl.kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FtlKind::Page => "page",
+        }
+    }
+
+    /// One line on what the FTL does (for `lamina policies`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            FtlKind::Page => "page-level mapping, greedy per-plane GC, dynamic wear levelling",
+        }
+    }
+
+    /// Where the FTL comes from.
+    pub fn source(self) -> &'static str {
+        match self {
+            FtlKind::Page => "the page-mapping baseline of SSDsim and MQSim (docs/ftl.md)",
+        }
+    }
+}
+
 /// One level of the device hierarchy that static allocation stripes over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
@@ -344,6 +370,14 @@ impl FtlConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `lamina policies` prints `name()`: it must be the name `ftl.kind` accepts.
+    #[test]
+    fn listed_ftl_names_are_the_config_names() {
+        for k in FtlKind::ALL {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+        }
+    }
 
     fn geo(ch: u32, w: u32, d: u32, p: u32, blocks: u32, pages: u32) -> Geometry {
         crate::testing::slc_geometry(ch, w, d, p, blocks, pages)

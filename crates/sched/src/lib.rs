@@ -114,6 +114,37 @@ pub enum GcMode {
     Preemptible,
 }
 
+impl GcMode {
+    /// Every mode, in documentation order.
+    pub const ALL: [GcMode; 2] = [GcMode::Blocking, GcMode::Preemptible];
+
+    /// The config name (`sched.gc`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GcMode::Blocking => "blocking",
+            GcMode::Preemptible => "preemptible",
+        }
+    }
+
+    /// One line on what the mode does (for `lamina policies`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            GcMode::Blocking => "a started GC job runs to completion before the die serves host I/O",
+            GcMode::Preemptible => "host reads may run between GC steps (GC still precedes host writes)",
+        }
+    }
+
+    /// Where the mode comes from.
+    pub fn source(self) -> &'static str {
+        match self {
+            GcMode::Blocking => "SSDsim's GC (docs/model.md, transactions and arbitration)",
+            GcMode::Preemptible => {
+                "Lamina option, cf. semi-preemptible GC (Lee et al., ISPASS 2011); docs/model.md"
+            }
+        }
+    }
+}
+
 /// Chooses which queue a free die serves next. The engine consults it only when at least
 /// two queues are non-empty (with one, that queue is served).
 pub trait Arbiter: Send {
@@ -169,6 +200,35 @@ pub enum ArbiterKind {
 }
 
 impl ArbiterKind {
+    /// Every arbiter, in documentation order.
+    pub const ALL: [ArbiterKind; 2] = [ArbiterKind::ReadFirst, ArbiterKind::Fcfs];
+
+    /// The config name (`sched.arbiter`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ArbiterKind::ReadFirst => "read-first",
+            ArbiterKind::Fcfs => "fcfs",
+        }
+    }
+
+    /// One line on what the arbiter does (for `lamina policies`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            ArbiterKind::ReadFirst => "reads before writes, FCFS within a class",
+            ArbiterKind::Fcfs => "the oldest queue head first, whatever its class",
+        }
+    }
+
+    /// Where the arbiter comes from.
+    pub fn source(self) -> &'static str {
+        match self {
+            ArbiterKind::ReadFirst => {
+                "FR-FCFS read priority (Rixner et al., ISCA 2000), as in SSDsim and MQSim"
+            }
+            ArbiterKind::Fcfs => "plain first-come first-served (the textbook baseline)",
+        }
+    }
+
     /// Build the arbiter.
     pub fn build(self) -> Box<dyn Arbiter> {
         match self {
@@ -192,6 +252,25 @@ mod tests {
         let h = QueueHeads { read: None, write: Some(1), gc: None };
         assert_eq!(ReadFirst.pick(&h, GcMode::Preemptible), Some(Class::Write));
         assert_eq!(ReadFirst.pick(&QueueHeads::default(), GcMode::Blocking), None);
+    }
+
+    /// `lamina policies` prints `name()`: it must be the name the config accepts.
+    #[test]
+    fn listed_names_are_the_config_names() {
+        use serde::de::value::{Error, StrDeserializer};
+        fn parse<'de, T: Deserialize<'de>>(name: &'de str) -> T {
+            T::deserialize(StrDeserializer::<Error>::new(name)).expect(name)
+        }
+        for a in ArbiterKind::ALL {
+            assert_eq!(parse::<ArbiterKind>(a.name()), a);
+        }
+        for g in GcMode::ALL {
+            assert_eq!(parse::<GcMode>(g.name()), g);
+        }
+        for p in PlacementKind::ALL {
+            assert_eq!(parse::<PlacementKind>(p.name()), p);
+            assert!(!p.describe().is_empty() && !p.source().is_empty());
+        }
     }
 
     #[test]

@@ -288,6 +288,34 @@ impl PlacementKind {
         }
     }
 
+    /// One line on what the policy does (for `lamina policies`; details in docs/policies.md).
+    pub fn describe(self) -> &'static str {
+        match self {
+            PlacementKind::Static => "the FTL's static striping by LPN (the baseline)",
+            PlacementKind::WriteOrder => "round robin over dies, one sub-write per die in turn",
+            PlacementKind::Queue => "the die with the shortest queue (ties: rotating pointer)",
+            PlacementKind::State => "an idle die with the fewest cumulative writes",
+            PlacementKind::Dynamic => "SSDsim 2.x dynamic allocation: channel, chip, die, plane tokens",
+            PlacementKind::Uq => "an idle die on an idle channel, else wait in the undecided queue",
+            PlacementKind::Ocr => "chip redirection by estimated queue time, without layer awareness",
+            PlacementKind::Lacr => "layer-aware chip redirection by estimated queue time",
+        }
+    }
+
+    /// Where the policy comes from (paper and section; see docs/policies.md).
+    pub fn source(self) -> &'static str {
+        match self {
+            PlacementKind::Static => "SSDsim static allocation; Jin and Shin 2017, address-based binding",
+            PlacementKind::WriteOrder => "Jin and Shin 2017, §2 (its ref. [9])",
+            PlacementKind::Queue => "Jin and Shin 2017, §2 (Park et al. 2010)",
+            PlacementKind::State => "Jin and Shin 2017, §2 (Winata, Kim and Shin 2015)",
+            PlacementKind::Dynamic => "SSDsim 2.x dynamic allocation (Jin and Shin 2017, §4)",
+            PlacementKind::Uq => "Jin and Shin 2017, §3 (the proposal)",
+            PlacementKind::Ocr => "Xu, Du and Ding, IEEE Access 2021, §V-A",
+            PlacementKind::Lacr => "Xu, Du and Ding, IEEE Access 2021, §III–IV (the proposal)",
+        }
+    }
+
     /// True if the policy may defer a write (return `None`).
     pub fn may_defer(self) -> bool {
         matches!(self, PlacementKind::Dynamic | PlacementKind::Uq)

@@ -218,19 +218,24 @@ impl fmt::Display for TraceError {
                 f,
                 "{file}:{line}: request at {time_ns} ns comes after one at {released_ns} ns was already \
                  released: the trace is out of order by more than the reorder window of {window} requests \
-                 (raise `reorder_window`)"
+                 (raise it: --reorder-window N, or `trace.reorder_window`; at most {max})",
+                max = super::MAX_REORDER_WINDOW
             ),
             TraceError::LineTooLong { file, line, max_bytes } => {
                 write!(f, "{file}:{line}: line longer than {max_bytes} bytes (is this a trace?)")
             }
             TraceError::Io { file, source } => write!(f, "{file}: {source}"),
             TraceError::Detect { file, reason } => {
-                write!(f, "{file}: cannot tell the trace format: {reason}; name it with --format / `format`")
+                write!(
+                    f,
+                    "{file}: cannot tell the trace format: {reason}; name it with --format / `trace.format`"
+                )
             }
             TraceError::Options { key, message } => write!(f, "trace option `{key}`: {message}"),
             TraceError::TooManyErrors { file, count, max, last } => write!(
                 f,
-                "{file}: {count} bad lines exceed max_errors = {max} (on_error = \"skip\"); last: {last}"
+                "{file}: {count} bad lines exceed max_errors = {max} (on_error = \"skip\"; raise it: --max-errors N, \
+                 or `trace.max_errors`); last: {last}"
             ),
             TraceError::Empty { file, why } => write!(
                 f,

@@ -94,14 +94,18 @@ impl TraceInput {
         self.spool.is_some()
     }
 
+    /// The trace's file (the spool for a pipe), opened at its start.
+    pub fn file(&self) -> Result<File, TraceError> {
+        File::open(&self.path).map_err(|e| TraceError::io(&Arc::from(self.name.as_str()), e))
+    }
+
     /// A fresh reader from the start of the trace.
     pub fn reader(
         &self,
         opts: &TraceOptions,
         logical_capacity_bytes: u64,
     ) -> Result<TraceReader, TraceError> {
-        let file = File::open(&self.path).map_err(|e| TraceError::io(&Arc::from(self.name.as_str()), e))?;
-        TraceReader::from_reader(&self.name, file, None, opts, logical_capacity_bytes)
+        TraceReader::from_reader(&self.name, self.file()?, None, opts, logical_capacity_bytes)
     }
 }
 

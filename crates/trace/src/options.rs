@@ -23,7 +23,9 @@ pub const MAX_REORDER_WINDOW: u32 = 1 << 20;
 pub struct TraceOptions {
     /// Format override; `None` (absent) sniffs the first lines.
     pub format: Option<TraceFormat>,
-    /// Column mapping for `format = "generic"` (required then, refused otherwise).
+    /// Column mapping for `format = "generic"` (required then, refused otherwise): a
+    /// table, or the compact string `--generic` takes (so `--set trace.generic="…"` works).
+    #[serde(deserialize_with = "generic_table_or_compact")]
     pub generic: Option<GenericMapping>,
     /// Subtract the first replayed request's timestamp from all (default true).
     pub rebase: bool,
@@ -95,7 +97,10 @@ impl TraceOptions {
         }
         match (self.format, &self.generic) {
             (Some(TraceFormat::Generic), None) => {
-                return bad("generic", "format = \"generic\" needs a [trace.generic] column mapping".into());
+                return bad(
+                    "generic",
+                    "format = \"generic\" needs a column mapping (--generic SPEC, or `trace.generic`)".into(),
+                );
             }
             (f, Some(_)) if f != Some(TraceFormat::Generic) => {
                 return bad("generic", "a column mapping is only used with format = \"generic\"".into());
@@ -352,6 +357,33 @@ impl<'de> Deserialize<'de> for TimeScale {
         }
         d.deserialize_any(V)
     }
+}
+
+/// `[trace] generic` as a table or as the compact string form (`"delim=comma time=1:s …"`).
+fn generic_table_or_compact<'de, D: Deserializer<'de>>(d: D) -> Result<Option<GenericMapping>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Option<GenericMapping>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a column-mapping table or a string like \"time=1:s op=2:R/W offset=3 size=4\"")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            v.parse().map(Some).map_err(E::custom)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            GenericMapping::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Some)
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_any(V)
+        }
+    }
+    d.deserialize_any(V)
 }
 
 /// Column mapping for the `generic` format (1-based columns, like `cut` and `awk`).
@@ -695,6 +727,19 @@ mod tests {
         assert!("time=0:s op=1:r/w offset=2 size=3".parse::<GenericMapping>().is_err());
         assert!("time=1:s op=1:r/w offset=2 size=3".parse::<GenericMapping>().is_err());
         assert!("time=1:s op=2:r/r offset=3 size=4".parse::<GenericMapping>().is_err());
+    }
+
+    /// `--set trace.generic="…"` used to fail: the field only took a table.
+    #[test]
+    fn generic_mapping_is_accepted_as_a_compact_string() {
+        let o: TraceOptions =
+            toml::from_str("format = \"generic\"\ngeneric = \"time=1:s op=2:R/W offset=3 size=4\"").unwrap();
+        let table: TraceOptions = toml::from_str(&toml::to_string(&o).unwrap()).unwrap();
+        assert_eq!(o, table);
+        assert_eq!(o.generic.as_ref().unwrap().op.read, vec!["R".to_owned()]);
+        let e =
+            toml::from_str::<TraceOptions>("generic = \"time=0:s op=2:R/W offset=3 size=4\"").unwrap_err();
+        assert!(e.to_string().contains("1-based"), "{e}");
     }
 
     #[test]

@@ -106,6 +106,42 @@ const NOT_TRACES: &[(&[u8], &str)] = &[
     (b"SQLite format 3\0", "is an SQLite database, not a trace"),
 ];
 
+/// Records whether reading the file itself failed (as opposed to decoding it).
+struct NoteFailure {
+    inner: Source,
+    failed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Read for NoteFailure {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).inspect_err(|_| self.failed.store(true, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+/// A decoder's error that did not come from reading the file is corrupt compressed
+/// data: reported as `InvalidData` ("corrupt gzip data: …"), so callers can tell bad
+/// trace content from a failing disk (the CLI's exit code 2 versus 1).
+struct CorruptData {
+    inner: Source,
+    raw_failed: Arc<std::sync::atomic::AtomicBool>,
+    compression: Compression,
+}
+
+impl Read for CorruptData {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).map_err(|e| {
+            if self.raw_failed.load(std::sync::atomic::Ordering::Relaxed) {
+                e
+            } else {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("corrupt {} data: {e}", format!("{:?}", self.compression).to_lowercase()),
+                )
+            }
+        })
+    }
+}
+
 /// Detect compression by magic bytes and a tar container by its header; return the
 /// decompressed, unwrapped text stream. Archives and binaries that are not traces are
 /// named as such.
@@ -114,8 +150,10 @@ pub(crate) fn open_stream(name: &Arc<str>, mut raw: Source) -> Result<(Source, S
     if let Some((_, what)) = NOT_TRACES.iter().find(|(m, _)| magic.starts_with(m)) {
         return Err(TraceError::NotText { file: name.clone(), what: (*what).to_owned() });
     }
+    let raw_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let raw: Source = Box::new(NoteFailure { inner: raw, failed: raw_failed.clone() });
     let chained: Source = Box::new(Cursor::new(magic.clone()).chain(raw));
-    let (mut text, compression): (Source, Compression) = if magic.starts_with(&[0x1f, 0x8b]) {
+    let (text, compression): (Source, Compression) = if magic.starts_with(&[0x1f, 0x8b]) {
         (Box::new(flate2::read::MultiGzDecoder::new(chained)), Compression::Gzip)
     } else if magic.starts_with(b"BZh") {
         (Box::new(bzip2::read::MultiBzDecoder::new(chained)), Compression::Bzip2)
@@ -130,6 +168,11 @@ pub(crate) fn open_stream(name: &Arc<str>, mut raw: Source) -> Result<(Source, S
         (Box::new(liblzma::read::XzDecoder::new_stream(chained, stream)), Compression::Lzma)
     } else {
         (chained, Compression::None)
+    };
+    let mut text: Source = if compression == Compression::None {
+        text
+    } else {
+        Box::new(CorruptData { inner: text, raw_failed, compression })
     };
     let head = peek_n(&mut *text, 512).map_err(|e| TraceError::io(name, e))?;
     let is_tar = head.len() == 512 && is_tar_header(&head);

@@ -14,9 +14,12 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::exit::{Failure, Kind, kind_of, usage};
+use crate::out::{self, OutputFile, write_atomic};
 use std::time::Instant;
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
 use clap::Args;
 use rayon::prelude::*;
 
@@ -109,22 +112,6 @@ pub struct MergeArgs {
 const PLAN_FILE: &str = "plan.json";
 const RUNS_DIR: &str = "runs";
 
-/// Write `bytes` to `path` atomically: a temporary file unique to this process and call,
-/// then a rename (a reader sees the old file or the whole new one, never a torn one).
-fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    static SEQ: AtomicUsize = AtomicUsize::new(0);
-    let name = path.file_name().context("file name")?.to_string_lossy().into_owned();
-    let tmp = path.with_file_name(format!(
-        ".{name}.tmp.{}.{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
-    Ok(())
-}
-
 fn run_path(dir: &Path, key: &str) -> PathBuf {
     dir.join(RUNS_DIR).join(format!("{key}.json"))
 }
@@ -149,22 +136,50 @@ fn sibling(results: &Path, suffix: &str) -> PathBuf {
     results.with_file_name(format!("{stem}{suffix}"))
 }
 
-/// Write the tables next to `results` and print the comparison.
-fn write_tables(plan: &PlanInfo, reports: &[serde_json::Value], results: &Path) -> anyhow::Result<()> {
-    let t = table::build(plan, reports)?;
-    write_atomic(results, t.results_csv.as_bytes())?;
-    let mut written = vec![results.display().to_string()];
-    if plan.baseline.is_some() {
-        let csv = sibling(results, ".compare.csv");
-        let md = sibling(results, ".compare.md");
-        write_atomic(&csv, t.compare_csv.as_bytes())?;
-        write_atomic(&md, t.compare_md.as_bytes())?;
-        written.push(csv.display().to_string());
-        written.push(md.display().to_string());
-        print!("{}", t.compare_md);
+/// The table files of a sweep or merge, prepared (checked writable) before any work.
+struct TableFiles {
+    results: (PathBuf, OutputFile),
+    /// The comparison CSV and markdown, when the plan has a baseline.
+    compare: Option<[(PathBuf, OutputFile); 2]>,
+}
+
+impl TableFiles {
+    fn prepare(plan: &PlanInfo, results: &Path) -> anyhow::Result<TableFiles> {
+        let file = |p: PathBuf| -> anyhow::Result<(PathBuf, OutputFile)> {
+            let f = OutputFile::create(&p)?;
+            Ok((p, f))
+        };
+        let compare = match plan.baseline {
+            Some(_) => {
+                Some([file(sibling(results, ".compare.csv"))?, file(sibling(results, ".compare.md"))?])
+            }
+            None => None,
+        };
+        Ok(TableFiles { results: file(results.to_path_buf())?, compare })
     }
-    println!("tables: {}", written.join(", "));
-    Ok(())
+
+    /// Write the tables, print the comparison on standard output and the file names on
+    /// standard error.
+    fn write(self, plan: &PlanInfo, reports: &[serde_json::Value]) -> anyhow::Result<()> {
+        let t = table::build(plan, reports)?;
+        let mut written = Vec::new();
+        let mut put = |(path, mut f): (PathBuf, OutputFile), text: &str| -> anyhow::Result<()> {
+            f.write_all(text.as_bytes())?;
+            f.commit()?;
+            written.push(path.display().to_string());
+            Ok(())
+        };
+        put(self.results, &t.results_csv)?;
+        if let Some([csv, md]) = self.compare {
+            put(csv, &t.compare_csv)?;
+            put(md, &t.compare_md)?;
+        }
+        eprintln!("tables: {}", written.join(", "));
+        if plan.baseline.is_some() {
+            out::print(&t.compare_md)?;
+        }
+        Ok(())
+    }
 }
 
 /// Progress reporting: a bar on a terminal, one line per finished run otherwise.
@@ -238,12 +253,13 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             Some(r) => Some(r.clone()),
             None => std::env::var_os(spec::TRACE_ROOT_ENV).filter(|v| !v.is_empty()).map(PathBuf::from),
         };
-        print!("{}", slurm::script(&args.spec, &out, root.as_deref(), info, &opts)?);
-        return Ok(());
+        return out::print(&slurm::script(&args.spec, &out, root.as_deref(), info, &opts)?);
     }
 
-    std::fs::create_dir_all(out.join(RUNS_DIR)).with_context(|| format!("creating {}", out.display()))?;
+    std::fs::create_dir_all(out.join(RUNS_DIR))
+        .map_err(|e| usage(format!("output directory {}: {e}", out.display())))?;
     write_atomic(&out.join(PLAN_FILE), info.to_json().as_bytes())?;
+    let tables = TableFiles::prepare(info, &out.join("results.csv"))?;
 
     let mine: Vec<usize> = (0..info.runs.len()).filter(|&i| args.shard.is_none_or(|s| s.owns(i))).collect();
     let pending: Vec<usize> = mine
@@ -265,7 +281,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
 
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if threads == 0 {
-        bail!("--threads must be at least 1");
+        return Err(usage("--threads must be at least 1"));
     }
     let pool =
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().context("starting worker threads")?;
@@ -298,8 +314,8 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             .collect()
     });
     progress.end();
-    let failed: Vec<String> = results.into_iter().filter_map(|r| r.err().map(|e| format!("{e:#}"))).collect();
-    println!(
+    let failed: Vec<anyhow::Error> = results.into_iter().filter_map(Result::err).collect();
+    eprintln!(
         "sweep {}: {scope}; executed {}, skipped {earlier} (done earlier), failed {} in {:.1} s",
         info.name,
         pending.len() - failed.len(),
@@ -308,9 +324,19 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     );
     if !failed.is_empty() {
         for f in &failed {
-            eprintln!("error: {f}");
+            eprintln!("error: {f:#}");
         }
-        bail!("{} of {} runs failed (finished runs are kept; re-run to retry)", failed.len(), pending.len());
+        // The exit code of the most serious failure (verification beats bad input beats I/O).
+        let kind = failed.iter().map(kind_of).max().unwrap_or(Kind::Runtime);
+        return Err(Failure::new(
+            kind,
+            format!(
+                "{} of {} runs failed (finished runs are kept; re-run to retry)",
+                failed.len(),
+                pending.len()
+            ),
+        )
+        .into());
     }
     // Tabulate when every run of the sweep is in this directory (always so unsharded).
     let mut reports = Vec::with_capacity(info.runs.len());
@@ -319,7 +345,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             Some(v) => reports.push(v),
             None => {
                 let s = args.shard.expect("an unsharded sweep has every run");
-                println!(
+                eprintln!(
                     "shard {}/{} done; gather the shards with `lamina merge DIR... --out results.csv`",
                     s.k, s.n
                 );
@@ -327,7 +353,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             }
         }
     }
-    write_tables(info, &reports, &out.join("results.csv"))
+    tables.write(info, &reports)
 }
 
 /// Run `lamina merge`.
@@ -335,7 +361,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
     // Each directory once, however it was spelled.
     let mut dirs: Vec<PathBuf> = Vec::new();
     for d in &args.dirs {
-        let c = d.canonicalize().with_context(|| format!("{}: no such directory", d.display()))?;
+        let c = d.canonicalize().map_err(|e| usage(format!("{}: no such directory ({e})", d.display())))?;
         if !dirs.contains(&c) {
             dirs.push(c);
         }
@@ -350,20 +376,28 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
                 let plan: PlanInfo =
                     serde_json::from_str(&text).with_context(|| format!("reading {}", p.display()))?;
                 match &found {
-                    Some((q, other)) if other != &plan => bail!(
-                        "{} and {} hold different sweep plans; merge one sweep at a time (or pass --spec)",
-                        q.display(),
-                        p.display()
-                    ),
+                    Some((q, other)) if other != &plan => {
+                        return Err(usage(format!(
+                            "{} and {} hold different sweep plans; merge one sweep at a time (or pass --spec)",
+                            q.display(),
+                            p.display()
+                        )));
+                    }
                     Some(_) => {}
                     None => found = Some((p, plan)),
                 }
             }
             found
                 .map(|(_, p)| p)
-                .ok_or_else(|| anyhow!("none of the directories holds a {PLAN_FILE}; pass --spec"))?
+                .ok_or_else(|| usage(format!("none of the directories holds a {PLAN_FILE}; pass --spec")))?
         }
     };
+    // The output files before reading any report.
+    if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| usage(format!("output directory {}: {e}", parent.display())))?;
+    }
+    let tables = TableFiles::prepare(&plan, &args.out)?;
     // Every run file in every directory, by key.
     let mut where_: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
     for d in &dirs {
@@ -387,20 +421,16 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
             None | Some([]) => missing.push(r.index),
             Some([one]) => match load_report(one, &r.trace_digest) {
                 Some(v) => reports.push(v),
-                None => bail!(
-                    "{}: not a complete report of run {} (trace {})",
-                    one.display(),
-                    r.index,
-                    r.trace_digest
-                ),
+                None => {
+                    return Err(usage(format!(
+                        "{}: not a complete report of run {} (trace {})",
+                        one.display(),
+                        r.index,
+                        r.trace_digest
+                    )));
+                }
             },
-            Some(many) => {
-                duplicate.push(format!(
-                    "run {} in {}",
-                    r.index,
-                    many.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and ")
-                ));
-            }
+            Some(many) => duplicate.push((r.index, many)),
         }
     }
     let planned: std::collections::BTreeSet<&str> = plan.runs.iter().map(|r| r.key.as_str()).collect();
@@ -420,22 +450,42 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
         ));
     }
     if !duplicate.is_empty() {
-        problems.push(format!("{} duplicate run(s): {}", duplicate.len(), duplicate.join("; ")));
+        problems.push(duplicates_text(&duplicate));
     }
     if !problems.is_empty() {
-        bail!("merge of sweep {}: {}", plan.name, problems.join("; "));
+        return Err(usage(format!("merge of sweep {}: {}", plan.name, problems.join("; "))));
     }
-    if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    }
-    println!(
+    eprintln!(
         "merge {}: {} runs from {} director{}",
         plan.name,
         plan.runs.len(),
         dirs.len(),
         if dirs.len() == 1 { "y" } else { "ies" }
     );
-    write_tables(&plan, &reports, &args.out)
+    tables.write(&plan, &reports)
+}
+
+/// Duplicate runs shown in an error: the first few with their files, then a count
+/// (a whole sweep merged with a copy of itself would otherwise make a 25 KB line).
+fn duplicates_text(duplicate: &[(usize, &[PathBuf])]) -> String {
+    const SHOWN: usize = 3;
+    let shown: Vec<String> = duplicate
+        .iter()
+        .take(SHOWN)
+        .map(|(index, files)| {
+            let files: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+            format!("run {index} in {}", files.join(" and "))
+        })
+        .collect();
+    let more = match duplicate.len().saturating_sub(SHOWN) {
+        0 => String::new(),
+        n => format!("; … and {n} more"),
+    };
+    format!(
+        "{} duplicate run(s) (a run's report in more than one directory; remove the extra copies): {}{more}",
+        duplicate.len(),
+        shown.join("; ")
+    )
 }
 
 #[cfg(test)]
@@ -457,13 +507,19 @@ mod tests {
     }
 
     #[test]
-    fn atomic_writes_leave_no_temporary_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("x.json");
-        write_atomic(&p, b"one").unwrap();
-        write_atomic(&p, b"two").unwrap();
-        assert_eq!(std::fs::read(&p).unwrap(), b"two");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        assert_eq!(sibling(&p, ".compare.md"), dir.path().join("x.compare.md"));
+    fn comparison_files_sit_beside_the_results() {
+        let p = Path::new("out/x.csv");
+        assert_eq!(sibling(p, ".compare.md"), Path::new("out/x.compare.md"));
+    }
+
+    #[test]
+    fn duplicate_runs_are_summarised() {
+        let files = [PathBuf::from("a/runs/k.json"), PathBuf::from("b/runs/k.json")];
+        let dups: Vec<(usize, &[PathBuf])> = (0..500).map(|i| (i, &files[..])).collect();
+        let text = duplicates_text(&dups);
+        assert!(text.starts_with("500 duplicate run(s)"), "{text}");
+        assert!(text.contains("run 2 in a/runs/k.json and b/runs/k.json; … and 497 more"), "{text}");
+        assert!(text.len() < 400, "{text}");
+        assert!(!duplicates_text(&dups[..1]).contains("… and"));
     }
 }

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use lamina_engine::config::{ConfigBuilder, SimConfig};
@@ -173,8 +173,10 @@ fn spec_dir(spec_path: &Path) -> PathBuf {
 
 /// Read and parse a spec file.
 pub fn read_spec(path: &Path) -> anyhow::Result<SpecFile> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading spec {}", path.display()))?;
-    toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", path.display()))
+    // A missing or malformed spec is bad input (exit code 2).
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| crate::exit::usage(format!("reading spec {}: {e}", path.display())))?;
+    toml::from_str(&text).map_err(|e| crate::exit::usage(format!("{}: {e}", path.display())))
 }
 
 /// The text of a value in a table: strings bare, everything else as TOML.

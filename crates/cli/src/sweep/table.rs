@@ -57,14 +57,22 @@ fn metric(report: &serde_json::Value, path: &str, key: &str) -> anyhow::Result<C
     })
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
-}
+/// A CSV table being built (RFC 4180 quoting by the `csv` crate, `\n` line ends).
+struct Csv(csv::Writer<Vec<u8>>);
 
-fn csv_line(out: &mut String, fields: &[String]) {
-    let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-    out.push_str(&line.join(","));
-    out.push('\n');
+impl Csv {
+    fn new() -> Csv {
+        Csv(csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new()))
+    }
+
+    fn row(&mut self, fields: &[String]) -> anyhow::Result<()> {
+        self.0.write_record(fields).context("formatting a CSV row")
+    }
+
+    fn finish(self) -> anyhow::Result<String> {
+        let bytes = self.0.into_inner().map_err(|e| anyhow::anyhow!("formatting CSV: {}", e.error()))?;
+        String::from_utf8(bytes).context("CSV is UTF-8")
+    }
 }
 
 fn md_cell(s: &str) -> String {
@@ -86,7 +94,7 @@ pub fn build(plan: &PlanInfo, reports: &[serde_json::Value]) -> anyhow::Result<T
     }
     let seed_is_axis = plan.axes.iter().any(|a| a == "seed");
 
-    let mut results_csv = String::new();
+    let mut results_csv = Csv::new();
     let mut header = vec!["run".to_owned()];
     header.extend(plan.axes.iter().cloned());
     if !seed_is_axis {
@@ -94,7 +102,7 @@ pub fn build(plan: &PlanInfo, reports: &[serde_json::Value]) -> anyhow::Result<T
     }
     header.extend(plan.metrics.iter().cloned());
     header.push("key".into());
-    csv_line(&mut results_csv, &header);
+    results_csv.row(&header)?;
     for (run, row) in plan.runs.iter().zip(&cells) {
         let mut f = vec![run.index.to_string()];
         f.extend(run.labels.iter().cloned());
@@ -103,14 +111,14 @@ pub fn build(plan: &PlanInfo, reports: &[serde_json::Value]) -> anyhow::Result<T
         }
         f.extend(row.iter().map(|c| c.text().to_owned()));
         f.push(run.key.clone());
-        csv_line(&mut results_csv, &f);
+        results_csv.row(&f)?;
     }
 
     let (compare_csv, compare_md) = match &plan.baseline {
         None => (String::new(), String::new()),
         Some(b) => compare(plan, &cells, &b.axis, &b.label)?,
     };
-    Ok(Tables { results_csv, compare_csv, compare_md })
+    Ok(Tables { results_csv: results_csv.finish()?, compare_csv, compare_md })
 }
 
 /// Rows: combinations of the other axes, in plan order; columns: the baseline axis's
@@ -148,11 +156,11 @@ fn compare(
     let other_axes: Vec<String> =
         plan.axes.iter().enumerate().filter(|&(k, _)| k != ax).map(|(_, a)| a.clone()).collect();
 
-    let mut csv = String::new();
+    let mut csv = Csv::new();
     let mut header = other_axes.clone();
     header.push("metric".into());
     header.extend(columns.iter().cloned());
-    csv_line(&mut csv, &header);
+    csv.row(&header)?;
 
     let mut md = String::new();
     let _ = writeln!(md, "# {}: relative to {axis} = {base_label}\n", plan.name);
@@ -190,7 +198,7 @@ fn compare(
             let mut f = other.clone();
             f.push(metric.clone());
             f.extend(texts.iter().cloned());
-            csv_line(&mut csv, &f);
+            csv.row(&f)?;
             let mut mdrow: Vec<String> = other.iter().map(|o| md_cell(o)).collect();
             mdrow.extend(texts);
             let _ = writeln!(md, "| {} |", mdrow.join(" | "));
@@ -211,7 +219,7 @@ fn compare(
         }
         let _ = writeln!(md);
     }
-    Ok((csv, md))
+    Ok((csv.finish()?, md))
 }
 
 #[cfg(test)]
@@ -221,9 +229,9 @@ mod tests {
 
     #[test]
     fn csv_fields_are_quoted_only_when_needed() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        let mut c = Csv::new();
+        c.row(&["plain".into(), "a,b".into(), "say \"hi\"".into(), "two\nlines".into()]).unwrap();
+        assert_eq!(c.finish().unwrap(), "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\"\n");
     }
 
     /// Two policies × two traces: ratios by hand, baseline column 1, geometric mean row.

@@ -1,0 +1,171 @@
+//! Everything the CLI writes: standard output (a closed pipe ends the command quietly)
+//! and output files (checked before any work, written atomically).
+//!
+//! An output path is *prepared* when the command starts ([`OutputFile::create`]): a
+//! temporary file is created beside it, which proves the directory exists and is
+//! writable before a long simulation runs. The content goes to the temporary file and
+//! [`OutputFile::commit`] renames it over the path, so a reader sees the old file or the
+//! whole new one, never a torn one. `-` is standard output; an existing non-regular file
+//! (`/dev/stdout`, a FIFO) is opened and written in place.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use crate::exit::{Failure, Kind};
+
+/// Standard output was closed by its reader (`lamina presets | head -1`): the command
+/// stops writing and exits successfully and silently.
+#[derive(Debug, thiserror::Error)]
+#[error("standard output closed")]
+pub struct ClosedStdout;
+
+/// Map a write error on standard output: a closed pipe becomes [`ClosedStdout`].
+pub fn stdout_error(e: io::Error) -> anyhow::Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        ClosedStdout.into()
+    } else {
+        anyhow::Error::new(e).context("writing to standard output")
+    }
+}
+
+/// Print `text` to standard output (no newline added) and flush.
+pub fn print(text: &str) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(stdout_error)
+}
+
+/// An output file prepared before the work that fills it.
+pub struct OutputFile {
+    target: Target,
+    /// The path as the user gave it (for messages).
+    shown: String,
+}
+
+enum Target {
+    Stdout(io::Stdout),
+    /// An existing non-regular file, written in place.
+    Direct(File),
+    /// A temporary file beside the final path, renamed over it by `commit`.
+    Atomic(tempfile::NamedTempFile, PathBuf),
+}
+
+impl OutputFile {
+    /// Prepare `path` for writing (`-` = standard output). Fails — as bad input, exit
+    /// code 2 — if the directory does not exist, is not writable, or `path` is a directory.
+    pub fn create(path: &Path) -> anyhow::Result<OutputFile> {
+        let shown = path.display().to_string();
+        let bad = |what: String| Failure::new(Kind::Usage, format!("output {shown}: {what}"));
+        if path.as_os_str() == "-" {
+            return Ok(OutputFile { target: Target::Stdout(io::stdout()), shown: "standard output".into() });
+        }
+        if let Ok(meta) = std::fs::metadata(path) {
+            if meta.is_dir() {
+                return Err(bad("is a directory".into()).into());
+            }
+            if !meta.is_file() {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| bad(format!("cannot open for writing: {e}")))?;
+                return Ok(OutputFile { target: Target::Direct(f), shown });
+            }
+        }
+        let name = path.file_name().ok_or_else(|| bad("not a file name".into()))?;
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if !dir.is_dir() {
+            return Err(bad(format!("directory {} does not exist", dir.display())).into());
+        }
+        let prefix = format!(".{}.", name.to_string_lossy());
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        // An ordinary file's mode (0666 less the umask), not a temporary file's 0600.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let tmp = builder
+            .tempfile_in(&dir)
+            .map_err(|e| bad(format!("cannot create a file in {}: {e}", dir.display())))?;
+        Ok(OutputFile { target: Target::Atomic(tmp, path.to_path_buf()), shown })
+    }
+
+    /// Where the content goes until [`OutputFile::commit`].
+    pub fn writer(&mut self) -> &mut dyn Write {
+        match &mut self.target {
+            Target::Stdout(s) => s,
+            Target::Direct(f) => f,
+            Target::Atomic(t, _) => t.as_file_mut(),
+        }
+    }
+
+    /// Write all of `bytes`.
+    pub fn write_all(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        let shown = self.shown.clone();
+        let is_stdout = matches!(self.target, Target::Stdout(_));
+        self.writer().write_all(bytes).map_err(|e| write_error(e, is_stdout, &shown))
+    }
+
+    /// Flush and put the file in place (for a regular file: rename over the path).
+    pub fn commit(mut self) -> anyhow::Result<()> {
+        let shown = self.shown.clone();
+        let is_stdout = matches!(self.target, Target::Stdout(_));
+        self.writer().flush().map_err(|e| write_error(e, is_stdout, &shown))?;
+        match self.target {
+            Target::Stdout(_) => Ok(()),
+            Target::Direct(_) => Ok(()),
+            Target::Atomic(t, path) => {
+                t.persist(&path).map_err(|e| e.error).with_context(|| format!("writing {shown}"))?;
+                Ok(())
+            }
+        }
+    }
+}
+
+fn write_error(e: io::Error, is_stdout: bool, shown: &str) -> anyhow::Error {
+    if is_stdout { stdout_error(e) } else { anyhow::Error::new(e).context(format!("writing {shown}")) }
+}
+
+/// Write `bytes` to `path` atomically (see the module docs): the one atomic-write helper.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut f = OutputFile::create(path)?;
+    f.write_all(bytes)?;
+    f.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_writes_replace_whole_files_and_leave_no_temporaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_prepared_file_appears_only_on_commit_and_bad_paths_fail_up_front() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        let mut f = OutputFile::create(&p).unwrap();
+        f.write_all(b"{}").unwrap();
+        assert!(!p.exists(), "nothing at the path before commit");
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"{}");
+        let missing = dir.path().join("no/such/dir/r.json");
+        let e = OutputFile::create(&missing).err().unwrap().to_string();
+        assert!(e.contains("does not exist"), "{e}");
+        let e = OutputFile::create(dir.path()).err().unwrap().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+        // A dropped, uncommitted file leaves nothing behind.
+        drop(OutputFile::create(&dir.path().join("gone.json")).unwrap());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
