@@ -283,6 +283,28 @@ fn an_interrupted_sweep_resumes_without_repeating_finished_runs() {
 }
 
 #[test]
+fn a_seed_axis_that_cannot_change_results_is_flagged() {
+    // Issue #8 item 5: a sweep over seeds of configurations that draw no random numbers
+    // silently repeated identical runs.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = small_spec(dir.path());
+    let base = std::fs::read_to_string(&spec).unwrap();
+    let stderr_of = |text: String| {
+        let s = dir.path().join("seeds.toml");
+        std::fs::write(&s, text).unwrap();
+        let out = lamina().arg("sweep").arg(&s).arg("--list").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = stderr_of(format!("seeds = [1, 2]\n{base}"));
+    assert!(
+        err.contains("warning: the seed axis has 2 values, but 32 of 32 runs draw no random numbers"),
+        "{err}"
+    );
+    assert!(!stderr_of(base.clone()).contains("seed axis"), "no seed axis, no warning");
+}
+
+#[test]
 fn runs_are_keyed_by_what_determines_them() {
     let dir = tempfile::tempdir().unwrap();
     let spec = small_spec(dir.path());

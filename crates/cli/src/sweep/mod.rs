@@ -126,7 +126,11 @@ fn load_report(path: &Path, digest: &str) -> Option<serde_json::Value> {
 fn plan_for(spec_path: &Path, trace_root_flag: Option<&Path>) -> anyhow::Result<Plan> {
     let spec = spec::read_spec(spec_path)?;
     let root = spec::trace_root(spec_path, &spec, trace_root_flag);
-    Plan::from_spec(spec_path, &spec, &root)
+    let plan = Plan::from_spec(spec_path, &spec, &root)?;
+    for w in &plan.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(plan)
 }
 
 /// Where the comparison files of `results` go.

@@ -96,6 +96,8 @@ pub struct Plan {
     pub info: PlanInfo,
     /// Per-run execution details, parallel to `info.runs`.
     pub runs: Vec<RunExec>,
+    /// What the user should know before running it (printed on stderr).
+    pub warnings: Vec<String>,
 }
 
 /// What `plan.json` records: enough to tabulate and to check completeness without the
@@ -417,7 +419,19 @@ impl Plan {
             baseline,
             runs: info_runs,
         };
-        Ok(Plan { info, runs: execs })
+        let mut warnings = Vec::new();
+        let blind = execs.iter().filter(|r| !r.cfg.seed_matters()).count();
+        if spec.seeds.len() > 1 && blind > 0 {
+            // Issue #8 item 5: a seed axis over configurations that draw no random
+            // numbers repeats identical runs.
+            warnings.push(format!(
+                "the seed axis has {} values, but {blind} of {} runs draw no random numbers (only [precondition] does), \
+                 so their seeds give identical results: add a [precondition] section or drop the seed axis",
+                spec.seeds.len(),
+                execs.len()
+            ));
+        }
+        Ok(Plan { info, runs: execs, warnings })
     }
 }
 

@@ -53,6 +53,8 @@ fn metric(report: &serde_json::Value, path: &str, key: &str) -> anyhow::Result<C
         serde_json::Value::Number(n) => Cell::Num(n.as_f64().unwrap_or(f64::NAN), n.to_string()),
         serde_json::Value::String(s) => Cell::Text(s.clone()),
         serde_json::Value::Bool(b) => Cell::Text(b.to_string()),
+        // An undefined metric (e.g. WAF of a read-only trace).
+        serde_json::Value::Null => Cell::Text("n/a".into()),
         _ => bail!("metric {path:?} of run {key} is not a number, string or bool"),
     })
 }
@@ -232,6 +234,14 @@ mod tests {
         let mut c = Csv::new();
         c.row(&["plain".into(), "a,b".into(), "say \"hi\"".into(), "two\nlines".into()]).unwrap();
         assert_eq!(c.finish().unwrap(), "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\"\n");
+    }
+
+    #[test]
+    fn an_undefined_metric_is_na_not_an_error() {
+        // The WAF of a read-only trace is null in the report (issue #8 item 6).
+        let r = serde_json::json!({ "waf": null, "read": { "p99_ns": 5 } });
+        assert_eq!(metric(&r, "waf", "k").unwrap().text(), "n/a");
+        assert_eq!(metric(&r, "read.p99_ns", "k").unwrap().text(), "5");
     }
 
     /// Two policies × two traces: ratios by hand, baseline column 1, geometric mean row.
