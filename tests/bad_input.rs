@@ -461,7 +461,7 @@ const MAIN: &[Case] = &[
                 "--set",
                 "nand.geometry.blocks_per_plane=131072",
                 "--set",
-                "nand.geometry.pages_per_block=1024",
+                "nand.geometry.pages_per_block=1536",
                 "@demo",
             ],
             &["nand.geometry.blocks_per_plane", "limit of 16.0 GiB"],

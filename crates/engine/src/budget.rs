@@ -84,7 +84,7 @@ const SCHED_UNIT: u64 = 4;
 /// `LpnTable` chunk directory entry (`Option<Box<[T; CHUNK]>>`).
 const TABLE_SLOT: u64 = 8;
 /// Write-buffer slot (`buffer::Slot`) plus its free-list entry.
-const BUFFER_SLOT: u64 = 32 + 4;
+const BUFFER_SLOT: u64 = crate::buffer::SLOT_BYTES as u64 + 4;
 
 /// One part of the budget.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -285,7 +285,9 @@ pub fn estimate(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64, builti
         );
     }
     if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
-        push("host.unwritten_reads", "prefill bitmap", (0, table(1).1));
+        // One bit per logical page (`LpnBits`: 64-bit words in lazily allocated chunks).
+        let words = logical_pages.div_ceil(64);
+        push("host.unwritten_reads", "prefill bitmap", (0, words.div_ceil(CHUNK) * (TABLE_SLOT + CHUNK * 8)));
     }
     MemoryBudget { items }
 }

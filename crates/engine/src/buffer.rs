@@ -71,6 +71,9 @@ struct Slot {
     next: u32,
 }
 
+/// Bytes of one slot (for the memory budget).
+pub(crate) const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+
 /// Outcome of putting a page into the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Put {

@@ -127,7 +127,7 @@ impl Simulation {
     where
         I: Iterator<Item = Result<IoRequest, TraceError>>,
     {
-        let mut seen = LpnTable::new(self.logical_pages(), false);
+        let mut seen = crate::table::LpnBits::new(self.logical_pages());
         let ps = self.geo.page_size_bytes() as u64;
         let lp = self.logical_pages();
         let mut versions = self.take_versions();

@@ -13,6 +13,14 @@ use lamina_engine::budget::{MemoryLimit, estimate};
 use lamina_engine::config::{ConfigBuilder, SimConfig};
 use lamina_engine::{BuildError, SimulationBuilder};
 
+/// The tests here read the process's resident memory, which tests running in parallel
+/// in the same process would disturb: each takes this lock first.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn cfg(preset: &str, sets: &[&str]) -> SimConfig {
     let mut b = ConfigBuilder::new().preset(preset).unwrap();
     for s in sets {
@@ -72,14 +80,15 @@ const REFUSED: &[Case] = &[
     (
         "die-binding-4x2",
         &["nand.geometry.blocks_per_plane=131072", "nand.geometry.pages_per_block=1024"],
-        16 * GIB,
-        &["nand.geometry.blocks_per_plane", "FTL forward and reverse maps", "limit of 16.0 GiB"],
+        8 * GIB,
+        &["nand.geometry.blocks_per_plane", "FTL forward and reverse maps", "limit of 8.0 GiB"],
     ),
 ];
 
 #[test]
 #[allow(clippy::disallowed_methods)] // the test's own wall-clock limit, not simulated time
 fn impossible_configurations_are_refused_before_allocating() {
+    let _serial = serial();
     for (preset, sets, limit, wants) in REFUSED {
         let c = cfg(preset, sets);
         let start = Instant::now();
@@ -101,6 +110,7 @@ fn impossible_configurations_are_refused_before_allocating() {
 
 #[test]
 fn every_preset_fits_a_modest_machine_and_the_buffer_may_equal_the_device() {
+    let _serial = serial();
     for p in lamina_nand_model::presets() {
         let c = cfg(p.name, &["host.verify=true"]);
         let g = c.nand.geometry.validate().unwrap();
@@ -126,6 +136,7 @@ fn every_preset_fits_a_modest_machine_and_the_buffer_may_equal_the_device() {
 
 #[test]
 fn the_estimate_grows_with_what_drives_it() {
+    let _serial = serial();
     let full = |sets: &[&str]| {
         let c = cfg("die-binding-4x2", sets);
         let g = c.nand.geometry.validate().unwrap();
@@ -151,6 +162,7 @@ fn the_estimate_grows_with_what_drives_it() {
 /// structure grows (or shrinks) without `budget.rs` following.
 #[test]
 fn the_full_footprint_estimate_matches_resident_memory() {
+    let _serial = serial();
     use lamina_engine::trace::{IoOp, IoRequest};
     let c = cfg("die-binding-4x2", &["nand.geometry.blocks_per_plane=4096", "host.verify=true"]);
     let g = c.nand.geometry.validate().unwrap();
