@@ -275,6 +275,32 @@ fn failed_json_write_does_not_hide_the_summary() {
 /// Item 14: no preset and no [nand] section runs on the documented default device, and
 /// says so on stderr and in the report's config.
 #[test]
+fn the_summary_names_where_the_config_came_from() {
+    // Issue #8 item 16: the summary names the device and its config source.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("my.toml");
+    std::fs::write(&cfg, "[host]\nqueue_depth = 8\n").unwrap();
+    let out = lamina()
+        .args(["run", "--preset", "mbm", "--config"])
+        .arg(&cfg)
+        .args(["--seed", "3", "--set", "buffer.size_bytes=1048576", "--reorder-window", "64"])
+        .arg(root().join("traces/demo.trace"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let want = format!(
+        "  config: preset mbm < file {} < --seed 3 < trace flag trace.reorder_window=64 < --set buffer.size_bytes=1048576",
+        cfg.display()
+    );
+    assert!(text.lines().any(|l| l == want), "{text}");
+    assert!(
+        text.contains("device mbm: 4 ch × 2 chips") && text.contains("host open loop, queue depth 8"),
+        "{text}"
+    );
+}
+
+#[test]
 fn no_device_runs_on_the_default_device() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
@@ -290,6 +316,7 @@ fn no_device_runs_on_the_default_device() {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["config"]["preset"], "mqsim-default");
     assert_eq!(v["config"]["nand"]["geometry"]["channels"], 8);
+    assert_eq!(v["config_sources"], serde_json::json!(["default preset mqsim-default"]));
     // A config that names the device gets no default and no note.
     let cfg = dir.path().join("c.toml");
     std::fs::write(&cfg, "preset = \"mbm\"\n").unwrap();

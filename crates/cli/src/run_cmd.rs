@@ -73,32 +73,42 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         files.push((path.display().to_string(), text));
     }
     let mut b = ConfigBuilder::new();
+    // Where the config comes from, lowest precedence first (issue #8 item 16).
+    let mut sources = Vec::new();
     if let Some(p) = &args.preset {
         b = b.preset(p)?;
+        sources.push(format!("preset {p}"));
     } else if !names_a_device(&args, &files) {
         eprintln!(
             "note: no preset or [nand] section given; simulating the default device {DEFAULT_PRESET} \
              (MQSim's default SSD; choose another with --preset, see `lamina presets`)"
         );
         b = b.preset(DEFAULT_PRESET)?;
+        sources.push(format!("default preset {DEFAULT_PRESET}"));
     }
     for (name, text) in &files {
         b = b.toml(name, text)?;
+        sources.push(format!("file {name}"));
     }
     if let Some(seed) = args.seed {
         b = b.set(&format!("seed={seed}"))?;
+        sources.push(format!("--seed {seed}"));
     }
     if args.verify {
         b = b.set("host.verify=true")?;
+        sources.push("--verify".into());
     }
     for s in args.trace_opts.config_sets()? {
         b = b.set(&s)?;
+        sources.push(format!("trace flag {s}"));
     }
     for s in &args.sets {
         b = b.set(s)?;
+        sources.push(format!("--set {s}"));
     }
     let cfg = b.build()?;
-    let report = replay(&cfg, &args.trace)?;
+    let mut report = replay(&cfg, &args.trace)?;
+    report.config_sources = sources;
     // The summary first: a failed JSON write must not hide the results (and a closed
     // standard output must not lose the JSON).
     let printed = if args.quiet { Ok(()) } else { out::print(&report.to_text()) };

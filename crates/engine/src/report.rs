@@ -266,6 +266,10 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// The resolved configuration.
     pub config: serde_json::Value,
+    /// Where the configuration came from, in precedence order (lowest first), e.g.
+    /// `preset mbm`, `file my.toml`, `--set buffer.size_bytes=…`; filled by the caller
+    /// that assembled it (`lamina run` does), empty otherwise.
+    pub config_sources: Vec<String>,
     /// The simulated device, in words.
     pub device: DeviceSummary,
     /// The trace.
@@ -344,6 +348,9 @@ impl Report {
             "  ftl {}; placement {}; {}; host {}; buffer {}",
             d.ftl, d.placement, d.scheduler, d.host, d.buffer
         );
+        if !self.config_sources.is_empty() {
+            let _ = writeln!(s, "  config: {}", self.config_sources.join(" < "));
+        }
         if let Some(p) = &self.precondition {
             let _ = writeln!(
                 s,

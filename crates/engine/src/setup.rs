@@ -320,6 +320,7 @@ impl Simulation {
             seed: self.cfg.seed,
             warnings: self.warnings(),
             config: serde_json::to_value(&self.cfg).expect("config serializes"),
+            config_sources: Vec::new(),
             device: self.device_summary(),
             trace,
             precondition: self.preconditioned.clone(),
