@@ -34,10 +34,26 @@ const NIL: u32 = u32::MAX;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum State {
     Free,
+    /// Resident, on the dirty list.
     Dirty,
+    /// Resident, on the clean list.
     Clean,
-    /// Program in flight; `resident` tells flushing ahead (true) from staged (false).
-    Flushing,
+    /// Resident, program in flight (flush-ahead or idle flush), on the ahead list.
+    Ahead,
+    /// Evicted, program in flight; outside the capacity, on no list.
+    Staged,
+}
+
+impl State {
+    /// Counts against the capacity.
+    fn resident(self) -> bool {
+        matches!(self, State::Dirty | State::Clean | State::Ahead)
+    }
+
+    /// A program of the slot's data is in flight.
+    fn flushing(self) -> bool {
+        matches!(self, State::Ahead | State::Staged)
+    }
 }
 
 /// The list a slot is on.
@@ -53,10 +69,6 @@ enum ListId {
 struct Slot {
     lpn: u64,
     state: State,
-    /// Counts against the capacity.
-    resident: bool,
-    /// On the `Ahead` list (a resident flushing slot).
-    on_ahead: bool,
     /// Flushing only: a host write re-dirtied the page; it becomes dirty when done.
     redirty: bool,
     /// Flushing only: the page was trimmed; the engine unmaps it again when done.
@@ -242,12 +254,11 @@ impl WriteBuffer {
 
     /// The list a slot in `state` is on, if any.
     fn list_of(&self, s: u32) -> Option<ListId> {
-        let slot = &self.slots[s as usize];
-        match slot.state {
+        match self.slots[s as usize].state {
             State::Dirty => Some(ListId::Dirty),
             State::Clean => Some(ListId::Clean),
-            State::Flushing if slot.on_ahead => Some(ListId::Ahead),
-            State::Flushing | State::Free => None,
+            State::Ahead => Some(ListId::Ahead),
+            State::Staged | State::Free => None,
         }
     }
 
@@ -289,7 +300,7 @@ impl WriteBuffer {
             }
         }
         let s = self.alloc();
-        self.slots[s as usize] = Slot { lpn, state: State::Dirty, resident: true, mask, ..Self::FREE_SLOT };
+        self.slots[s as usize] = Slot { lpn, state: State::Dirty, mask, ..Self::FREE_SLOT };
         self.resident += 1;
         self.index.set(lpn, s);
         self.push_front(s, ListId::Dirty);
@@ -300,8 +311,6 @@ impl WriteBuffer {
     const FREE_SLOT: Slot = Slot {
         lpn: 0,
         state: State::Free,
-        resident: false,
-        on_ahead: false,
         redirty: false,
         trimmed: false,
         mask: 0,
@@ -324,7 +333,7 @@ impl WriteBuffer {
     /// Free slot `s` (already off every list) and forget its page.
     fn release(&mut self, s: u32) {
         let slot = self.slots[s as usize];
-        if slot.resident {
+        if slot.state.resident() {
             self.resident -= 1;
         }
         self.index.set(slot.lpn, NIL);
@@ -344,10 +353,10 @@ impl WriteBuffer {
             }
             Some(ListId::Ahead) | None => {
                 let slot = &mut self.slots[s as usize];
-                assert_eq!(slot.state, State::Flushing, "indexed slot {s} is free");
+                assert!(slot.state.flushing(), "indexed slot {s} is free");
                 // After a trim only the new units are valid.
                 slot.mask = if slot.trimmed && !slot.redirty { mask } else { slot.mask | mask };
-                if !slot.redirty && slot.on_ahead {
+                if !slot.redirty && slot.state == State::Ahead {
                     self.ahead_redirty += 1;
                 }
                 slot.redirty = true;
@@ -355,37 +364,43 @@ impl WriteBuffer {
         }
     }
 
-    /// Start the program of dirty slot `s` (off its list); it stays resident.
-    fn start_flush(&mut self, s: u32, flushes: &mut Vec<Flush>) {
+    /// Start the program of the least recently used dirty page; it becomes `to` (`Ahead`,
+    /// on the ahead list, or `Staged`, out of the capacity). `None` if nothing is dirty.
+    fn flush_lru_dirty(&mut self, to: State, flushes: &mut Vec<Flush>) -> Option<u32> {
+        let s = self.dirty.tail;
+        if s == NIL {
+            return None;
+        }
+        self.unlink(s, ListId::Dirty);
         let slot = &mut self.slots[s as usize];
-        slot.state = State::Flushing;
+        slot.state = to;
         slot.redirty = false;
         flushes.push(Flush { lpn: slot.lpn, mask: slot.mask, slot: s });
+        match to {
+            State::Ahead => self.push_front(s, ListId::Ahead),
+            State::Staged => self.resident -= 1,
+            _ => unreachable!("a flush makes a slot Ahead or Staged, not {to:?}"),
+        }
+        Some(s)
     }
 
     /// Make room for one page: stage the oldest flush in flight, else start flushing
     /// the least recently used dirty page and stage it. Returns the staged slot.
     fn evict(&mut self, flushes: &mut Vec<Flush>) -> u32 {
         self.counters.evictions += 1;
-        let s = if self.ahead.tail != NIL {
-            let s = self.ahead.tail;
-            self.unlink(s, ListId::Ahead);
-            self.slots[s as usize].on_ahead = false;
-            if self.slots[s as usize].redirty {
-                self.ahead_redirty -= 1;
-            }
-            s
-        } else {
-            let s = self.dirty.tail;
+        let s = self.ahead.tail;
+        if s == NIL {
             // Every resident slot is dirty, clean or flushing ahead; clean ones were
             // taken first and a full buffer has no free slot.
-            assert!(s != NIL, "a full buffer with nothing dirty or flushing ahead");
-            self.unlink(s, ListId::Dirty);
-            self.start_flush(s, flushes);
+            let s = self.flush_lru_dirty(State::Staged, flushes);
             self.counters.eviction_flushes += 1;
-            s
-        };
-        self.slots[s as usize].resident = false;
+            return s.expect("a full buffer with nothing dirty or flushing ahead");
+        }
+        self.unlink(s, ListId::Ahead);
+        if self.slots[s as usize].redirty {
+            self.ahead_redirty -= 1;
+        }
+        self.slots[s as usize].state = State::Staged;
         self.resident -= 1;
         s
     }
@@ -394,22 +409,9 @@ impl WriteBuffer {
     /// when that page's DRAM transfer completes.
     pub fn set_waiter(&mut self, victim: u32, req: u32, ready: SimTime) {
         let slot = &mut self.slots[victim as usize];
-        assert!(slot.state == State::Flushing && !slot.resident && slot.waiter == NIL, "bad victim {victim}");
+        assert!(slot.state == State::Staged && slot.waiter == NIL, "bad victim {victim}");
         slot.waiter = req;
         slot.ready = ready;
-    }
-
-    /// Start flushing the least recently used dirty page as a resident flush.
-    fn flush_lru_ahead(&mut self, flushes: &mut Vec<Flush>) -> bool {
-        let s = self.dirty.tail;
-        if s == NIL {
-            return false;
-        }
-        self.unlink(s, ListId::Dirty);
-        self.start_flush(s, flushes);
-        self.slots[s as usize].on_ahead = true;
-        self.push_front(s, ListId::Ahead);
-        true
     }
 
     /// Resident slots reclaimable now or when their in-flight flush completes.
@@ -419,14 +421,14 @@ impl WriteBuffer {
 
     /// Keep at least `watermark` slots free, clean or flushing ahead.
     fn flush_ahead(&mut self, flushes: &mut Vec<Flush>) {
-        while self.reclaimable() < self.watermark && self.flush_lru_ahead(flushes) {
+        while self.reclaimable() < self.watermark && self.flush_lru_dirty(State::Ahead, flushes).is_some() {
             self.counters.ahead_flushes += 1;
         }
     }
 
     /// Flush every dirty page (idle flush).
     pub fn flush_all(&mut self, flushes: &mut Vec<Flush>) {
-        while self.flush_lru_ahead(flushes) {
+        while self.flush_lru_dirty(State::Ahead, flushes).is_some() {
             self.counters.idle_flushes += 1;
         }
     }
@@ -436,8 +438,8 @@ impl WriteBuffer {
     pub fn flush_done(&mut self, slot: u32, lpn: u64, flushes: &mut Vec<Flush>) -> FlushDone {
         let s = slot;
         let sl = self.slots[s as usize];
-        assert!(sl.state == State::Flushing && sl.lpn == lpn, "flush completion for a slot not flushing");
-        if sl.on_ahead {
+        assert!(sl.state.flushing() && sl.lpn == lpn, "flush completion for a slot not flushing");
+        if sl.state == State::Ahead {
             self.unlink(s, ListId::Ahead);
             if sl.redirty {
                 self.ahead_redirty -= 1;
@@ -446,27 +448,21 @@ impl WriteBuffer {
         let done =
             FlushDone { trimmed: sl.trimmed, waiter: (sl.waiter != NIL).then_some((sl.waiter, sl.ready)) };
         let m = &mut self.slots[s as usize];
-        m.on_ahead = false;
         m.trimmed = false;
         m.waiter = NIL;
         if sl.redirty {
             m.redirty = false;
             m.state = State::Dirty;
-            if !m.resident {
-                m.resident = true;
+            if sl.state == State::Staged {
                 self.resident += 1;
             }
             self.push_front(s, ListId::Dirty);
             // A staged page re-dirtied came back: keep the resident set within capacity.
             while self.resident > self.capacity {
-                let v = self.dirty.tail;
-                self.unlink(v, ListId::Dirty);
-                self.start_flush(v, flushes);
-                self.slots[v as usize].resident = false;
-                self.resident -= 1;
+                self.flush_lru_dirty(State::Staged, flushes).expect("the page that came back is dirty");
                 self.counters.overflow_flushes += 1;
             }
-        } else if sl.trimmed || !sl.resident {
+        } else if sl.trimmed || sl.state == State::Staged {
             self.release(s);
         } else {
             m.state = State::Clean;
@@ -504,7 +500,7 @@ impl WriteBuffer {
             }
             Some(ListId::Ahead) | None => {
                 let m = &mut self.slots[s as usize];
-                if m.redirty && m.on_ahead {
+                if m.redirty && m.state == State::Ahead {
                     self.ahead_redirty -= 1;
                 }
                 m.trimmed = true;
@@ -519,20 +515,19 @@ impl WriteBuffer {
         let live: Vec<(usize, &Slot)> =
             self.slots.iter().enumerate().filter(|(_, s)| s.state != State::Free).collect();
         assert_eq!(live.len() + self.free.len(), self.slots.len(), "free list");
-        let resident = live.iter().filter(|(_, s)| s.resident).count() as u32;
+        let resident = live.iter().filter(|(_, s)| s.state.resident()).count() as u32;
         assert_eq!(resident, self.resident, "resident count");
         assert!(self.resident <= self.capacity, "resident {} > capacity {}", self.resident, self.capacity);
         let n = |st: State| live.iter().filter(|(_, s)| s.state == st).count() as u32;
         assert_eq!(n(State::Dirty), self.dirty.len, "dirty list");
         assert_eq!(n(State::Clean), self.clean.len, "clean list");
-        let ahead = live.iter().filter(|(_, s)| s.on_ahead).count() as u32;
-        assert_eq!(ahead, self.ahead.len, "ahead list");
-        let redirty = live.iter().filter(|(_, s)| s.on_ahead && s.redirty).count() as u32;
+        assert_eq!(n(State::Ahead), self.ahead.len, "ahead list");
+        let redirty = live.iter().filter(|(_, s)| s.state == State::Ahead && s.redirty).count() as u32;
         assert_eq!(redirty, self.ahead_redirty, "re-dirtied slots on the ahead list");
         for &(i, s) in &live {
             assert_eq!(self.index.get(s.lpn), i as u32, "slot {i} of lpn {} not indexed", s.lpn);
-            assert!(s.state == State::Flushing || (s.resident && s.waiter == NIL), "slot {i}");
-            assert!(!s.on_ahead || (s.resident && s.state == State::Flushing), "slot {i} on the ahead list");
+            assert!(s.state == State::Staged || s.waiter == NIL, "slot {i} waited on but not staged");
+            assert!(s.state.flushing() || !(s.redirty || s.trimmed), "slot {i} flags without a flush");
         }
     }
 }

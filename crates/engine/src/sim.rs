@@ -954,37 +954,7 @@ impl Simulation {
         let ppa = match self.ftl.write(Lpn(tx.lpn), tx.plane) {
             Ok(ppa) => ppa,
             Err(e @ lamina_ftl::FtlError::NoFreePage { plane }) => {
-                // The writes ahead of GC used up the plane (an arbiter or GC mode that lets
-                // host writes pass a queued GC job): park the write at the head of its
-                // queue until GC on this die frees space (issue #8 swarm, seed 226).
-                self.maybe_start_gc(plane);
-                let d = &self.dies[tx.die.idx()];
-                if !d.gc.iter().any(|&(p, _)| p == plane) {
-                    // Nothing to reclaim on this plane: every page holds valid data (a
-                    // dynamic placement piled logical pages onto it). Write elsewhere: the
-                    // next plane, in plane order, with free blocks or GC that frees some.
-                    let n = self.geo.total_planes();
-                    let Some(q) =
-                        (1..n).map(|i| PlaneId((plane.0 + i) % n)).find(|&q| self.can_take_writes(q))
-                    else {
-                        // No plane has room: the device is truly out of space.
-                        return Err(RunError::Ftl { at: self.now, source: e });
-                    };
-                    self.flash.full_plane_redirects += 1;
-                    let die = self.geo.die_of_plane(q);
-                    let m = self.txns.get_mut(t);
-                    m.plane = q;
-                    m.die = die;
-                    self.dies[die.idx()].writes.push_front(t);
-                    if die != tx.die {
-                        self.dispatch(die, false)?;
-                    }
-                    return Ok(false);
-                }
-                let d = &mut self.dies[tx.die.idx()];
-                d.writes.push_front(t);
-                d.write_stalled = true;
-                return Ok(false);
+                return self.write_to_full_plane(t, plane, e);
             }
         };
         let a = self.geo.addr(ppa);
@@ -1020,6 +990,50 @@ impl Simulation {
         Ok(true)
     }
 
+    /// Host write `t` found `plane` without a free page (error `e`). Returns false: the
+    /// write was not issued but requeued.
+    fn write_to_full_plane(
+        &mut self,
+        t: u32,
+        plane: PlaneId,
+        e: lamina_ftl::FtlError,
+    ) -> Result<bool, RunError> {
+        self.maybe_start_gc(plane);
+        let from = self.txns.get(t).die;
+        if self.gc_queued(plane) {
+            // The writes ahead of GC used up the plane (an arbiter or GC mode that lets
+            // host writes pass a queued GC job): park the write at the head of its queue
+            // until GC on this die frees space (issue #8 swarm, seed 226).
+            let d = &mut self.dies[from.idx()];
+            d.writes.push_front(t);
+            d.write_stalled = true;
+            return Ok(false);
+        }
+        // Nothing to reclaim on this plane: every page holds valid data (a dynamic
+        // placement piled logical pages onto it). Write elsewhere: the next plane, in
+        // plane order, with free blocks or GC that frees some.
+        let n = self.geo.total_planes();
+        let Some(q) = (1..n).map(|i| PlaneId((plane.0 + i) % n)).find(|&q| self.can_take_writes(q)) else {
+            // No plane has room: the device is truly out of space.
+            return Err(RunError::Ftl { at: self.now, source: e });
+        };
+        self.flash.full_plane_redirects += 1;
+        let die = self.geo.die_of_plane(q);
+        let m = self.txns.get_mut(t);
+        m.plane = q;
+        m.die = die;
+        self.dies[die.idx()].writes.push_front(t);
+        if die != from {
+            self.dispatch(die, false)?;
+        }
+        Ok(false)
+    }
+
+    /// True if a GC job for `plane` is queued or running on its die.
+    fn gc_queued(&self, plane: PlaneId) -> bool {
+        self.dies[self.geo.die_of_plane(plane).idx()].gc.iter().any(|&(p, _)| p == plane)
+    }
+
     /// True if `plane` has free blocks above the GC threshold, or a GC job (running, or
     /// started now) that will free some.
     fn can_take_writes(&mut self, plane: PlaneId) -> bool {
@@ -1027,18 +1041,17 @@ impl Simulation {
             return true;
         }
         self.maybe_start_gc(plane);
-        let die = self.geo.die_of_plane(plane);
-        self.dies[die.idx()].gc.iter().any(|&(p, _)| p == plane)
+        self.gc_queued(plane)
     }
 
     fn maybe_start_gc(&mut self, plane: PlaneId) {
         if !self.ftl.needs_gc(plane) {
             return;
         }
-        let die = self.geo.die_of_plane(plane);
-        if self.dies[die.idx()].gc.iter().any(|&(p, _)| p == plane) {
+        if self.gc_queued(plane) {
             return;
         }
+        let die = self.geo.die_of_plane(plane);
         if self.ftl.gc_begin(plane).is_some() {
             self.flash.gc_jobs += 1;
             let s = self.seq;
