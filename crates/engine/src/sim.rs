@@ -673,7 +673,7 @@ impl Simulation {
             page_size: self.page_size,
             now: self.now,
         };
-        let plane = self.placement.place_write(lpn, static_plane, &view)?;
+        let plane = self.placement.place_write(Lpn(lpn), static_plane, &view)?;
         assert!(plane.0 < self.geo.total_planes(), "placement returned plane {} out of range", plane.0);
         Some(plane)
     }

@@ -12,22 +12,9 @@
 //! would break the medium is caught by the device, and a mapping bug is caught by the
 //! conformance harness ([`crate::testing`], feature `testing`).
 
-use std::fmt;
-
+pub use lamina_nand_model::Lpn;
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 use serde::{Deserialize, Serialize};
-
-/// A logical page number: the host address space in units of one flash page
-/// (`byte offset / page_size_bytes`). Valid LPNs are `0 .. Ftl::logical_pages()`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Lpn(pub u64);
-
-impl fmt::Display for Lpn {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "lpn {}", self.0)
-    }
-}
 
 /// A contiguous range of pages inside one block that can be erased on its own
 /// (partial-block erase, PEN's M-Merge). For PEN the range is a node of the binary tree

@@ -66,3 +66,18 @@ pub struct PageAddr {
     /// Page within the block.
     pub page: u32,
 }
+
+/// A logical page number: the host address space in units of one flash page
+/// (`byte offset / page_size_bytes`). Valid LPNs are `0 .. logical pages` of the FTL in use.
+///
+/// It lives here, in the crate every other crate depends on, so that the FTL, the
+/// schedulers and the engine speak of logical pages with one type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Lpn(pub u64);
+
+impl std::fmt::Display for Lpn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "lpn {}", self.0)
+    }
+}

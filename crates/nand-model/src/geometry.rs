@@ -514,6 +514,31 @@ impl Geometry {
     pub fn channel_of_die(&self, die: DieId) -> ChannelId {
         self.channel_of_chip(self.chip_of_die(die))
     }
+    /// The `index`-th plane of `die` (`index < planes_per_die`).
+    #[inline]
+    pub fn plane_of_die(&self, die: DieId, index: u32) -> PlaneId {
+        debug_assert!(index < self.config.planes_per_die);
+        PlaneId(die.0 * self.config.planes_per_die + index)
+    }
+    /// A plane's index within its die (`0 .. planes_per_die`).
+    #[inline]
+    pub fn plane_index_in_die(&self, plane: PlaneId) -> u32 {
+        plane.0 % self.config.planes_per_die
+    }
+    /// A block's index within its plane (`0 .. blocks_per_plane`): the block offset the
+    /// multi-plane rules compare.
+    #[inline]
+    pub fn block_index_in_plane(&self, block: BlockId) -> u32 {
+        block.0 % self.config.blocks_per_plane
+    }
+    /// The `k`-th die in channel-first order (`k < total_dies`): channel `k % channels`,
+    /// then the `k / channels`-th die of that channel.
+    #[inline]
+    pub fn die_channel_first(&self, k: u32) -> DieId {
+        let c = self.config.channels;
+        let per_channel = self.config.chips_per_channel * self.config.dies_per_chip;
+        DieId((k % c) * per_channel + k / c)
+    }
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ pub mod presets;
 mod state;
 pub mod time;
 
-pub use addr::{BlockId, ChannelId, ChipId, DieId, PageAddr, PlaneId, Ppa};
+pub use addr::{BlockId, ChannelId, ChipId, DieId, Lpn, PageAddr, PlaneId, Ppa};
 pub use config::{
     BusConfig, BusTiming, DeviceSpec, LayerCurve, LayerSpeedConfig, NandConfig, NandConfigError,
     PartialEraseConfig, PerPageType, SlowEnd, SomlConfig, SomlRules, SuspensionConfig, SuspensionRules,

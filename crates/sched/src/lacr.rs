@@ -29,10 +29,9 @@
 //! writes queued ahead on that plane — and [`PendingWriteLayer::Mean`] uses the mean
 //! array time over a block's pages instead.
 
-use lamina_nand_model::{ChannelId, DieId, Geometry, PlaneId, Timing};
+use lamina_nand_model::{ChannelId, DieId, Geometry, Lpn, PlaneId, Timing};
 use serde::{Deserialize, Serialize};
 
-use crate::placement::{plane_in, plane_index};
 use crate::{DeviceView, PendingOp, Placement};
 
 /// How the layer of a queued write (page not yet allocated) is estimated.
@@ -238,13 +237,13 @@ impl ChipRedirect {
 }
 
 impl Placement for ChipRedirect {
-    fn place_write(&mut self, _lpn: u64, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
+    fn place_write(&mut self, _lpn: Lpn, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
         self.prepare(view);
         let geo = view.geometry();
         let dpc = geo.dies_per_chip();
         let cpc = geo.chips_per_channel();
         let die_in_chip = geo.die_of_plane(static_plane).0 % dpc;
-        let plane_idx = plane_index(geo, static_plane);
+        let plane_idx = geo.plane_index_in_die(static_plane);
         let all_gc = self.channel_gc.iter().all(|&g| g);
         // Algorithm 1 (with its evident `else` restored: a new minimum starts the tie list
         // with that chip once, not twice).
@@ -269,6 +268,6 @@ impl Placement for ChipRedirect {
         let chip = ties[(self.token % ties.len() as u64) as usize];
         self.ties = ties;
         let die = DieId(chip * dpc + die_in_chip);
-        Some(plane_in(geo, die, plane_idx))
+        Some(geo.plane_of_die(die, plane_idx))
     }
 }

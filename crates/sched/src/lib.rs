@@ -14,7 +14,7 @@
 //! `queue`, `state`, `dynamic`, `uq` (state-based-die-binding) and `ocr`, `lacr`
 //! (layer-aware-chip-redirection). Rules, sources and open points: `docs/policies.md`.
 
-use lamina_nand_model::{ChannelId, DieId, Geometry, PlaneId, SimTime, Timing};
+use lamina_nand_model::{ChannelId, DieId, Geometry, Lpn, PlaneId, SimTime, Timing};
 use serde::{Deserialize, Serialize};
 
 pub mod lacr;
@@ -77,7 +77,7 @@ pub trait Placement: Send {
     /// Plane for logical page `lpn`; `static_plane` is the FTL's striping-order choice.
     /// `None` defers the decision: the engine keeps the sub-request in an undecided FCFS
     /// queue and asks again (oldest first) whenever a die or channel becomes idle.
-    fn place_write(&mut self, lpn: u64, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId>;
+    fn place_write(&mut self, lpn: Lpn, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId>;
 }
 
 /// A class of queued flash transactions.

@@ -2,18 +2,18 @@
 //! policies without the engine.
 //!
 //! ```
-//! use lamina_nand_model::{preset, PlaneId};
+//! use lamina_nand_model::{preset, Lpn, PlaneId};
 //! use lamina_sched::{mock::MockView, PlacementKind};
 //!
 //! let spec = preset("die-binding-4x2").unwrap().validate().unwrap();
 //! let mut view = MockView::new(&spec);
 //! let mut uq = PlacementKind::Uq.build();
 //! // Everything idle: UQ takes die 0 (fewest writes, lowest index).
-//! let p = uq.place_write(0, PlaneId(5), &view).unwrap();
+//! let p = uq.place_write(Lpn(0), PlaneId(5), &view).unwrap();
 //! assert_eq!(p, PlaneId(1));
 //! // Every channel busy: UQ defers.
 //! view.channel_idle.iter_mut().for_each(|c| *c = false);
-//! assert_eq!(uq.place_write(1, PlaneId(0), &view), None);
+//! assert_eq!(uq.place_write(Lpn(1), PlaneId(0), &view), None);
 //! ```
 
 use lamina_nand_model::{ChannelId, DeviceSpec, DieId, Geometry, Nanos, PlaneId, SimTime, Timing};

@@ -18,37 +18,16 @@
 //! - Every tie is broken by die index or by a rotating pointer, never by hashing, so a
 //!   run is a pure function of its inputs.
 
-use lamina_nand_model::{ChannelId, ChipId, DieId, Geometry, PlaneId};
+use lamina_nand_model::{ChannelId, ChipId, DieId, Geometry, Lpn, PlaneId};
 use serde::{Deserialize, Serialize};
 
 use crate::lacr::{ChipRedirect, LacrParams};
 use crate::{DeviceView, Placement};
 
-/// The plane with index `plane_in_die` inside `die`.
-#[inline]
-pub(crate) fn plane_in(geo: &Geometry, die: DieId, plane_in_die: u32) -> PlaneId {
-    PlaneId(die.0 * geo.planes_per_die() + plane_in_die)
-}
-
-/// `plane`'s index within its die.
-#[inline]
-pub(crate) fn plane_index(geo: &Geometry, plane: PlaneId) -> u32 {
-    plane.0 % geo.planes_per_die()
-}
-
-/// The k-th die in channel-first order (k < total dies): channel `k % C`, then the
-/// `k / C`-th die of that channel.
-#[inline]
-pub(crate) fn die_channel_first(geo: &Geometry, k: u32) -> DieId {
-    let c = geo.channels();
-    let per_channel = geo.chips_per_channel() * geo.dies_per_chip();
-    DieId((k % c) * per_channel + k / c)
-}
-
 /// Same die, keep the static plane index.
 #[inline]
 fn static_plane_on(geo: &Geometry, die: DieId, static_plane: PlaneId) -> PlaneId {
-    plane_in(geo, die, plane_index(geo, static_plane))
+    geo.plane_of_die(die, geo.plane_index_in_die(static_plane))
 }
 
 /// Static placement: the FTL's striping order decides (SSDsim "static allocation";
@@ -58,7 +37,7 @@ pub struct StaticPlacement;
 
 impl Placement for StaticPlacement {
     #[inline]
-    fn place_write(&mut self, _lpn: u64, static_plane: PlaneId, _view: &dyn DeviceView) -> Option<PlaneId> {
+    fn place_write(&mut self, _lpn: Lpn, static_plane: PlaneId, _view: &dyn DeviceView) -> Option<PlaneId> {
         Some(static_plane)
     }
 }
@@ -71,11 +50,11 @@ pub struct WriteOrderPlacement {
 }
 
 impl Placement for WriteOrderPlacement {
-    fn place_write(&mut self, _lpn: u64, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
+    fn place_write(&mut self, _lpn: Lpn, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
         let geo = view.geometry();
         let k = (self.next % geo.total_dies() as u64) as u32;
         self.next += 1;
-        Some(static_plane_on(geo, die_channel_first(geo, k), static_plane))
+        Some(static_plane_on(geo, geo.die_channel_first(k), static_plane))
     }
 }
 
@@ -89,14 +68,14 @@ pub struct QueuePlacement {
 }
 
 impl Placement for QueuePlacement {
-    fn place_write(&mut self, _lpn: u64, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
+    fn place_write(&mut self, _lpn: Lpn, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
         let geo = view.geometry();
         let n = geo.total_dies();
         let start = self.next % n;
         let mut best: Option<(u32, u32)> = None; // (load, k)
         for i in 0..n {
             let k = (start + i) % n;
-            let die = die_channel_first(geo, k);
+            let die = geo.die_channel_first(k);
             let load = view.die_queue_len(die).saturating_add(u32::from(!view.die_idle(die)));
             if best.is_none_or(|(l, _)| load < l) {
                 best = Some((load, k));
@@ -104,7 +83,7 @@ impl Placement for QueuePlacement {
         }
         let (_, k) = best.expect("at least one die");
         self.next = (k + 1) % n;
-        Some(static_plane_on(geo, die_channel_first(geo, k), static_plane))
+        Some(static_plane_on(geo, geo.die_channel_first(k), static_plane))
     }
 }
 
@@ -118,7 +97,7 @@ impl Placement for QueuePlacement {
 pub struct StatePlacement;
 
 impl Placement for StatePlacement {
-    fn place_write(&mut self, _lpn: u64, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
+    fn place_write(&mut self, _lpn: Lpn, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
         let geo = view.geometry();
         let mut best: Option<((bool, u64), DieId)> = None;
         for d in 0..geo.total_dies() {
@@ -154,7 +133,7 @@ impl Placement for StatePlacement {
 pub struct UqPlacement;
 
 impl Placement for UqPlacement {
-    fn place_write(&mut self, _lpn: u64, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
+    fn place_write(&mut self, _lpn: Lpn, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
         let geo = view.geometry();
         let mut best: Option<(u64, DieId)> = None;
         for ch in 0..geo.channels() {
@@ -202,7 +181,7 @@ pub struct DynamicPlacement {
 }
 
 impl Placement for DynamicPlacement {
-    fn place_write(&mut self, _lpn: u64, _static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
+    fn place_write(&mut self, _lpn: Lpn, _static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
         let geo = view.geometry();
         if self.chip_token.len() != geo.channels() as usize {
             self.chip_token = vec![0; geo.channels() as usize];
@@ -230,7 +209,7 @@ impl Placement for DynamicPlacement {
                     let p = self.plane_token[die.idx()];
                     self.plane_token[die.idx()] = (p + 1) % geo.planes_per_die();
                     self.channel_start = (ch + 1) % nc;
-                    return Some(plane_in(geo, die, p));
+                    return Some(geo.plane_of_die(die, p));
                 }
             }
         }

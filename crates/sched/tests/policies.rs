@@ -3,7 +3,7 @@
 //! order, LaCR's tie token, OCR versus LaCR, and a property test that every policy only
 //! returns legal targets.
 
-use lamina_nand_model::{DieId, Nanos, PlaneId, SimTime, preset};
+use lamina_nand_model::{DieId, Lpn, Nanos, PlaneId, SimTime, preset};
 use lamina_sched::mock::MockView;
 use lamina_sched::{
     ChipRedirect, DeviceView, LacrParams, PendingWriteLayer, Placement, PlacementKind, ReadScope,
@@ -37,7 +37,7 @@ fn static_keeps_the_static_plane() {
     let v = view("die-binding-4x2");
     let mut p = PlacementKind::Static.build();
     for sp in 0..16 {
-        assert_eq!(p.place_write(sp as u64, PlaneId(sp), &v), Some(PlaneId(sp)));
+        assert_eq!(p.place_write(Lpn(sp as u64), PlaneId(sp), &v), Some(PlaneId(sp)));
     }
 }
 
@@ -47,10 +47,11 @@ fn write_order_is_round_robin_channel_first() {
     let mut v = view("die-binding-4x2");
     v.die_idle.iter_mut().for_each(|d| *d = false); // state is ignored
     let mut p = PlacementKind::WriteOrder.build();
-    let dies: Vec<u32> = (0..10).map(|i| die_of(&v, p.place_write(i, PlaneId(1), &v).unwrap())).collect();
+    let dies: Vec<u32> =
+        (0..10).map(|i| die_of(&v, p.place_write(Lpn(i), PlaneId(1), &v).unwrap())).collect();
     assert_eq!(dies, [0, 2, 4, 6, 1, 3, 5, 7, 0, 2]);
     // The plane keeps the static plane's index within its die.
-    assert_eq!(p.place_write(0, PlaneId(1), &v), Some(PlaneId(9)));
+    assert_eq!(p.place_write(Lpn(0), PlaneId(1), &v), Some(PlaneId(9)));
 }
 
 #[test]
@@ -68,12 +69,12 @@ fn queue_picks_the_shortest_queue_counting_the_op_in_flight() {
     let mut p = PlacementKind::Queue.build();
     // Ties (dies 3 and 5, load 1) go to the first at or after the rotating pointer, in
     // channel-first order 0,2,4,6,1,3,5,7: pointer 0 → die 3 first.
-    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 3);
+    assert_eq!(die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 3);
     // Pointer now after die 3 → die 5.
-    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 5);
+    assert_eq!(die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 5);
     // An idle empty die beats both.
     v.pending[4].clear();
-    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 4);
+    assert_eq!(die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 4);
 }
 
 #[test]
@@ -84,17 +85,17 @@ fn state_prefers_idle_then_fewest_writes_and_ignores_channels() {
     v.channel_idle.iter_mut().for_each(|c| *c = false);
     let mut p = PlacementKind::State.build();
     // Die 3 has fewest writes but is busy; idle die 1 (1 write) wins despite its busy channel.
-    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 1);
+    assert_eq!(die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 1);
     v.die_idle[1] = false;
-    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 7);
+    assert_eq!(die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 7);
     // Equal writes: lower index.
     v.writes[7] = 3;
-    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 4);
+    assert_eq!(die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 4);
     // Nothing idle: the busy die with the least writes + queue.
     v.die_idle.iter_mut().for_each(|d| *d = false);
     v.queue_write(PlaneId(6)); // die 3: 0 writes + 1 queued
     v.writes[1] = 0; // die 1: 0 + 0
-    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 1);
+    assert_eq!(die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 1);
 }
 
 #[test]
@@ -103,18 +104,18 @@ fn uq_needs_idle_die_and_idle_channel_and_prefers_fewest_writes() {
     v.writes = vec![0, 4, 2, 1, 6, 6, 3, 8];
     let mut p = PlacementKind::Uq.build();
     // All idle: die 0 (0 writes).
-    assert_eq!(p.place_write(0, PlaneId(3), &v), Some(PlaneId(1)));
+    assert_eq!(p.place_write(Lpn(0), PlaneId(3), &v), Some(PlaneId(1)));
     // Channel 0 busy: die 3 (1 write, channel 1).
     v.channel_idle[0] = false;
-    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 3);
+    assert_eq!(die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 3);
     // Die 3 busy: die 2 (2 writes) on the same, idle, channel.
     v.die_idle[3] = false;
-    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 2);
+    assert_eq!(die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 2);
     // Idle dies only on busy channels, busy dies only on idle channels: defer.
     let mut v = view("die-binding-4x2");
     v.channel_idle = vec![false, true, false, true];
     v.die_idle = vec![true, true, false, false, true, true, false, false];
-    assert_eq!(p.place_write(0, PlaneId(0), &v), None);
+    assert_eq!(p.place_write(Lpn(0), PlaneId(0), &v), None);
 }
 
 /// Bind undecided writes oldest first while the policy accepts them, starting each
@@ -126,7 +127,7 @@ fn drain(
     bound: &mut Vec<(u64, u32)>,
 ) {
     while let Some(&lpn) = undecided.front() {
-        let Some(plane) = p.place_write(lpn, PlaneId(0), v) else { break };
+        let Some(plane) = p.place_write(Lpn(lpn), PlaneId(0), v) else { break };
         undecided.pop_front();
         let die = v.geometry().die_of_plane(plane);
         assert!(v.die_idle[die.idx()], "bound to a busy die");
@@ -182,13 +183,13 @@ fn uq_first_binding_prefers_fewer_writes() {
     v.die_idle = vec![false, true, false, false, false, false, true, false];
     v.writes = vec![0, 5, 0, 0, 0, 0, 2, 0];
     let mut p = PlacementKind::Uq.build();
-    let a = p.place_write(10, PlaneId(0), &v).unwrap();
+    let a = p.place_write(Lpn(10), PlaneId(0), &v).unwrap();
     assert_eq!(die_of(&v, a), 6);
     v.start_write(a, Nanos::from_us(200));
-    let b = p.place_write(11, PlaneId(0), &v).unwrap();
+    let b = p.place_write(Lpn(11), PlaneId(0), &v).unwrap();
     assert_eq!(die_of(&v, b), 1);
     v.start_write(b, Nanos::from_us(200));
-    assert_eq!(p.place_write(12, PlaneId(0), &v), None);
+    assert_eq!(p.place_write(Lpn(12), PlaneId(0), &v), None);
 }
 
 #[test]
@@ -198,7 +199,7 @@ fn dynamic_rotates_channels_chips_and_planes_over_idle_pairs() {
     let mut p = PlacementKind::Dynamic.build();
     let mut got = Vec::new();
     for i in 0..5 {
-        let plane = p.place_write(i, PlaneId(0), &v).unwrap();
+        let plane = p.place_write(Lpn(i), PlaneId(0), &v).unwrap();
         got.push((die_of(&v, plane), plane.0 % 2));
     }
     // Channel start rotates 0,1,2,3,0; each channel's chip token starts at 0 and has
@@ -206,10 +207,10 @@ fn dynamic_rotates_channels_chips_and_planes_over_idle_pairs() {
     assert_eq!(got, [(0, 0), (4, 0), (8, 0), (12, 0), (1, 0)]);
     // Channel 1's token chip (1) is busy: it moves on to chip 2.
     v.die_idle[5] = false;
-    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 6);
+    assert_eq!(die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 6);
     // Busy channel skipped: channel 2 busy → channel 3.
     v.channel_idle[2] = false;
-    assert_eq!(die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap()), 13);
+    assert_eq!(die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 13);
     // Back to die 0 later: its plane token has advanced to 1.
     let mut v = view("die-binding-4x4");
     let mut p = PlacementKind::Dynamic.build();
@@ -217,11 +218,11 @@ fn dynamic_rotates_channels_chips_and_planes_over_idle_pairs() {
     v.die_idle = vec![
         true, false, false, false, true, true, true, true, true, true, true, true, true, true, true, true,
     ];
-    assert_eq!(p.place_write(0, PlaneId(0), &v), Some(PlaneId(0)));
-    assert_eq!(p.place_write(0, PlaneId(0), &v), Some(PlaneId(1)));
+    assert_eq!(p.place_write(Lpn(0), PlaneId(0), &v), Some(PlaneId(0)));
+    assert_eq!(p.place_write(Lpn(0), PlaneId(0), &v), Some(PlaneId(1)));
     // Nothing qualifies: defer.
     v.die_idle[0] = false;
-    assert_eq!(p.place_write(0, PlaneId(0), &v), None);
+    assert_eq!(p.place_write(Lpn(0), PlaneId(0), &v), None);
 }
 
 /// lacr preset: 2 channels × 2 chips × 2 dies × 2 planes; chip c holds dies 2c, 2c+1.
@@ -237,7 +238,7 @@ fn lacr_ties_rotate_with_the_token() {
     // Static plane 3 = die 1 (die 1 of chip 0), plane 1: same die/plane index in the chip.
     let chips: Vec<u32> = (0..5)
         .map(|i| {
-            let plane = p.place_write(i, PlaneId(3), &v).unwrap();
+            let plane = p.place_write(Lpn(i), PlaneId(3), &v).unwrap();
             assert_eq!(plane.0 % 2, 1);
             let die = die_of(&v, plane);
             assert_eq!(die % 2, 1);
@@ -251,7 +252,8 @@ fn lacr_ties_rotate_with_the_token() {
     for d in [0, 2] {
         v.die_free_at[d] = SimTime::ZERO + Nanos::from_us(100);
     }
-    let picks: Vec<u32> = (0..4).map(|i| die_of(&v, p.place_write(i, PlaneId(1), &v).unwrap()) / 2).collect();
+    let picks: Vec<u32> =
+        (0..4).map(|i| die_of(&v, p.place_write(Lpn(i), PlaneId(1), &v).unwrap()) / 2).collect();
     // token 6,7,8,9 over ties [2, 3] → 2, 3, 2, 3.
     assert_eq!(picks, [2, 3, 2, 3]);
 }
@@ -276,8 +278,8 @@ fn ocr_and_lacr_disagree_when_queued_writes_sit_on_slow_layers() {
     assert_eq!(ocr.estimate(&v, DieId(0), 0), 600_000 + xfer);
     assert_eq!(lacr.estimate(&v, DieId(0), 0), 1_200_000 + xfer);
     assert_eq!(lacr.estimate(&v, DieId(2), 0), 700_000);
-    assert_eq!(die_of(&v, ocr.place_write(0, PlaneId(0), &v).unwrap()), 0);
-    assert_eq!(die_of(&v, lacr.place_write(0, PlaneId(0), &v).unwrap()), 2);
+    assert_eq!(die_of(&v, ocr.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 0);
+    assert_eq!(die_of(&v, lacr.place_write(Lpn(0), PlaneId(0), &v).unwrap()), 2);
     // With the mean layer instead of the tracked write pointer, LaCR sees the mean
     // program time (1.5 × 600 µs for 16 linear layers from 1 to 2) and still avoids chip 0.
     let mut mean =
@@ -332,12 +334,12 @@ fn lacr_skips_channels_doing_gc() {
     }
     let mut p = PlacementKind::Lacr.build();
     for i in 0..4 {
-        let die = die_of(&v, p.place_write(i, PlaneId(0), &v).unwrap());
+        let die = die_of(&v, p.place_write(Lpn(i), PlaneId(0), &v).unwrap());
         assert!(die >= 4, "picked die {die} on a GC channel");
     }
     // Every channel doing GC: all chips considered, T_GC added where GC runs.
     v.gc[5] = true;
-    let die = die_of(&v, p.place_write(0, PlaneId(0), &v).unwrap());
+    let die = die_of(&v, p.place_write(Lpn(0), PlaneId(0), &v).unwrap());
     assert_eq!(die / 2, 1, "chip 1 (die 2): no GC on the die itself and idle");
 }
 
@@ -392,8 +394,8 @@ fn check_legal(v: &MockView, static_planes: &[u32]) {
         let mut again = kind.build();
         for &sp in static_planes {
             let sp = PlaneId(sp % geo.total_planes());
-            let got = p.place_write(sp.0 as u64, sp, v);
-            assert_eq!(got, again.place_write(sp.0 as u64, sp, v), "{} not deterministic", kind.name());
+            let got = p.place_write(Lpn(sp.0 as u64), sp, v);
+            assert_eq!(got, again.place_write(Lpn(sp.0 as u64), sp, v), "{} not deterministic", kind.name());
             if kind.may_defer() {
                 assert_eq!(
                     got.is_some(),
