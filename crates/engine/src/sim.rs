@@ -321,6 +321,18 @@ impl DeviceView for View<'_> {
     fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
         self.ftl.next_write_page(plane)
     }
+    fn lookup(&self, lpn: Lpn) -> Option<Ppa> {
+        self.ftl.lookup(lpn)
+    }
+    fn next_write_addr(&self, _plane: PlaneId) -> Option<(lamina_nand_model::BlockId, u32)> {
+        None
+    }
+    fn ftl_picks_plane(&self, _die: DieId) -> bool {
+        false
+    }
+    fn die_row_room(&self, _die: DieId) -> u32 {
+        1
+    }
 }
 
 impl Simulation {

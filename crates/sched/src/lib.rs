@@ -14,13 +14,18 @@
 //! `queue`, `state`, `dynamic`, `uq` (state-based-die-binding) and `ocr`, `lacr`
 //! (layer-aware-chip-redirection). Rules, sources and open points: `docs/policies.md`.
 
-use lamina_nand_model::{ChannelId, DieId, Geometry, Lpn, PlaneId, SimTime, Timing};
+use lamina_nand_model::{BlockId, ChannelId, DieId, Geometry, Lpn, PlaneId, Ppa, SimTime, Timing};
 use serde::{Deserialize, Serialize};
 
+pub mod controller;
 pub mod lacr;
 pub mod mock;
 pub mod placement;
 
+pub use controller::{
+    Choice, Decision, DieQueues, FcfsScheduler, GcJobRef, MultiplaneScheduler, NO_REQUEST, QueuedTxn,
+    SchedulerKind, SchedulerParams, Slot, SprinklerScheduler, TxnKind, TxnScheduler,
+};
 pub use lacr::{ChipRedirect, LacrParams, PendingWriteLayer, ReadScope};
 pub use placement::{
     DynamicPlacement, PlacementKind, QueuePlacement, StatePlacement, StaticPlacement, UqPlacement,
@@ -70,6 +75,18 @@ pub trait DeviceView {
     /// The page index (within its block) the plane's next host write will get, if the FTL
     /// knows it (the active block's write pointer).
     fn next_write_page(&self, plane: PlaneId) -> Option<u32>;
+    /// The physical page holding `lpn` now (the FTL's mapping), `None` if unmapped.
+    fn lookup(&self, lpn: Lpn) -> Option<Ppa>;
+    /// The block and page the plane's next host write will get, as the FTL predicts it
+    /// (`None` if it cannot tell). Schedulers compare these to form multi-plane programs.
+    fn next_write_addr(&self, plane: PlaneId) -> Option<(BlockId, u32)>;
+    /// True if the FTL chooses the plane of a host write inside its die at write time
+    /// (die-aligned allocation: the die's planes share one aligned write frontier).
+    fn ftl_picks_plane(&self, die: DieId) -> bool;
+    /// With [`DeviceView::ftl_picks_plane`]: host writes the die's current frontier row
+    /// still takes at one block and page (planes per die minus the planes already
+    /// written in the row); 1 otherwise.
+    fn die_row_room(&self, die: DieId) -> u32;
 }
 
 /// Chooses the plane of a host write sub-request.

@@ -16,7 +16,11 @@
 //! assert_eq!(uq.place_write(Lpn(1), PlaneId(0), &view), None);
 //! ```
 
-use lamina_nand_model::{ChannelId, DeviceSpec, DieId, Geometry, Nanos, PlaneId, SimTime, Timing};
+use std::collections::BTreeMap;
+
+use lamina_nand_model::{
+    BlockId, ChannelId, DeviceSpec, DieId, Geometry, Lpn, Nanos, PlaneId, Ppa, SimTime, Timing,
+};
 
 use crate::{DeviceView, PendingOp};
 
@@ -41,6 +45,14 @@ pub struct MockView {
     pub writes: Vec<u64>,
     /// Per plane: the FTL's next write page, if known.
     pub next_page: Vec<Option<u32>>,
+    /// Per plane: the block the FTL's next host write goes to (with `next_page`, the
+    /// address [`DeviceView::next_write_addr`] reports); `None` = unknown.
+    pub next_block: Vec<Option<BlockId>>,
+    /// The FTL's mapping, for [`DeviceView::lookup`] (unmapped if absent).
+    pub mapping: BTreeMap<Lpn, Ppa>,
+    /// Per die: the FTL picks the plane inside the die (die-aligned allocation), and how
+    /// many writes the die's frontier row still takes.
+    pub aligned_rows: Vec<Option<u32>>,
 }
 
 impl MockView {
@@ -58,6 +70,9 @@ impl MockView {
             gc: vec![false; dies],
             writes: vec![0; dies],
             next_page: vec![Some(0); geo.total_planes() as usize],
+            next_block: (0..geo.total_planes()).map(|p| Some(BlockId(p * geo.blocks_per_plane()))).collect(),
+            mapping: BTreeMap::new(),
+            aligned_rows: vec![None; dies],
             geo,
         }
     }
@@ -127,5 +142,17 @@ impl DeviceView for MockView {
     }
     fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
         self.next_page[plane.idx()]
+    }
+    fn lookup(&self, lpn: Lpn) -> Option<Ppa> {
+        self.mapping.get(&lpn).copied()
+    }
+    fn next_write_addr(&self, plane: PlaneId) -> Option<(BlockId, u32)> {
+        Some((self.next_block[plane.idx()]?, self.next_page[plane.idx()]?))
+    }
+    fn ftl_picks_plane(&self, die: DieId) -> bool {
+        self.aligned_rows[die.idx()].is_some()
+    }
+    fn die_row_room(&self, die: DieId) -> u32 {
+        self.aligned_rows[die.idx()].unwrap_or(1)
     }
 }
