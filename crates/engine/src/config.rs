@@ -22,9 +22,13 @@ use serde::{Deserialize, Serialize};
 
 use lamina_ftl::{FtlConfig, PreconditionConfig};
 use lamina_nand_model::{NandConfig, Nanos};
-use lamina_sched::{ArbiterKind, GcMode, LacrParams, PlacementKind};
+use lamina_sched::{ArbiterKind, GcMode, LacrParams, PlacementKind, SchedulerKind};
 
 use crate::trace::TraceOptions;
+
+/// Most transactions one flash command serves: the bound of `sched.multiplane_width`
+/// and of the SOML parts the `soml` scheduler coalesces.
+pub const MAX_COMMAND_TXNS: usize = 16;
 
 /// The whole run configuration.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -153,7 +157,7 @@ impl Default for HostConfig {
 }
 
 /// Policies (`[sched]`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SchedConfig {
     /// Write placement.
@@ -168,6 +172,43 @@ pub struct SchedConfig {
     /// Options of the `ocr` and `lacr` placement policies (`[sched.lacr]`).
     #[serde(default)]
     pub lacr: LacrParams,
+    /// The transaction scheduler: which queued transactions form a die's next flash
+    /// command (`fcfs`, `multiplane`, `sprinkler`, `soml`; see `lamina policies`).
+    #[serde(default)]
+    pub scheduler: SchedulerKind,
+    /// Most planes in one multi-plane command (1 ..= planes per die; absent = planes per
+    /// die).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiplane_width: Option<u32>,
+    /// Queued transactions a scheduler looks at beyond a queue's head (Sprinkler's
+    /// over-commitment depth; 0 = the head only). Default 32.
+    #[serde(default = "default_window")]
+    pub window: u32,
+    /// A read suspends a running program/erase (where the device allows suspension)
+    /// only if more than this much of it remains. Default 0 ns: whenever the device
+    /// allows. MQSim's and Sprinkler's simulators use suspend setup + 10 µs + one page
+    /// transfer (docs/policies.md).
+    #[serde(default)]
+    pub suspend_threshold: Nanos,
+}
+
+fn default_window() -> u32 {
+    32
+}
+
+impl Default for SchedConfig {
+    fn default() -> Self {
+        SchedConfig {
+            placement: PlacementKind::default(),
+            arbiter: ArbiterKind::default(),
+            gc: GcMode::default(),
+            lacr: LacrParams::default(),
+            scheduler: SchedulerKind::default(),
+            multiplane_width: None,
+            window: default_window(),
+            suspend_threshold: Nanos(0),
+        }
+    }
 }
 
 /// A configuration error naming the key (or source) at fault.
@@ -305,6 +346,41 @@ impl SimConfig {
         }
         if self.host.mode == HostMode::Closed && self.host.closed_loop_depth == 0 {
             return bad("host.closed_loop_depth", "must be at least 1 in closed-loop mode");
+        }
+        let planes = self.nand.geometry.planes_per_die;
+        if let Some(w) = self.sched.multiplane_width
+            && (w == 0 || w > planes || w as usize > MAX_COMMAND_TXNS)
+        {
+            return Err(ConfigError::Invalid {
+                key: "sched.multiplane_width".into(),
+                reason: format!(
+                    "{w} is not a width this device allows: it must be 1 ..= planes per die ({planes}){}; omit the key for all planes",
+                    if planes as usize > MAX_COMMAND_TXNS {
+                        format!(" and at most {MAX_COMMAND_TXNS}")
+                    } else {
+                        String::new()
+                    }
+                ),
+            });
+        }
+        if self.sched.scheduler.needs_soml() {
+            match &self.nand.soml {
+                None => {
+                    return bad(
+                        "sched.scheduler",
+                        "the soml scheduler needs a device with SOML reads: add a [nand.soml] section or use a preset that has one (soml-tlc64), or choose multiplane",
+                    );
+                }
+                Some(s) if s.max_parts as usize > MAX_COMMAND_TXNS => {
+                    return Err(ConfigError::Invalid {
+                        key: "nand.soml.max_parts".into(),
+                        reason: format!(
+                            "the soml scheduler issues at most {MAX_COMMAND_TXNS} parts per SOML read"
+                        ),
+                    });
+                }
+                Some(_) => {}
+            }
         }
         Ok(())
     }

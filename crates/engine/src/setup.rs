@@ -71,8 +71,20 @@ impl SimulationBuilder {
             return Err(BuildError::VerifyTooLarge(ftl.logical_pages()));
         }
         let placement = cfg.sched.placement.build_with(cfg.sched.lacr);
-        let arbiter = cfg.sched.arbiter.build();
-        Ok(Simulation::new(cfg, device, ftl, placement, arbiter))
+        let planes = device.geometry().planes_per_die();
+        let scheduler = cfg.sched.scheduler.build(lamina_sched::SchedulerParams {
+            arbiter: cfg.sched.arbiter,
+            gc: cfg.sched.gc,
+            width: cfg
+                .sched
+                .multiplane_width
+                .unwrap_or(planes)
+                .min(planes)
+                .min(crate::config::MAX_COMMAND_TXNS as u32),
+            window: cfg.sched.window,
+            soml: device.spec().soml(),
+        });
+        Ok(Simulation::new(cfg, device, ftl, placement, scheduler))
     }
 }
 
@@ -110,7 +122,7 @@ impl Simulation {
                         let tag = self.device.tag(from).unwrap_or(0);
                         self.device.program_untimed(to, tag).expect("untimed GC program");
                     }
-                    GcStep::Erase { block } => self.device.erase_untimed(block).expect("untimed erase"),
+                    GcStep::Erase { block, .. } => self.device.erase_untimed(block).expect("untimed erase"),
                     GcStep::PartialErase { block, range } => {
                         let pb = crate::sim::pb_of_range(self.geo.pages_per_block(), range);
                         self.device.partial_erase_untimed(block, pb).expect("untimed partial erase")
@@ -260,12 +272,19 @@ impl Simulation {
 
     /// Build the report of a finished run.
     pub fn report(&self, trace: TraceInfo) -> Report {
-        let st = &self.stats;
+        let st = &self.host.stats;
         let first = st.first_arrival.unwrap_or_default();
         let span = st.last_completion.saturating_since(first).0;
         let per_s = |x: f64| if span == 0 { 0.0 } else { x * 1e9 / span as f64 };
         let mib = 1024.0 * 1024.0;
-        let host = self.flash.host_programs;
+        // Each layer's counters over the timed run: the FTL's (host writes, GC moves,
+        // jobs, erases) and the device's, less their values when the run started.
+        let (ftl0, dev0) = self.baseline.unwrap_or_default();
+        let f = self.ftl.stats();
+        let ds = self.device.stats();
+        let host = f.host_writes - ftl0.host_writes;
+        let gc_moves = f.gc_moves - ftl0.gc_moves;
+        let c = self.ctl.counters;
         let geo = &self.geo;
         let dev = &self.device;
         let per_block = MeanVar::of(
@@ -335,31 +354,30 @@ impl Simulation {
             read_bandwidth_mib_s: per_s(st.read_bytes as f64) / mib,
             write_bandwidth_mib_s: per_s(st.write_bytes as f64) / mib,
             sim_time_ns: span,
-            waf: (host > 0).then(|| (host + self.flash.gc_programs) as f64 / host as f64),
+            waf: (host > 0).then(|| (host + gc_moves) as f64 / host as f64),
             flash: FlashReport {
                 host_programs: host,
-                gc_programs: self.flash.gc_programs,
-                host_reads: self.flash.host_reads,
-                rmw_reads: self.flash.rmw_reads,
-                unwritten_reads: self.flash.unwritten_reads,
-                pending_write_reads: self.flash.pending_write_reads,
-                full_plane_redirects: self.flash.full_plane_redirects,
+                gc_programs: gc_moves,
+                host_reads: c.host_reads,
+                rmw_reads: c.rmw_reads,
+                unwritten_reads: self.host.unwritten_reads,
+                pending_write_reads: self.host.pending_write_reads,
+                full_plane_redirects: c.full_plane_redirects,
             },
-            gc: GcReport {
-                jobs: self.flash.gc_jobs,
-                pages_moved: self.flash.gc_moves,
-                reads: self.flash.gc_reads,
-            },
+            gc: GcReport { jobs: f.gc_jobs - ftl0.gc_jobs, pages_moved: gc_moves, reads: c.gc_reads },
             erases: EraseReport {
-                total: self.flash.erases,
-                partial: self.flash.partial_erases,
+                total: ds.blocks_erased - dev0.blocks_erased,
+                partial: ds.partial_erases - dev0.partial_erases,
                 per_block,
                 per_page,
             },
             utilisation: Utilisation { span_ns: busy_span, channel_mean, channel_max, die_mean, die_max },
             suspensions: dev.suspension_count(),
             buffer,
-            events: EventReport { processed: self.events_processed, peak_outstanding: self.peak_outstanding },
+            events: EventReport {
+                processed: self.events_processed,
+                peak_outstanding: self.host.peak_outstanding,
+            },
         }
     }
 }

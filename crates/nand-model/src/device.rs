@@ -549,7 +549,22 @@ impl Device {
     ///
     /// Issue times must not decrease (a bug otherwise). On error nothing changes.
     pub fn issue(&mut self, at: SimTime, cmd: &Command<'_>) -> Result<OpTiming, NandError> {
+        self.issue_after(at, at, cmd)
+    }
+
+    /// Like [`Device::issue`], but the operation does not start before `not_before`
+    /// (≥ `at`): a GC move whose source and destination are on different dies programs
+    /// the destination only once the source's data has been read out. The flash state
+    /// changes at `at`, so later operations see the page as programmed, and issue order
+    /// (what the FTL's program order relies on) is kept.
+    pub fn issue_after(
+        &mut self,
+        at: SimTime,
+        not_before: SimTime,
+        cmd: &Command<'_>,
+    ) -> Result<OpTiming, NandError> {
         assert!(at.0 >= self.last_at, "issue time went backwards: {} < {}", at.0, self.last_at);
+        let floor = at.max(not_before).0;
         match *cmd {
             Command::Read { pages, offset_bytes, len_bytes } => {
                 let c = self.check_multi(pages, true)?;
@@ -565,7 +580,7 @@ impl Device {
                 self.begin(at);
                 self.stats.reads += 1;
                 self.stats.pages_read += c.n;
-                Ok(self.timed_read(at.0, &c, cmd_ns, array, out_ns, own))
+                Ok(self.timed_read(floor, &c, cmd_ns, array, out_ns, own))
             }
             Command::SomlRead { parts } => {
                 let rules = self.spec.soml().ok_or(NandError::NotEnabled("SOML read"))?;
@@ -625,7 +640,7 @@ impl Device {
                 self.begin(at);
                 self.stats.soml_reads += 1;
                 self.stats.soml_parts += n;
-                Ok(self.timed_read(at.0, &c, cmd_ns, array, out_ns, own))
+                Ok(self.timed_read(floor, &c, cmd_ns, array, out_ns, own))
             }
             Command::Program { pages, tags } => {
                 let c = self.check_multi(pages, true)?;
@@ -657,7 +672,14 @@ impl Device {
                 self.stats.programs += 1;
                 self.stats.pages_programmed += c.n;
                 let first = pages[0];
-                Ok(self.timed_pe(at.0, &c, PeKind::Program, bus_ns, array, (planes, first.block, first.page)))
+                Ok(self.timed_pe(
+                    floor,
+                    &c,
+                    PeKind::Program,
+                    bus_ns,
+                    array,
+                    (planes, first.block, first.page),
+                ))
             }
             Command::Erase { blocks } => {
                 let c = self.check_multi(blocks, false)?;
@@ -671,7 +693,7 @@ impl Device {
                 self.begin(at);
                 self.stats.erases += 1;
                 self.stats.blocks_erased += c.n;
-                Ok(self.timed_pe(at.0, &c, PeKind::Erase, bus_ns, array, (0, 0, 0)))
+                Ok(self.timed_pe(floor, &c, PeKind::Erase, bus_ns, array, (0, 0, 0)))
             }
             Command::PartialErase { block, pb } => {
                 let a = PageAddr { page: 0, ..block };
@@ -685,7 +707,7 @@ impl Device {
                 self.blocks.erase_range(b, first, len);
                 self.begin(at);
                 self.stats.partial_erases += 1;
-                Ok(self.timed_pe(at.0, &c, PeKind::Erase, bus_ns, array, (0, 0, 0)))
+                Ok(self.timed_pe(floor, &c, PeKind::Erase, bus_ns, array, (0, 0, 0)))
             }
             Command::CopyBack { from, to } => {
                 let c = self.check_multi(from, true)?;
@@ -719,7 +741,7 @@ impl Device {
                 }
                 self.begin(at);
                 self.stats.copybacks += 1;
-                Ok(self.timed_copyback(at.0, &c, cmd1, read, cmd2, prog))
+                Ok(self.timed_copyback(floor, &c, cmd1, read, cmd2, prog))
             }
         }
     }

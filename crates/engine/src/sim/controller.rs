@@ -1,0 +1,851 @@
+//! The flash controller room: transactions, per-die queues, the transaction scheduler
+//! and placement policy, operations in flight.
+//!
+//! The controller decides nothing about queue discipline itself: when a die can take
+//! work it asks the configured [`TxnScheduler`] for a [`Decision`] and turns it into
+//! device commands. It re-checks every decision against the device's rules (a
+//! scheduler's prediction of where a page is, or where the FTL will write, may be out of
+//! date): what cannot join the command goes back to its queue, in its place.
+
+use lamina_ftl::{FtlError, WriteConstraint};
+use lamina_nand_model::{
+    BlockId, ChannelId, Command, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppa, SimTime, SomlPart, Timing,
+};
+use lamina_sched::{
+    Choice, Decision, DeviceView, DieQueues, PendingOp, Placement, QueuedTxn, Slot, TxnKind, TxnScheduler,
+};
+
+use super::{Event, NIL, RunError, Simulation};
+use crate::slab::Slab;
+
+/// Most transactions one flash operation serves (multi-plane width and SOML parts are
+/// validated against it).
+pub(crate) const MAX_OP_TXNS: usize = crate::config::MAX_COMMAND_TXNS;
+
+/// A flash transaction: one page of a host request, a buffer flush, or the read half of
+/// a read-modify-write.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Txn {
+    pub(crate) kind: TxnKind,
+    pub(crate) lpn: u64,
+    /// Owning request (NIL for flushes).
+    pub(crate) req: u32,
+    pub(crate) die: DieId,
+    /// Target plane (writes) or the plane holding the page when queued (reads).
+    pub(crate) plane: PlaneId,
+    /// Byte range within the page (reads).
+    pub(crate) offset: u32,
+    pub(crate) len: u32,
+    /// Partial page (writes): needs read-modify-write if the page is already mapped.
+    pub(crate) partial: bool,
+    /// Read-modify-write read: the write waiting for it. Flush: its buffer slot.
+    pub(crate) link: u32,
+    pub(crate) seq: u64,
+}
+
+impl Txn {
+    pub(crate) fn new(
+        kind: TxnKind,
+        lpn: u64,
+        req: u32,
+        die: DieId,
+        plane: PlaneId,
+        offset: u32,
+        len: u32,
+    ) -> Txn {
+        Txn { kind, lpn, req, die, plane, offset, len, partial: false, link: NIL, seq: 0 }
+    }
+
+    fn queued(&self, id: u32) -> QueuedTxn {
+        QueuedTxn {
+            id,
+            kind: self.kind,
+            req: self.req,
+            lpn: Lpn(self.lpn),
+            plane: self.plane,
+            offset: self.offset,
+            len: self.len,
+            seq: self.seq,
+        }
+    }
+}
+
+/// A flash operation in flight: the transactions it serves (none for GC work).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Op {
+    pub(crate) die: DieId,
+    pub(crate) done: SimTime,
+    txns: [u32; MAX_OP_TXNS],
+    ntxns: u8,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum PeKind {
+    #[default]
+    Program,
+    Erase,
+}
+
+/// The controller's state of one die.
+pub(crate) struct DieCtl {
+    pub(crate) queues: DieQueues,
+    /// Operations issued on this die whose completion the controller has not processed
+    /// yet. The die's busy time is the device's; this only orders completions before new
+    /// work, as a controller waits for a die's ready signal.
+    pub(crate) unfinished: u32,
+    /// Host writes bound to this die that wait for their read-modify-write read (which
+    /// may run on another die), FCFS. They count as this die's pending work.
+    pub(crate) parked: Vec<u32>,
+    /// The program/erase op currently running (for suspension bookkeeping).
+    pub(crate) pe_op: u32,
+    /// Whether `pe_op` is an erase (else a program).
+    pe_kind: PeKind,
+    /// Pages programmed on the die (host and GC), for placement policies.
+    pub(crate) writes_done: u64,
+    /// The head write found its plane out of free pages: writes wait until an operation
+    /// of this die completes (GC frees space) instead of being retried at once.
+    pub(crate) write_stalled: bool,
+}
+
+/// Counters of the controller layer: transactions by kind and what became of them.
+/// (Pages programmed, moved and erased are the FTL's and the device's counters.)
+#[derive(Default, Clone, Copy, Debug)]
+pub struct FlashCounters {
+    /// Pages read for the host.
+    pub host_reads: u64,
+    /// Pages read by GC (not counting copyback).
+    pub gc_reads: u64,
+    /// Read-modify-write reads.
+    pub rmw_reads: u64,
+    /// Reads re-queued because GC or a write moved their page to another die.
+    pub read_redirects: u64,
+    /// Host writes moved off a plane whose pages all hold valid data (nothing for GC to
+    /// reclaim) to the next plane with free blocks.
+    pub full_plane_redirects: u64,
+    /// Host writes the FTL refused (no free page, merge needed) that waited for GC on
+    /// their plane and were retried.
+    pub write_retries: u64,
+    /// Flash commands issued on a die of a chip on which another die received a command
+    /// at the same instant (multi-die interleaved batches).
+    pub interleaved_commands: u64,
+    /// Multi-plane programs the scheduler planned that the FTL's allocation broke up
+    /// (pages not at one block and page offset).
+    pub misaligned_groups: u64,
+}
+
+/// The controller room.
+pub(crate) struct Controller {
+    pub(crate) txns: Slab<Txn>,
+    pub(crate) ops: Slab<Op>,
+    pub(crate) dies: Vec<DieCtl>,
+    scheduler: Box<dyn TxnScheduler>,
+    placement: Box<dyn Placement>,
+    decision: Decision,
+    /// Host writes and flushes whose placement the policy deferred, FCFS.
+    undecided: std::collections::VecDeque<Txn>,
+    /// Time of the pending `Recheck` event (ZERO if none).
+    pub(crate) recheck_at: SimTime,
+    /// Arrival order of transactions and GC jobs.
+    pub(crate) seq: u64,
+    pub(crate) counters: FlashCounters,
+    /// Per chip: the last instant a command was issued on it and on which die.
+    chip_last_issue: Vec<(SimTime, u32)>,
+    /// Scratch buffers (kept to avoid allocating per command).
+    addrs: Vec<PageAddr>,
+    tags: Vec<u64>,
+    ids: Vec<u32>,
+    ppas: Vec<Ppa>,
+}
+
+impl Controller {
+    pub(crate) fn new(
+        geo: &Geometry,
+        placement: Box<dyn Placement>,
+        scheduler: Box<dyn TxnScheduler>,
+    ) -> Controller {
+        let mut dies = Vec::with_capacity(geo.total_dies() as usize);
+        dies.resize_with(geo.total_dies() as usize, || DieCtl {
+            queues: DieQueues::default(),
+            unfinished: 0,
+            parked: Vec::new(),
+            pe_op: NIL,
+            pe_kind: PeKind::Program,
+            writes_done: 0,
+            write_stalled: false,
+        });
+        Controller {
+            txns: Slab::default(),
+            ops: Slab::default(),
+            dies,
+            scheduler,
+            placement,
+            decision: Decision::default(),
+            undecided: std::collections::VecDeque::new(),
+            recheck_at: SimTime::ZERO,
+            seq: 0,
+            counters: FlashCounters::default(),
+            chip_last_issue: vec![(SimTime::MAX, u32::MAX); geo.total_chips() as usize],
+            addrs: Vec::new(),
+            tags: Vec::new(),
+            ids: Vec::new(),
+            ppas: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn next_seq(&mut self) -> u64 {
+        let s = self.seq;
+        self.seq += 1;
+        s
+    }
+}
+
+/// The engine's state as policies see it (see [`DeviceView`]).
+struct View<'a> {
+    geo: &'a Geometry,
+    device: &'a lamina_nand_model::Device,
+    ftl: &'a dyn lamina_ftl::Ftl,
+    dies: &'a [DieCtl],
+    txns: &'a Slab<Txn>,
+    page_size: u32,
+    now: SimTime,
+}
+
+impl DeviceView for View<'_> {
+    fn geometry(&self) -> &Geometry {
+        self.geo
+    }
+    fn timing(&self) -> &Timing {
+        self.device.spec().timing()
+    }
+    fn now(&self) -> SimTime {
+        self.now
+    }
+    fn die_idle(&self, die: DieId) -> bool {
+        let d = &self.dies[die.idx()];
+        d.unfinished == 0 && d.parked.is_empty() && self.device.is_die_idle(die, self.now)
+    }
+    fn channel_idle(&self, channel: ChannelId) -> bool {
+        self.device.is_channel_idle(channel, self.now)
+    }
+    fn die_free_at(&self, die: DieId) -> SimTime {
+        self.device.die_free_at(die).max(self.now)
+    }
+    fn die_queue_len(&self, die: DieId) -> u32 {
+        let d = &self.dies[die.idx()];
+        (d.queues.reads.len() + d.queues.writes.len() + d.parked.len()) as u32
+    }
+    fn for_each_pending(&self, die: DieId, f: &mut dyn FnMut(PendingOp)) {
+        let d = &self.dies[die.idx()];
+        let q = &d.queues;
+        for t in q.reads.iter().chain(q.writes.iter()).map(|t| t.id).chain(d.parked.iter().copied()) {
+            let tx = self.txns.get(t);
+            let is_read = tx.kind.is_read();
+            let page =
+                if is_read { self.ftl.lookup(Lpn(tx.lpn)).map(|p| self.geo.addr(p).page) } else { None };
+            let bytes = if tx.kind == TxnKind::Read { tx.len } else { self.page_size };
+            f(PendingOp { is_read, bytes, page, plane: tx.plane });
+        }
+    }
+    fn die_gc_active(&self, die: DieId) -> bool {
+        !self.dies[die.idx()].queues.gc.is_empty()
+    }
+    fn die_writes(&self, die: DieId) -> u64 {
+        self.dies[die.idx()].writes_done
+    }
+    fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
+        self.ftl.next_write_page(plane)
+    }
+    fn lookup(&self, lpn: Lpn) -> Option<Ppa> {
+        self.ftl.lookup(lpn)
+    }
+    fn next_write_addr(&self, plane: PlaneId) -> Option<(BlockId, u32)> {
+        self.ftl.next_write_addr(plane)
+    }
+    fn ftl_picks_plane(&self, die: DieId) -> bool {
+        let _ = die;
+        self.ftl.write_constraint(Lpn(0)) == WriteConstraint::Die
+    }
+    fn die_row_room(&self, die: DieId) -> u32 {
+        let ppd = self.geo.planes_per_die();
+        match self.ftl.next_write_addr(self.geo.plane_of_die(die, 0)) {
+            Some((block, _)) if self.ftl.write_constraint(Lpn(0)) == WriteConstraint::Die => {
+                ppd - self.geo.plane_index_in_die(self.geo.plane_of_block(block))
+            }
+            _ => 1,
+        }
+    }
+}
+
+/// Remove the queue entries at `picks` (distinct positions) and return their ids in
+/// `picks` order into `out`.
+fn take_picks(q: &mut std::collections::VecDeque<QueuedTxn>, picks: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    if picks.len() == 1 {
+        let t = q.remove(picks[0] as usize).expect("picked position in range");
+        out.push(t.id);
+        return;
+    }
+    out.extend(picks.iter().map(|&p| q[p as usize].id));
+    let mut sorted: [u32; MAX_OP_TXNS] = [0; MAX_OP_TXNS];
+    let n = picks.len().min(MAX_OP_TXNS);
+    sorted[..n].copy_from_slice(&picks[..n]);
+    sorted[..n].sort_unstable();
+    for &p in sorted[..n].iter().rev() {
+        q.remove(p as usize);
+    }
+}
+
+impl Simulation {
+    // ------------------------------------------------------------------ placement
+
+    /// Ask the placement policy for a plane; `None` = undecided (deferred). An FTL that
+    /// constrains the LPN to one plane (NFTL's in-place offsets) overrides the policy.
+    fn place(&mut self, lpn: u64) -> Option<PlaneId> {
+        if let WriteConstraint::Plane(p) = self.ftl.write_constraint(Lpn(lpn)) {
+            return Some(p);
+        }
+        let static_plane = self.ftl.static_plane(Lpn(lpn));
+        let view = View {
+            geo: &self.geo,
+            device: &self.device,
+            ftl: self.ftl.as_ref(),
+            dies: &self.ctl.dies,
+            txns: &self.ctl.txns,
+            page_size: self.page_size,
+            now: self.now,
+        };
+        let plane = self.ctl.placement.place_write(Lpn(lpn), static_plane, &view)?;
+        assert!(plane.0 < self.geo.total_planes(), "placement returned plane {} out of range", plane.0);
+        Some(plane)
+    }
+
+    /// Queue a host write or flush at the plane the placement policy picks, or in the
+    /// undecided FCFS queue if it defers (or if older writes are still undecided).
+    pub(super) fn place_and_push(&mut self, mut t: Txn) -> Result<(), RunError> {
+        if self.ctl.undecided.is_empty()
+            && let Some(plane) = self.place(t.lpn)
+        {
+            t.plane = plane;
+            t.die = self.geo.die_of_plane(plane);
+            return self.push_txn(t);
+        }
+        self.ctl.undecided.push_back(t);
+        self.schedule_recheck();
+        Ok(())
+    }
+
+    /// Bind undecided writes, oldest first, while the policy accepts them.
+    pub(super) fn retry_undecided(&mut self) -> Result<(), RunError> {
+        while let Some(&t) = self.ctl.undecided.front() {
+            let Some(plane) = self.place(t.lpn) else { break };
+            self.ctl.undecided.pop_front();
+            self.push_txn(Txn { plane, die: self.geo.die_of_plane(plane), ..t })?;
+        }
+        self.schedule_recheck();
+        Ok(())
+    }
+
+    /// With writes undecided, wake up when the next busy channel frees (die idleness
+    /// is already signalled by operation completions).
+    fn schedule_recheck(&mut self) {
+        if self.ctl.undecided.is_empty() {
+            return;
+        }
+        let mut next = SimTime::MAX;
+        for c in 0..self.geo.channels() {
+            let t = self.device.channel_free_at(ChannelId(c), self.now);
+            if t > self.now && t < next {
+                next = t;
+            }
+        }
+        if next != SimTime::MAX && (self.ctl.recheck_at <= self.now || next < self.ctl.recheck_at) {
+            self.ctl.recheck_at = next;
+            self.events.push(next, Event::Recheck);
+        }
+    }
+
+    // ------------------------------------------------------------------ queues
+
+    pub(super) fn push_txn(&mut self, mut t: Txn) -> Result<(), RunError> {
+        t.seq = self.ctl.next_seq();
+        let die = t.die;
+        let is_read = t.kind.is_read();
+        let id = self.ctl.txns.insert(t);
+        let q = &mut self.ctl.dies[die.idx()].queues;
+        if is_read {
+            q.reads.push_back(t.queued(id))
+        } else {
+            q.writes.push_back(t.queued(id))
+        }
+        self.dispatch(die, is_read)
+    }
+
+    /// Put transaction `t` back at the head of its die's queue (it keeps its seq).
+    fn requeue_front(&mut self, t: u32) {
+        let tx = *self.ctl.txns.get(t);
+        let q = &mut self.ctl.dies[tx.die.idx()].queues;
+        if tx.kind.is_read() { q.reads.push_front(tx.queued(t)) } else { q.writes.push_front(tx.queued(t)) }
+    }
+
+    /// True if a read may suspend the die's running program/erase: the device's rules
+    /// allow it and more than `sched.suspend_threshold` of it remains.
+    fn may_suspend(&self, die: DieId) -> bool {
+        let d = &self.ctl.dies[die.idx()];
+        if d.pe_op == NIL {
+            return false;
+        }
+        let allowed = match self.device.spec().suspension() {
+            Some(r) => match d.pe_kind {
+                PeKind::Program => r.program,
+                PeKind::Erase => r.erase,
+            },
+            None => false,
+        };
+        // A zero threshold leaves the decision to the device's rules entirely (pre-#9
+        // behaviour: a read also "suspends" an op completing this instant, which the
+        // device then simply follows).
+        let threshold = self.cfg.sched.suspend_threshold;
+        allowed && (threshold.0 == 0 || self.ctl.ops.get(d.pe_op).done.saturating_since(self.now) > threshold)
+    }
+
+    /// Serve the die's queues while it is free (or, for a new read, while a program or
+    /// erase it could suspend is running).
+    pub(super) fn dispatch(&mut self, die: DieId, read_arrived: bool) -> Result<(), RunError> {
+        loop {
+            let d = &self.ctl.dies[die.idx()];
+            let free = d.unfinished == 0;
+            let suspend = !free && read_arrived && self.may_suspend(die);
+            if !free && !suspend {
+                return Ok(());
+            }
+            if d.queues.is_empty() {
+                return Ok(());
+            }
+            let slot = Slot { die, suspend, writes_blocked: d.write_stalled };
+            let mut dec = std::mem::take(&mut self.ctl.decision);
+            dec.clear();
+            {
+                let view = View {
+                    geo: &self.geo,
+                    device: &self.device,
+                    ftl: self.ftl.as_ref(),
+                    dies: &self.ctl.dies,
+                    txns: &self.ctl.txns,
+                    page_size: self.page_size,
+                    now: self.now,
+                };
+                self.ctl.scheduler.schedule(&slot, &self.ctl.dies[die.idx()].queues, &view, &mut dec);
+            }
+            debug_assert!(!suspend || matches!(dec.choice, Choice::Read | Choice::SomlRead | Choice::Idle));
+            let issued = match dec.choice {
+                Choice::Idle => {
+                    self.ctl.decision = dec;
+                    return Ok(());
+                }
+                Choice::Read => self.issue_reads(die, &dec.picks, false),
+                Choice::SomlRead => self.issue_reads(die, &dec.picks, true),
+                Choice::Write => self.issue_writes(die, &dec.picks),
+                Choice::Gc => self.issue_gc(die, &dec.picks),
+            };
+            self.ctl.decision = dec;
+            // A suspending read is one op; a free die is busy once something issued.
+            if issued? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Count a command issued on `die` now (multi-die interleaving statistics).
+    pub(super) fn note_command(&mut self, die: DieId) {
+        let chip = self.geo.chip_of_die(die);
+        let last = &mut self.ctl.chip_last_issue[chip.idx()];
+        if last.0 == self.now && last.1 != die.0 {
+            self.ctl.counters.interleaved_commands += 1;
+        }
+        *last = (self.now, die.0);
+    }
+
+    pub(super) fn new_op(&mut self, die: DieId, done: SimTime, txns: &[u32], pe: Option<PeKind>) -> u32 {
+        let mut arr = [NIL; MAX_OP_TXNS];
+        arr[..txns.len()].copy_from_slice(txns);
+        let op = self.ctl.ops.insert(Op { die, done, txns: arr, ntxns: txns.len() as u8 });
+        let d = &mut self.ctl.dies[die.idx()];
+        d.unfinished += 1;
+        if let Some(k) = pe {
+            d.pe_op = op;
+            d.pe_kind = k;
+        }
+        self.events.push(done, Event::OpDone { op });
+        op
+    }
+
+    pub(super) fn note_suspension(&mut self, timing: &lamina_nand_model::OpTiming) {
+        if let Some(s) = timing.suspended {
+            let pe = self.ctl.dies[s.die.idx()].pe_op;
+            assert!(pe != NIL, "device suspended an op the engine does not know");
+            let op = self.ctl.ops.get_mut(pe);
+            assert_eq!(op.done, s.old_done, "suspended op completion mismatch");
+            op.done = s.new_done;
+            self.events.push(s.new_done, Event::OpDone { op: pe });
+        }
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    /// Issue the read command `picks` (positions in the die's read queue) describe: one
+    /// read, a multi-plane read, or (`soml`) a SOML read. The anchor (first pick) is
+    /// handled as a lone read would be — trimmed while queued, moved to another die —
+    /// and the others join only if the device would accept them with it; the rest stay
+    /// queued in place. Returns false if nothing was issued.
+    fn issue_reads(&mut self, die: DieId, picks: &[u32], soml: bool) -> Result<bool, RunError> {
+        let q = &self.ctl.dies[die.idx()].queues.reads;
+        let anchor_id = q[picks[0] as usize].id;
+        let tx = *self.ctl.txns.get(anchor_id);
+        let Some(ppa) = self.ftl.lookup(Lpn(tx.lpn)) else {
+            // Trimmed while queued. A host read returns zeros; a read-modify-write read
+            // has no old data to merge, so its write proceeds alone (counting it as an
+            // unwritten host read double-counted a read page: swarm seed 247).
+            self.ctl.dies[die.idx()].queues.reads.remove(picks[0] as usize);
+            self.ctl.txns.remove(anchor_id);
+            if tx.kind == TxnKind::Read {
+                self.host.unwritten_reads += 1;
+            }
+            self.after_txn(tx)?;
+            return Ok(false);
+        };
+        let a = self.geo.addr(ppa);
+        let at_die = self.geo.die_id(a);
+        if at_die != die {
+            // A write or GC moved the page to another die while the read was queued.
+            self.ctl.dies[die.idx()].queues.reads.remove(picks[0] as usize);
+            self.ctl.counters.read_redirects += 1;
+            self.ctl.txns.get_mut(anchor_id).die = at_die;
+            self.requeue_front(anchor_id);
+            self.dispatch(at_die, true)?;
+            return Ok(false);
+        }
+        // Gather the members: the anchor, then each pick the device accepts with it.
+        let mut members = [0u32; MAX_OP_TXNS]; // positions in `picks`
+        let mut addrs = std::mem::take(&mut self.ctl.addrs);
+        addrs.clear();
+        addrs.push(a);
+        let mut n = 1;
+        let mut planes = 1u64 << a.plane;
+        let mut parts = [SomlPart { page: a, offset_bytes: tx.offset, len_bytes: tx.len }; MAX_OP_TXNS];
+        for (k, &p) in picks.iter().enumerate().skip(1) {
+            if n == MAX_OP_TXNS {
+                break;
+            }
+            let t = *self.ctl.txns.get(q[p as usize].id);
+            let Some(pp) = self.ftl.lookup(Lpn(t.lpn)) else { continue };
+            let b = self.geo.addr(pp);
+            if self.geo.die_id(b) != die {
+                continue;
+            }
+            let fits = if soml {
+                // The device checks the SOML rules; the scheduler picked by them, the
+                // engine re-checks only what may have changed (the page's location).
+                b.plane == a.plane && parts[..n].iter().all(|x| x.page.block != b.block)
+            } else {
+                b.block == a.block && b.page == a.page && planes >> b.plane & 1 == 0
+            };
+            if fits {
+                planes |= 1 << b.plane;
+                members[n] = k as u32;
+                parts[n] = SomlPart { page: b, offset_bytes: t.offset, len_bytes: t.len };
+                addrs.push(b);
+                n += 1;
+            }
+        }
+        // Remove the members from the queue (positions refer to the queue before).
+        let mut pos = [0u32; MAX_OP_TXNS];
+        for i in 0..n {
+            pos[i] = picks[members[i] as usize];
+        }
+        let mut ids = std::mem::take(&mut self.ctl.ids);
+        take_picks(&mut self.ctl.dies[die.idx()].queues.reads, &pos[..n], &mut ids);
+        for (i, &t) in ids.iter().enumerate() {
+            let tx = *self.ctl.txns.get(t);
+            if tx.kind == TxnKind::Read {
+                let ppa = self.geo.ppa(addrs[i]);
+                let arrival = self.arrival_of(tx.req);
+                self.verifier.check(&self.device, tx.lpn, ppa, self.now, arrival)?;
+            }
+        }
+        let cmd = if soml && n > 1 {
+            Command::SomlRead { parts: &parts[..n] }
+        } else if n == 1 {
+            let (off, len) =
+                if tx.kind == TxnKind::RmwRead { (0, self.page_size) } else { (tx.offset, tx.len) };
+            Command::Read { pages: &addrs[..1], offset_bytes: off, len_bytes: len }
+        } else {
+            // Multi-plane: one byte range for all planes, covering every member's.
+            let (mut lo, mut hi) = (u32::MAX, 0);
+            for &t in &ids {
+                let x = self.ctl.txns.get(t);
+                let (o, l) = if x.kind == TxnKind::RmwRead { (0, self.page_size) } else { (x.offset, x.len) };
+                lo = lo.min(o);
+                hi = hi.max(o + l);
+            }
+            Command::Read { pages: &addrs[..n], offset_bytes: lo, len_bytes: hi - lo }
+        };
+        let timing = self.device.issue(self.now, &cmd).map_err(|e| self.nand(e))?;
+        self.note_suspension(&timing);
+        for &t in &ids {
+            let (kind, req) = {
+                let x = self.ctl.txns.get(t);
+                (x.kind, x.req)
+            };
+            if kind == TxnKind::RmwRead {
+                self.ctl.counters.rmw_reads += 1;
+            } else {
+                self.ctl.counters.host_reads += 1;
+            }
+            self.mark_start(req);
+        }
+        self.note_command(die);
+        self.new_op(die, timing.done, &ids, None);
+        self.ctl.addrs = addrs;
+        self.ctl.ids = ids;
+        Ok(true)
+    }
+
+    // ------------------------------------------------------------------ writes
+
+    /// Issue the writes `picks` (positions in the die's write queue) describe: one
+    /// program, or a multi-plane program when the pages the FTL allocates share block
+    /// index and page offset on distinct planes. The anchor is handled as a lone write
+    /// would be (read-modify-write, a refused write); others join only if they need no
+    /// read-modify-write and the FTL accepts them. Pages that do not align are
+    /// programmed by their own commands, right after. Returns false if nothing issued.
+    fn issue_writes(&mut self, die: DieId, picks: &[u32]) -> Result<bool, RunError> {
+        let q = &self.ctl.dies[die.idx()].queues.writes;
+        let anchor = q[picks[0] as usize].id;
+        let tx = *self.ctl.txns.get(anchor);
+        if self.needs_rmw(&tx) {
+            self.ctl.dies[die.idx()].queues.writes.remove(picks[0] as usize);
+            self.start_rmw(anchor)?;
+            return Ok(false);
+        }
+        // Joiners: writes that need no read-modify-write, in pick order.
+        let mut pos = [0u32; MAX_OP_TXNS];
+        pos[0] = picks[0];
+        let mut n = 1;
+        for &p in picks.iter().skip(1) {
+            if n == MAX_OP_TXNS {
+                break;
+            }
+            let t = self.ctl.txns.get(q[p as usize].id);
+            if !self.needs_rmw(t) {
+                pos[n] = p;
+                n += 1;
+            }
+        }
+        let mut ids = std::mem::take(&mut self.ctl.ids);
+        take_picks(&mut self.ctl.dies[die.idx()].queues.writes, &pos[..n], &mut ids);
+        // Allocate: the anchor first (a refusal takes the full-plane path); a refused
+        // joiner goes back to its queue.
+        let mut ppas = std::mem::take(&mut self.ctl.ppas);
+        ppas.clear();
+        let mut kept = 0;
+        for i in 0..ids.len() {
+            let t = ids[i];
+            let x = *self.ctl.txns.get(t);
+            match self.ftl.write(Lpn(x.lpn), x.plane) {
+                Ok(ppa) => {
+                    ids[kept] = t;
+                    kept += 1;
+                    ppas.push(ppa);
+                }
+                Err(e) if i == 0 => {
+                    for &j in ids[1..].iter().rev() {
+                        self.requeue_front(j);
+                    }
+                    self.ctl.ids = ids;
+                    self.ctl.ppas = ppas;
+                    return self.write_refused(anchor, e);
+                }
+                Err(_) => self.requeue_front(t),
+            }
+        }
+        ids.truncate(kept);
+        // Group the allocated pages: consecutive runs at one block index and page on
+        // distinct planes make one multi-plane program each.
+        let mut start = 0;
+        while start < ids.len() {
+            let a0 = self.geo.addr(ppas[start]);
+            let mut planes = 1u64 << a0.plane;
+            let mut end = start + 1;
+            while end < ids.len() {
+                let b = self.geo.addr(ppas[end]);
+                if self.geo.die_id(b) != die
+                    || b.block != a0.block
+                    || b.page != a0.page
+                    || planes >> b.plane & 1 == 1
+                {
+                    break;
+                }
+                planes |= 1 << b.plane;
+                end += 1;
+            }
+            if end < ids.len() && start == 0 {
+                self.ctl.counters.misaligned_groups += 1;
+            }
+            self.program_group(&ids[start..end], &ppas[start..end])?;
+            start = end;
+        }
+        self.ctl.ids = ids;
+        self.ctl.ppas = ppas;
+        Ok(true)
+    }
+
+    /// Program the allocated pages of the host writes `ids` as one (multi-plane) command.
+    fn program_group(&mut self, ids: &[u32], ppas: &[Ppa]) -> Result<(), RunError> {
+        let mut addrs = std::mem::take(&mut self.ctl.addrs);
+        let mut tags = std::mem::take(&mut self.ctl.tags);
+        addrs.clear();
+        tags.clear();
+        for (&t, &ppa) in ids.iter().zip(ppas) {
+            let x = *self.ctl.txns.get(t);
+            if x.kind == TxnKind::Write {
+                self.write_mapped(x.lpn);
+            }
+            tags.push(self.verifier.program(x.lpn));
+            addrs.push(self.geo.addr(ppa));
+        }
+        let die = self.geo.die_id(addrs[0]);
+        let timing = self
+            .device
+            .issue(self.now, &Command::Program { pages: &addrs, tags: &tags })
+            .map_err(|e| self.nand(e))?;
+        self.ctl.dies[die.idx()].writes_done += ids.len() as u64;
+        for &t in ids {
+            let req = self.ctl.txns.get(t).req;
+            self.mark_start(req);
+        }
+        self.note_command(die);
+        self.new_op(die, timing.done, ids, Some(PeKind::Program));
+        for &ppa in ppas {
+            self.maybe_start_gc(self.geo.plane_of_block(self.geo.block_of(ppa)));
+        }
+        self.ctl.addrs = addrs;
+        self.ctl.tags = tags;
+        Ok(())
+    }
+
+    /// True if the write must first read the page's old data (partial page, mapped,
+    /// read-modify-write on).
+    fn needs_rmw(&self, t: &Txn) -> bool {
+        t.partial
+            && self.cfg.host.read_modify_write
+            && t.kind != TxnKind::RmwRead
+            && self.ftl.lookup(Lpn(t.lpn)).is_some()
+    }
+
+    /// Read the old page of write `t` first (on its own die); the write is parked and
+    /// re-queued when the read completes, no longer partial.
+    fn start_rmw(&mut self, t: u32) -> Result<(), RunError> {
+        let tx = *self.ctl.txns.get(t);
+        let old = self.ftl.lookup(Lpn(tx.lpn)).expect("needs_rmw checked the mapping");
+        let a = self.geo.addr(old);
+        let die = self.geo.die_id(a);
+        self.ctl.txns.get_mut(t).partial = false;
+        let seq = self.ctl.next_seq();
+        let rmw = Txn { kind: TxnKind::RmwRead, link: t, die, seq, ..tx };
+        let rid = self.ctl.txns.insert(rmw);
+        self.ctl.dies[tx.die.idx()].parked.push(t);
+        self.ctl.dies[die.idx()].queues.reads.push_back(rmw.queued(rid));
+        if die != tx.die {
+            self.dispatch(die, true)?;
+        }
+        Ok(())
+    }
+
+    /// The FTL refused host write `t` on its plane (error `e`). Park and retry: if GC on
+    /// that plane is queued or can start, the write waits at the head of its queue until
+    /// an operation of its die completes; if the plane has nothing to reclaim, the write
+    /// moves to the next plane that can take it. Returns false (nothing issued).
+    fn write_refused(&mut self, t: u32, e: FtlError) -> Result<bool, RunError> {
+        let plane = match e {
+            FtlError::NoFreePage { plane } | FtlError::MergeNeeded { plane } => plane,
+        };
+        self.maybe_start_gc(plane);
+        let from = self.ctl.txns.get(t).die;
+        if self.gc_queued(plane) {
+            // The writes ahead of GC used up the plane (an arbiter or GC mode that lets
+            // host writes pass a queued GC job): park the write at the head of its queue
+            // until GC on this die frees space (issue #8 swarm, seed 226).
+            self.ctl.counters.write_retries += 1;
+            self.requeue_front(t);
+            self.ctl.dies[from.idx()].write_stalled = true;
+            return Ok(false);
+        }
+        let constrained =
+            matches!(self.ftl.write_constraint(Lpn(self.ctl.txns.get(t).lpn)), WriteConstraint::Plane(_));
+        // Nothing to reclaim on this plane: every page holds valid data (a dynamic
+        // placement piled logical pages onto it). Write elsewhere: the next plane, in
+        // plane order, with free blocks or GC that frees some.
+        let n = self.geo.total_planes();
+        let next = if constrained {
+            None
+        } else {
+            (1..n).map(|i| PlaneId((plane.0 + i) % n)).find(|&q| self.can_take_writes(q))
+        };
+        let Some(q) = next else {
+            // No plane has room: the device is truly out of space.
+            return Err(RunError::Ftl { at: self.now, source: e });
+        };
+        self.ctl.counters.full_plane_redirects += 1;
+        let die = self.geo.die_of_plane(q);
+        let m = self.ctl.txns.get_mut(t);
+        m.plane = q;
+        m.die = die;
+        self.requeue_front(t);
+        if die != from {
+            self.dispatch(die, false)?;
+        }
+        Ok(false)
+    }
+
+    // ------------------------------------------------------------------ completion
+
+    pub(super) fn op_done(&mut self, op: u32) -> Result<(), RunError> {
+        let o = self.ctl.ops.remove(op);
+        let d = &mut self.ctl.dies[o.die.idx()];
+        d.unfinished -= 1;
+        // An operation finished (GC may have freed space): a stalled write may retry.
+        d.write_stalled = false;
+        self.last_op_done = self.now;
+        if d.pe_op == op {
+            d.pe_op = NIL;
+        }
+        for &t in &o.txns[..o.ntxns as usize] {
+            let tx = self.ctl.txns.remove(t);
+            self.after_txn(tx)?;
+        }
+        self.dispatch(o.die, false)?;
+        if !self.ctl.undecided.is_empty() {
+            self.retry_undecided()?;
+        }
+        Ok(())
+    }
+
+    /// Bookkeeping when a transaction's flash work is done.
+    fn after_txn(&mut self, tx: Txn) -> Result<(), RunError> {
+        match tx.kind {
+            TxnKind::Read | TxnKind::Write => self.finish_sub(tx.req, 1),
+            TxnKind::RmwRead => {
+                let w = tx.link;
+                let wd = self.ctl.txns.get(w).die;
+                let parked = &mut self.ctl.dies[wd.idx()].parked;
+                let pos = parked.iter().position(|&p| p == w).expect("parked read-modify-write");
+                parked.remove(pos);
+                self.requeue_front(w);
+                // The write's die may be idle (the read ran on another die).
+                self.dispatch(wd, false)
+            }
+            TxnKind::Flush => self.flush_completed(tx.link, tx.lpn),
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! The GC driver: which planes have a garbage-collection job, starting jobs, and issuing
+//! their steps. A job is keyed by the plane the FTL reclaims (`gc_begin(plane)`) and
+//! queued on that plane's die, where the scheduler sees it; each step's NAND operations
+//! run on the die(s) its addresses touch (a move may read on one die and program on
+//! another).
+
+use lamina_ftl::GcStep;
+use lamina_nand_model::{Command, DieId, Geometry, PageAddr, PlaneId};
+use lamina_sched::GcJobRef;
+
+use super::controller::PeKind;
+use super::{RunError, Simulation, pb_of_range};
+
+/// The GC driver's state.
+pub(crate) struct GcDriver {
+    /// Per plane: a job is queued or running.
+    active: Vec<bool>,
+}
+
+impl GcDriver {
+    pub(crate) fn new(geo: &Geometry) -> GcDriver {
+        GcDriver { active: vec![false; geo.total_planes() as usize] }
+    }
+}
+
+/// One step taken from a job, waiting to be grouped into commands.
+#[derive(Clone, Copy, Debug)]
+enum Work {
+    Move { from: PageAddr, to: PageAddr, copyback: bool },
+    Erase { block: PageAddr },
+    PartialErase { block: PageAddr, pb: u32 },
+}
+
+impl Simulation {
+    /// True if a GC job for `plane` is queued or running.
+    #[inline]
+    pub(super) fn gc_queued(&self, plane: PlaneId) -> bool {
+        self.gc.active[plane.idx()]
+    }
+
+    /// True if `plane` has free blocks above the GC threshold, or a GC job (running, or
+    /// started now) that will free some.
+    pub(super) fn can_take_writes(&mut self, plane: PlaneId) -> bool {
+        if !self.ftl.needs_gc(plane) {
+            return true;
+        }
+        self.maybe_start_gc(plane);
+        self.gc_queued(plane)
+    }
+
+    /// Start a GC job on `plane` if it needs one and has none.
+    pub(super) fn maybe_start_gc(&mut self, plane: PlaneId) {
+        if !self.ftl.needs_gc(plane) || self.gc_queued(plane) {
+            return;
+        }
+        let die = self.geo.die_of_plane(plane);
+        if self.ftl.gc_begin(plane).is_some() {
+            let seq = self.ctl.next_seq();
+            self.gc.active[plane.idx()] = true;
+            self.ctl.dies[die.idx()].queues.gc.push_back(GcJobRef { plane, seq });
+        }
+    }
+
+    /// The job of `plane` on `die` ended.
+    fn gc_job_done(&mut self, die: DieId, plane: PlaneId) {
+        let q = &mut self.ctl.dies[die.idx()].queues.gc;
+        let pos = q.iter().position(|j| j.plane == plane).expect("ended job is queued");
+        q.remove(pos);
+        self.gc.active[plane.idx()] = false;
+        // The plane may still be short of free blocks.
+        self.maybe_start_gc(plane);
+        if self.ctl.dies[die.idx()].queues.gc.is_empty() {
+            // No GC left to wait for: a stalled write retries (and fails with the FTL's
+            // error if the device is truly out of space).
+            self.ctl.dies[die.idx()].write_stalled = false;
+        }
+    }
+
+    /// Take the next step of each picked GC job of `die` (positions in its GC queue) and
+    /// issue them, steps of different planes that align as multi-plane commands.
+    /// Returns false if every job ended without issuing anything.
+    pub(super) fn issue_gc(&mut self, die: DieId, picks: &[u32]) -> Result<bool, RunError> {
+        let mut planes = [PlaneId(0); super::controller::MAX_OP_TXNS];
+        let n = picks.len().min(planes.len());
+        for (i, &p) in picks.iter().take(n).enumerate() {
+            planes[i] = self.ctl.dies[die.idx()].queues.gc[p as usize].plane;
+        }
+        let mut work = [Work::Erase { block: PageAddr::default() }; super::controller::MAX_OP_TXNS];
+        let mut w = 0;
+        for &plane in &planes[..n] {
+            let step = self.ftl.gc_step(plane);
+            match step {
+                GcStep::Done => self.gc_job_done(die, plane),
+                GcStep::Move { from, to, copyback, .. } => {
+                    work[w] = Work::Move { from: self.geo.addr(from), to: self.geo.addr(to), copyback };
+                    w += 1;
+                }
+                GcStep::Erase { block, .. } => {
+                    work[w] = Work::Erase { block: self.geo.addr(self.geo.first_page(block)) };
+                    w += 1;
+                }
+                GcStep::PartialErase { block, range } => {
+                    let pb = pb_of_range(self.geo.pages_per_block(), range);
+                    work[w] = Work::PartialErase { block: self.geo.addr(self.geo.first_page(block)), pb };
+                    w += 1;
+                }
+            }
+        }
+        if w == 0 {
+            return Ok(false);
+        }
+        // Group: each remaining step anchors a command joined by the later steps that
+        // align with it (same kind, distinct planes, same block index and page).
+        let mut used = [false; super::controller::MAX_OP_TXNS];
+        for i in 0..w {
+            if used[i] {
+                continue;
+            }
+            used[i] = true;
+            let mut group = [work[i]; super::controller::MAX_OP_TXNS];
+            let mut g = 1;
+            let mut mask = 1u64 << plane_of(&work[i]);
+            for j in i + 1..w {
+                if !used[j] && mask >> plane_of(&work[j]) & 1 == 0 && aligned(&work[i], &work[j]) {
+                    used[j] = true;
+                    mask |= 1 << plane_of(&work[j]);
+                    group[g] = work[j];
+                    g += 1;
+                }
+            }
+            self.issue_gc_group(&group[..g])?;
+        }
+        Ok(true)
+    }
+
+    /// Issue one group of aligned GC steps as one command (two for a move without
+    /// copy-back: the read, then the program).
+    fn issue_gc_group(&mut self, group: &[Work]) -> Result<(), RunError> {
+        let n = group.len();
+        let mut a = [PageAddr::default(); super::controller::MAX_OP_TXNS];
+        let mut b = [PageAddr::default(); super::controller::MAX_OP_TXNS];
+        let mut tags = [0u64; super::controller::MAX_OP_TXNS];
+        match group[0] {
+            Work::Move { copyback, .. } => {
+                for (i, s) in group.iter().enumerate() {
+                    let Work::Move { from, to, .. } = *s else { unreachable!("grouped by kind") };
+                    a[i] = from;
+                    b[i] = to;
+                    tags[i] = self.device.tag(self.geo.ppa(from)).unwrap_or(0);
+                }
+                let (from_die, to_die) = (self.geo.die_id(a[0]), self.geo.die_id(b[0]));
+                let done = if copyback {
+                    self.device
+                        .issue(self.now, &Command::CopyBack { from: &a[..n], to: &b[..n] })
+                        .map_err(|e| self.nand(e))?
+                        .done
+                } else {
+                    let ps = self.page_size;
+                    let r = self
+                        .device
+                        .issue(self.now, &Command::Read { pages: &a[..n], offset_bytes: 0, len_bytes: ps })
+                        .map_err(|e| self.nand(e))?;
+                    self.note_suspension(&r);
+                    self.ctl.counters.gc_reads += n as u64;
+                    let not_before = if to_die == from_die { self.now } else { r.done };
+                    let p = self
+                        .device
+                        .issue_after(
+                            self.now,
+                            not_before,
+                            &Command::Program { pages: &b[..n], tags: &tags[..n] },
+                        )
+                        .map_err(|e| self.nand(e))?;
+                    if to_die != from_die {
+                        // The read occupies its own die until its data is out.
+                        self.new_op(from_die, r.done, &[], None);
+                    }
+                    p.done
+                };
+                self.ctl.dies[to_die.idx()].writes_done += n as u64;
+                self.note_command(from_die);
+                self.new_op(to_die, done, &[], Some(PeKind::Program));
+            }
+            Work::Erase { .. } => {
+                for (i, s) in group.iter().enumerate() {
+                    let Work::Erase { block } = *s else { unreachable!("grouped by kind") };
+                    a[i] = block;
+                }
+                let die = self.geo.die_id(a[0]);
+                let t = self
+                    .device
+                    .issue(self.now, &Command::Erase { blocks: &a[..n] })
+                    .map_err(|e| self.nand(e))?;
+                self.note_command(die);
+                self.new_op(die, t.done, &[], Some(PeKind::Erase));
+            }
+            Work::PartialErase { block, pb } => {
+                let die = self.geo.die_id(block);
+                let t = self
+                    .device
+                    .issue(self.now, &Command::PartialErase { block, pb })
+                    .map_err(|e| self.nand(e))?;
+                self.note_command(die);
+                self.new_op(die, t.done, &[], Some(PeKind::Erase));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The plane index within its die of a step's (first) address.
+fn plane_of(w: &Work) -> u32 {
+    match *w {
+        Work::Move { from, .. } => from.plane,
+        Work::Erase { block } | Work::PartialErase { block, .. } => block.plane,
+    }
+}
+
+/// True if steps `x` and `y` (on distinct planes) can run as one multi-plane command.
+fn aligned(x: &Work, y: &Work) -> bool {
+    let same_die = |p: PageAddr, q: PageAddr| (p.channel, p.chip, p.die) == (q.channel, q.chip, q.die);
+    match (*x, *y) {
+        (Work::Move { from: f1, to: t1, copyback: c1 }, Work::Move { from: f2, to: t2, copyback: c2 }) => {
+            c1 == c2
+                && same_die(f1, f2)
+                && same_die(t1, t2)
+                && f1.block == f2.block
+                && f1.page == f2.page
+                && t1.block == t2.block
+                && t1.page == t2.page
+                && f1.plane == t1.plane
+                && f2.plane == t2.plane
+        }
+        (Work::Erase { block: b1 }, Work::Erase { block: b2 }) => same_die(b1, b2) && b1.block == b2.block,
+        _ => false,
+    }
+}

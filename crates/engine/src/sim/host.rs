@@ -1,0 +1,375 @@
+//! The host front end: requests, their split into logical pages, the write buffer and
+//! controller DRAM, admission (host queue depth, closed loop) and completion.
+
+use std::collections::VecDeque;
+
+use lamina_nand_model::{DieId, Lpn, Nanos, PlaneId, Ppa, SimTime};
+use lamina_sched::TxnKind;
+
+use super::controller::Txn;
+use super::{Completion, Event, NIL, RunError, Simulation};
+use crate::buffer::{self, Put, WriteBuffer};
+use crate::config::{HostMode, SimConfig};
+use crate::slab::Slab;
+use crate::stats::RequestStats;
+use crate::trace::{IoOp, IoRequest};
+
+/// A host request being served.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Request {
+    pub(crate) arrival: SimTime,
+    pub(crate) op: IoOp,
+    pub(crate) bytes: u64,
+    pub(crate) remaining: u32,
+    /// Latest time a sub-request of this request started service.
+    pub(crate) last_start: SimTime,
+    /// Index in submission order.
+    pub(crate) id: u64,
+}
+
+/// How one page of a host request is served when it is admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Served {
+    /// Complete now without any device work (unwritten page, trim).
+    Instant,
+    /// From controller DRAM: this many bytes move over the DRAM bus.
+    Dram(u32),
+    /// Queued for flash or for buffer space; completes later.
+    Queued,
+}
+
+/// The host front end's state.
+pub(crate) struct Host {
+    pub(crate) reqs: Slab<Request>,
+    pub(crate) host_queue: VecDeque<IoRequest>,
+    pub(crate) admitted: u32,
+    pub(crate) peak_outstanding: u32,
+    pub(crate) buffer: Option<WriteBuffer>,
+    pub(crate) flushes: Vec<buffer::Flush>,
+    /// When the controller DRAM finishes its current transfers.
+    dram_free_at: SimTime,
+    /// Host writes queued for flash without a buffer (not yet programmed), per LPN: a
+    /// read that finds its page unmapped but here is served from the queued write's
+    /// data. Small (queued writes only), so it stays in cache; a per-LPN bit set over
+    /// the footprint cost 5 % of replay throughput in cache misses. Lookups only; never
+    /// iterated.
+    pub(crate) queued_writes: rustc_hash::FxHashMap<u64, u32>,
+    /// Bumped on every arrival (an idle flush is valid only if no arrival followed it).
+    pub(crate) epoch: u32,
+    /// Requests entered so far (the next request's id).
+    submitted: u64,
+    pub(crate) stats: RequestStats,
+    /// Completions for the stepping API (kept only when it is used).
+    pub(crate) completions: Vec<Completion>,
+    pub(crate) keep_completions: bool,
+    /// Reads of pages never written (or trimmed): completed without flash access.
+    pub(crate) unwritten_reads: u64,
+    /// Reads of pages whose only write is still queued: served from its data in DRAM.
+    pub(crate) pending_write_reads: u64,
+}
+
+impl Host {
+    pub(crate) fn new(cfg: &SimConfig, logical_pages: u64, page_size: u32) -> Host {
+        let buffer = (cfg.buffer.size_bytes >= page_size as u64).then(|| {
+            let cap = (cfg.buffer.size_bytes / page_size as u64).min(u32::MAX as u64 - 1) as u32;
+            let wm = (cap as f64 * cfg.buffer.flush_watermark) as u32;
+            WriteBuffer::new(cap, logical_pages, wm)
+        });
+        Host {
+            reqs: Slab::default(),
+            host_queue: VecDeque::new(),
+            admitted: 0,
+            peak_outstanding: 0,
+            buffer,
+            flushes: Vec::new(),
+            dram_free_at: SimTime::ZERO,
+            queued_writes: rustc_hash::FxHashMap::default(),
+            epoch: 0,
+            submitted: 0,
+            stats: RequestStats::default(),
+            completions: Vec::new(),
+            keep_completions: false,
+            unwritten_reads: 0,
+            pending_write_reads: 0,
+        }
+    }
+}
+
+impl Simulation {
+    pub(super) fn arrive(&mut self, r: IoRequest) -> Result<(), RunError> {
+        self.host.epoch = self.host.epoch.wrapping_add(1);
+        let depth = self.cfg.host.queue_depth;
+        if self.cfg.host.mode == HostMode::Open && depth != 0 && self.host.admitted >= depth {
+            self.host.host_queue.push_back(r);
+            return Ok(());
+        }
+        self.admit(r)
+    }
+
+    fn admit(&mut self, r: IoRequest) -> Result<(), RunError> {
+        let h = &mut self.host;
+        h.admitted += 1;
+        h.peak_outstanding = h.peak_outstanding.max(h.admitted);
+        let ps = self.page_size as u64;
+        let first = r.offset_bytes / ps;
+        let last = (r.offset_bytes + r.size_bytes - 1) / ps;
+        let npages = (last - first + 1) as u32;
+        let id = h.submitted;
+        h.submitted += 1;
+        let req = h.reqs.insert(Request {
+            arrival: SimTime(r.arrival.as_ns()),
+            op: r.op,
+            bytes: r.size_bytes,
+            remaining: npages,
+            last_start: self.now,
+            id,
+        });
+        let (mut instant, mut dram_pages, mut dram_bytes) = (0u32, 0u32, 0u64);
+        // Reads look up a batch of pages first: the map loads are independent, so their
+        // cache misses overlap instead of serialising behind each page's dispatch.
+        const BATCH: usize = 16;
+        let mut mapped = [None; BATCH];
+        for page in first..=last {
+            let start = if page == first { (r.offset_bytes % ps) as u32 } else { 0 };
+            let end = if page == last {
+                ((r.offset_bytes + r.size_bytes - 1) % ps + 1) as u32
+            } else {
+                self.page_size
+            };
+            let lpn = self.wrap(page);
+            let slot = ((page - first) % BATCH as u64) as usize;
+            if r.op == IoOp::Read && slot == 0 {
+                let n = (last - page + 1).min(BATCH as u64);
+                for (i, m) in mapped.iter_mut().enumerate().take(n as usize) {
+                    *m = self.ftl.lookup(Lpn(self.wrap(page + i as u64)));
+                }
+            }
+            let served = match r.op {
+                IoOp::Read => self.sub_read(req, lpn, start, end - start, mapped[slot])?,
+                IoOp::Write => self.sub_write(req, lpn, start, end - start)?,
+                IoOp::Trim => {
+                    if let Some(b) = self.host.buffer.as_mut() {
+                        b.discard(lpn);
+                    }
+                    if end - start == self.page_size {
+                        self.ftl.trim(Lpn(lpn));
+                        // The trim supersedes a queued write's data (which still programs
+                        // later, as it would on a device).
+                        self.host.queued_writes.remove(&lpn);
+                    }
+                    Served::Instant
+                }
+            };
+            match served {
+                Served::Instant => instant += 1,
+                Served::Dram(bytes) => {
+                    dram_pages += 1;
+                    dram_bytes += bytes as u64;
+                }
+                Served::Queued => {}
+            }
+        }
+        self.enqueue_flushes()?;
+        if dram_pages > 0 {
+            // One DRAM access for all DRAM-served pages of this request.
+            let done = self.dram_access(req, dram_bytes);
+            self.events.push(done, Event::DramDone { req, pages: dram_pages });
+        }
+        if instant > 0 {
+            self.finish_sub(req, instant)?;
+        }
+        Ok(())
+    }
+
+    /// Reserve the controller DRAM for `bytes` on behalf of `req` (FCFS, one transfer at
+    /// a time at `buffer.dram_bandwidth_bytes_per_s`); returns when the access
+    /// completes (transfer end + `buffer.dram_latency`).
+    fn dram_access(&mut self, req: u32, bytes: u64) -> SimTime {
+        let h = &mut self.host;
+        let start = self.now.max(h.dram_free_at);
+        let bw = self.cfg.buffer.dram_bandwidth_bytes_per_s as u128;
+        let xfer = Nanos((bytes as u128 * 1_000_000_000).div_ceil(bw) as u64);
+        h.dram_free_at = start + xfer;
+        let r = h.reqs.get_mut(req);
+        if start > r.last_start {
+            r.last_start = start;
+        }
+        start + xfer + self.cfg.buffer.dram_latency
+    }
+
+    fn mask_of(&self, offset: u32, len: u32) -> u64 {
+        if len == self.page_size {
+            return buffer::FULL;
+        }
+        let unit = self.page_size.div_ceil(64);
+        let a = offset / unit;
+        let b = (offset + len).div_ceil(unit).min(64);
+        let bits = b - a;
+        if bits >= 64 { buffer::FULL } else { ((1u64 << bits) - 1) << a }
+    }
+
+    /// A logical page number of the trace, inside the logical space (the trace layer
+    /// already wraps or rejects addresses beyond capacity; this only guards).
+    #[inline]
+    fn wrap(&self, lpn: u64) -> u64 {
+        if lpn < self.logical_pages { lpn } else { lpn % self.logical_pages }
+    }
+
+    /// One page of a read; `mapped` is the FTL's current mapping of `lpn`.
+    fn sub_read(
+        &mut self,
+        req: u32,
+        lpn: u64,
+        offset: u32,
+        len: u32,
+        mapped: Option<Ppa>,
+    ) -> Result<Served, RunError> {
+        let mask = self.mask_of(offset, len);
+        if let Some(b) = self.host.buffer.as_mut()
+            && b.read(lpn, mask)
+        {
+            return Ok(Served::Dram(len));
+        }
+        let Some(ppa) = mapped else {
+            if self.host.queued_writes.contains_key(&lpn) {
+                // Overtook its page's first write, which is still queued: the data is in
+                // controller DRAM with that write (issue #8, 0b).
+                self.host.pending_write_reads += 1;
+                return Ok(Served::Dram(len));
+            }
+            self.host.unwritten_reads += 1;
+            return Ok(Served::Instant);
+        };
+        // Only the die and plane are needed to queue the read (no full address decode).
+        let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
+        let die = self.geo.die_of_plane(plane);
+        self.push_txn(Txn::new(TxnKind::Read, lpn, req, die, plane, offset, len))?;
+        Ok(Served::Queued)
+    }
+
+    fn sub_write(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Result<Served, RunError> {
+        let mask = self.mask_of(offset, len);
+        if let Some(b) = self.host.buffer.as_mut() {
+            return Ok(match b.write(lpn, mask, &mut self.host.flushes) {
+                Put::Stored => Served::Dram(len),
+                Put::Evicted { victim } => {
+                    // The page is in DRAM, but it took the place of a page whose program
+                    // is in flight: this write completes when that program does.
+                    let ready = self.dram_access(req, len as u64);
+                    self.host.buffer.as_mut().expect("buffer").set_waiter(victim, req, ready);
+                    Served::Queued
+                }
+            });
+        }
+        *self.host.queued_writes.entry(lpn).or_insert(0) += 1;
+        let mut t = Txn::new(TxnKind::Write, lpn, req, DieId(0), PlaneId(0), offset, len);
+        t.partial = len != self.page_size;
+        self.place_and_push(t)?;
+        Ok(Served::Queued)
+    }
+
+    pub(super) fn enqueue_flushes(&mut self) -> Result<(), RunError> {
+        // In the order the buffer asked (least recently used first).
+        let mut flushes = std::mem::take(&mut self.host.flushes);
+        for f in flushes.drain(..) {
+            let mut t = Txn::new(TxnKind::Flush, f.lpn, NIL, DieId(0), PlaneId(0), 0, self.page_size);
+            t.partial = f.mask != buffer::FULL;
+            // A flush's link is its buffer slot (handed back at completion).
+            t.link = f.slot;
+            self.place_and_push(t)?;
+        }
+        self.host.flushes = flushes;
+        Ok(())
+    }
+
+    /// A host write's flash program was issued: reads of the page now find it through
+    /// the FTL instead of the queued write's data.
+    pub(super) fn write_mapped(&mut self, lpn: u64) {
+        if let Some(n) = self.host.queued_writes.get_mut(&lpn) {
+            *n -= 1;
+            if *n == 0 {
+                self.host.queued_writes.remove(&lpn);
+            }
+        }
+    }
+
+    /// A buffer flush completed: hand its slot back; a writer waiting for the slot may
+    /// complete.
+    pub(super) fn flush_completed(&mut self, slot: u32, lpn: u64) -> Result<(), RunError> {
+        let b = self.host.buffer.as_mut().expect("flush without buffer");
+        let buffer::FlushDone { trimmed, waiter } = b.flush_done(slot, lpn, &mut self.host.flushes);
+        if trimmed {
+            // Trimmed while its program was in flight: the program mapped data the host
+            // discarded; unmap it again.
+            self.ftl.trim(Lpn(lpn));
+        }
+        if let Some((req, ready)) = waiter {
+            if ready > self.now {
+                self.events.push(ready, Event::DramDone { req, pages: 1 });
+            } else {
+                self.finish_sub(req, 1)?;
+            }
+        }
+        self.enqueue_flushes()
+    }
+
+    /// A sub-request of `req` started service now.
+    #[inline]
+    pub(super) fn mark_start(&mut self, req: u32) {
+        if req != NIL {
+            let r = self.host.reqs.get_mut(req);
+            if self.now > r.last_start {
+                r.last_start = self.now;
+            }
+        }
+    }
+
+    /// `n` pages of `req` are done; the request completes with its last page.
+    pub(super) fn finish_sub(&mut self, req: u32, n: u32) -> Result<(), RunError> {
+        let h = &mut self.host;
+        let r = h.reqs.get_mut(req);
+        r.remaining -= n;
+        if r.remaining > 0 {
+            return Ok(());
+        }
+        let r = h.reqs.remove(req);
+        let wait = r.last_start.since(r.arrival);
+        match r.op {
+            IoOp::Read => h.stats.complete(true, r.bytes, r.arrival, self.now, wait),
+            IoOp::Write => h.stats.complete(false, r.bytes, r.arrival, self.now, wait),
+            IoOp::Trim => {
+                h.stats.trims += 1;
+                if self.now > h.stats.last_completion {
+                    h.stats.last_completion = self.now;
+                }
+            }
+        }
+        if h.keep_completions {
+            h.completions.push(Completion {
+                id: r.id,
+                op: r.op,
+                bytes: r.bytes,
+                arrival: r.arrival,
+                done: self.now,
+            });
+        }
+        h.admitted -= 1;
+        if let Some(after) = self.cfg.buffer.idle_flush_after
+            && h.reqs.is_empty()
+            && h.buffer.is_some()
+        {
+            self.events.push(self.now + after, Event::IdleFlush { epoch: h.epoch });
+        }
+        if let Some(next) = self.host.host_queue.pop_front() {
+            // A request waiting in the host queue enters now; its response still counts
+            // from its arrival.
+            self.admit(next)?;
+        }
+        Ok(())
+    }
+
+    /// The arrival of a request being served (for error messages).
+    pub(super) fn arrival_of(&self, req: u32) -> SimTime {
+        if req == NIL { self.now } else { self.host.reqs.get(req).arrival }
+    }
+}
