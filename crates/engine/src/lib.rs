@@ -37,7 +37,7 @@ pub mod table;
 pub use lamina_trace as trace;
 
 pub use setup::{BuildError, Progress, RunTraceError, SimulationBuilder, run_trace, run_trace_with_progress};
-pub use sim::{FlashCounters, RunError, Simulation, VerifyError};
+pub use sim::{Completion, FlashCounters, RunError, Simulation, VerifyError};
 
 /// The Lamina version recorded in every report.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -177,6 +177,14 @@ pub trait TxnScheduler: Send {
     /// Fill `out` (cleared by the caller) for `slot`. With [`Slot::suspend`] only a
     /// [`Choice::Read`] or [`Choice::SomlRead`] may be returned.
     fn schedule(&mut self, slot: &Slot, q: &DieQueues, view: &dyn DeviceView, out: &mut Decision);
+
+    /// True if the scheduler forms commands of several transactions: the engine then
+    /// queues all transactions of a request (or of a batch of buffer flushes) before it
+    /// asks, so they can join one command. False (`fcfs`): each transaction is offered
+    /// to its die as soon as it is queued, as the pre-#9 controller did.
+    fn batches(&self) -> bool {
+        true
+    }
 }
 
 /// The options every scheduler is built from (config `[sched]`).
@@ -315,6 +323,10 @@ pub struct FcfsScheduler {
 }
 
 impl TxnScheduler for FcfsScheduler {
+    fn batches(&self) -> bool {
+        false
+    }
+
     fn schedule(&mut self, slot: &Slot, q: &DieQueues, _view: &dyn DeviceView, out: &mut Decision) {
         match pick_class(self.arbiter.as_mut(), self.gc, slot, q) {
             None => {}

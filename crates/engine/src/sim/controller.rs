@@ -148,6 +148,12 @@ pub(crate) struct Controller {
     /// Arrival order of transactions and GC jobs.
     pub(crate) seq: u64,
     pub(crate) counters: FlashCounters,
+    /// While a request (or a batch of flushes) is being queued for a batching
+    /// scheduler: the dies that received transactions, in first-touch order, to be
+    /// offered their work once the whole batch is queued.
+    deferring: bool,
+    deferred: Vec<DieId>,
+    deferred_mark: Vec<bool>,
     /// Per chip: the last instant a command was issued on it and on which die.
     chip_last_issue: Vec<(SimTime, u32)>,
     /// Scratch buffers (kept to avoid allocating per command).
@@ -184,6 +190,9 @@ impl Controller {
             recheck_at: SimTime::ZERO,
             seq: 0,
             counters: FlashCounters::default(),
+            deferring: false,
+            deferred: Vec::new(),
+            deferred_mark: vec![false; geo.total_dies() as usize],
             chip_last_issue: vec![(SimTime::MAX, u32::MAX); geo.total_chips() as usize],
             addrs: Vec::new(),
             tags: Vec::new(),
@@ -378,7 +387,45 @@ impl Simulation {
         } else {
             q.writes.push_back(t.queued(id))
         }
+        if self.ctl.deferring {
+            if !self.ctl.deferred_mark[die.idx()] {
+                self.ctl.deferred_mark[die.idx()] = true;
+                self.ctl.deferred.push(die);
+            }
+            return Ok(());
+        }
         self.dispatch(die, is_read)
+    }
+
+    /// Start queueing a batch of transactions (a request's pages, a batch of flushes):
+    /// with a batching scheduler, dies are offered work only at [`Self::end_batch`].
+    /// Returns whether this call opened the batch (nested batches join the outer one).
+    pub(super) fn begin_batch(&mut self) -> bool {
+        if self.ctl.deferring || !self.ctl.scheduler.batches() {
+            return false;
+        }
+        self.ctl.deferring = true;
+        true
+    }
+
+    /// Offer the dies that received transactions their work, in first-touch order.
+    pub(super) fn end_batch(&mut self, opened: bool) -> Result<(), RunError> {
+        if !opened {
+            return Ok(());
+        }
+        self.ctl.deferring = false;
+        let mut dies = std::mem::take(&mut self.ctl.deferred);
+        for &d in &dies {
+            self.ctl.deferred_mark[d.idx()] = false;
+        }
+        for &d in &dies {
+            self.dispatch(d, true)?;
+        }
+        dies.clear();
+        if self.ctl.deferred.is_empty() {
+            self.ctl.deferred = dies;
+        }
+        Ok(())
     }
 
     /// Put transaction `t` back at the head of its die's queue (it keeps its seq).

@@ -125,6 +125,7 @@ impl Simulation {
             id,
         });
         let (mut instant, mut dram_pages, mut dram_bytes) = (0u32, 0u32, 0u64);
+        let batch = self.begin_batch();
         // Reads look up a batch of pages first: the map loads are independent, so their
         // cache misses overlap instead of serialising behind each page's dispatch.
         const BATCH: usize = 16;
@@ -170,6 +171,7 @@ impl Simulation {
             }
         }
         self.enqueue_flushes()?;
+        self.end_batch(batch)?;
         if dram_pages > 0 {
             // One DRAM access for all DRAM-served pages of this request.
             let done = self.dram_access(req, dram_bytes);
@@ -270,6 +272,10 @@ impl Simulation {
 
     pub(super) fn enqueue_flushes(&mut self) -> Result<(), RunError> {
         // In the order the buffer asked (least recently used first).
+        if self.host.flushes.is_empty() {
+            return Ok(());
+        }
+        let batch = self.begin_batch();
         let mut flushes = std::mem::take(&mut self.host.flushes);
         for f in flushes.drain(..) {
             let mut t = Txn::new(TxnKind::Flush, f.lpn, NIL, DieId(0), PlaneId(0), 0, self.page_size);
@@ -279,7 +285,7 @@ impl Simulation {
             self.place_and_push(t)?;
         }
         self.host.flushes = flushes;
-        Ok(())
+        self.end_batch(batch)
     }
 
     /// A host write's flash program was issued: reads of the page now find it through

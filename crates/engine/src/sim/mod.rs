@@ -135,6 +135,9 @@ pub struct Simulation {
     gc: GcDriver,
     verifier: Verifier,
     pub(crate) events_processed: u64,
+    /// Requests arriving at the present instant are being queued as one batch (batching
+    /// schedulers only): dies are offered their work when time moves on.
+    arrivals_open: bool,
     /// When the last flash operation completed (utilisation counts busy time up to the
     /// later of this and the last request completion).
     pub(crate) last_op_done: SimTime,
@@ -170,6 +173,7 @@ impl Simulation {
             events: EventQueue::default(),
             now: SimTime::ZERO,
             events_processed: 0,
+            arrivals_open: false,
             last_op_done: SimTime::ZERO,
             preconditioned: None,
             baseline: None,
@@ -238,6 +242,10 @@ impl Simulation {
                 (Some(e), Some(a)) => e <= a,
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
+                (None, None) if self.arrivals_open => {
+                    self.close_arrivals()?;
+                    continue;
+                }
                 (None, None) => break,
             };
             if take_event {
@@ -254,8 +262,18 @@ impl Simulation {
         Ok(())
     }
 
+    /// Offer the dies the work of the requests that arrived at the present instant.
+    fn close_arrivals(&mut self) -> Result<(), RunError> {
+        if self.arrivals_open {
+            self.arrivals_open = false;
+            self.end_batch(true)?;
+        }
+        Ok(())
+    }
+
     /// Process the next event.
     fn step_event(&mut self) -> Result<(), RunError> {
+        self.close_arrivals()?;
         let (t, ev) = self.events.pop().expect("an event is pending");
         assert!(t >= self.now, "clock ran backwards: {t} < {}", self.now);
         self.now = t;
@@ -267,7 +285,15 @@ impl Simulation {
     fn enter(&mut self, r: IoRequest) -> Result<(), RunError> {
         let arrival = SimTime(r.arrival.as_ns());
         assert!(arrival >= self.now, "trace arrival {arrival} before now {}", self.now);
+        if arrival > self.now {
+            self.close_arrivals()?;
+        }
         self.now = arrival;
+        if !self.arrivals_open {
+            // A batching scheduler sees every request arriving at this instant before
+            // it forms commands (a request's own pages always form one batch).
+            self.arrivals_open = self.begin_batch();
+        }
         if self.host.stats.first_arrival.is_none() {
             self.host.stats.first_arrival = Some(arrival);
         }
@@ -297,6 +323,9 @@ impl Simulation {
     pub fn advance_until(&mut self, t: SimTime) -> Result<(), RunError> {
         self.mark_baseline();
         self.host.keep_completions = true;
+        if t >= self.now {
+            self.close_arrivals()?;
+        }
         while self.events.peek_time().is_some_and(|e| e <= t) {
             self.step_event()?;
         }
@@ -314,6 +343,10 @@ impl Simulation {
 
     /// When the next event is due, `None` if nothing is pending.
     pub fn next_event_time(&self) -> Option<SimTime> {
+        if self.arrivals_open {
+            // Requests submitted at the present instant wait to be scheduled together.
+            return Some(self.now);
+        }
         self.events.peek_time()
     }
 

@@ -1,0 +1,214 @@
+//! Hand-computed timelines of the flash controller through the whole engine (issue #9):
+//! a two-plane program, a two-plane read, a two-die interleave on one channel, a 4-part
+//! SOML read, and a program suspended by a read with and without
+//! `sched.suspend_threshold`. Each response time is compared with its closed form.
+//!
+//! The device: one channel, one chip, two dies of two planes, 8 blocks × 4 pages of
+//! 4 KiB SLC; t_cmd = 100 ns, t_dbsy = 500 ns, 1 ns/B (a page crosses the bus in
+//! 4096 ns), tR = 50 µs, tPROG = 500 µs. Striping `PDCW` puts LPN 0 on die 0 plane 0,
+//! LPN 1 on die 0 plane 1, LPN 2 on die 1 plane 0, LPN 3 on die 1 plane 1, and every
+//! fourth LPN on the same plane.
+
+use lamina_engine::config::{ConfigBuilder, SimConfig};
+use lamina_engine::trace::{IoOp, IoRequest, TraceTime};
+use lamina_engine::{Completion, SimulationBuilder};
+
+const DEVICE: &str = r#"
+[nand.geometry]
+channels = 1
+chips_per_channel = 1
+dies_per_chip = 2
+planes_per_die = 2
+blocks_per_plane = 8
+pages_per_block = 4
+page_size_bytes = 4096
+partial_read_bytes = 1024
+cell_type = "slc"
+
+[nand.timing]
+t_cmd = 100
+t_dbsy = 500
+t_r = 50000
+t_prog = 500000
+t_bers = 2000000
+t_suspend_program = 10000
+t_resume = 5000
+bus = { ns_per_byte = 1 }
+
+[ftl]
+overprovisioning = 0.3
+gc_threshold = { free_blocks = 2 }
+striping_order = "PDCW"
+
+[host]
+verify = true
+"#;
+
+const T_CMD: u64 = 100;
+const T_DBSY: u64 = 500;
+const XFER_PAGE: u64 = 4096;
+const T_R: u64 = 50_000;
+const T_PROG: u64 = 500_000;
+const PAGE: u64 = 4096;
+
+fn config(extra: &str) -> SimConfig {
+    ConfigBuilder::new().toml("device", DEVICE).unwrap().toml("extra", extra).unwrap().build().unwrap()
+}
+
+fn req(at: u64, op: IoOp, offset_bytes: u64, size_bytes: u64) -> IoRequest {
+    IoRequest { arrival: TraceTime(at), device: 0, offset_bytes, size_bytes, op }
+}
+
+/// Prefill (untimed) the LPNs `prefill`, then submit `reqs` and run to the end; the
+/// completions in submission order.
+fn run(cfg: SimConfig, prefill: &[u64], reqs: &[IoRequest]) -> Vec<Completion> {
+    let mut sim = SimulationBuilder::new(cfg).build().expect("config builds");
+    let reads: Vec<_> = prefill.iter().map(|&l| Ok(req(0, IoOp::Read, l * PAGE, PAGE))).collect();
+    sim.prefill(reads.into_iter()).expect("prefill");
+    for r in reqs {
+        sim.submit(*r).expect("submit");
+    }
+    sim.drain().expect("run");
+    let mut done = Vec::new();
+    sim.take_completions(&mut done);
+    done.sort_by_key(|c| c.id);
+    assert_eq!(done.len(), reqs.len(), "every request completes");
+    done
+}
+
+fn response(c: &Completion) -> u64 {
+    c.done.0 - c.arrival.0
+}
+
+#[test]
+fn two_plane_program() {
+    // LPNs 0 and 1: die 0, planes 0 and 1, both at block 0 page 0.
+    let write = [req(0, IoOp::Write, 0, 2 * PAGE)];
+    // One command: 2 command cycles, one tDBSY between the planes, both pages' data.
+    let multi = 2 * T_CMD + T_DBSY + 2 * XFER_PAGE + T_PROG;
+    let done = run(config("[sched]\nscheduler = \"multiplane\"\n"), &[], &write);
+    assert_eq!(response(&done[0]), multi);
+    // fcfs: two programs one after the other on the die.
+    let single = T_CMD + XFER_PAGE + T_PROG;
+    let done = run(config(""), &[], &write);
+    assert_eq!(response(&done[0]), 2 * single);
+}
+
+#[test]
+fn die_aligned_allocation_makes_a_two_plane_program_of_one_planes_writes() {
+    // LPNs 0 and 4 both stripe to die 0 plane 0; die-aligned allocation puts them on the
+    // die's two planes at one block and page, so they program together.
+    let writes = [req(0, IoOp::Write, 0, PAGE), req(0, IoOp::Write, 4 * PAGE, PAGE)];
+    let cfg = config("[sched]\nscheduler = \"multiplane\"\n[ftl]\nallocation = \"die-aligned\"\n");
+    let done = run(cfg, &[], &writes);
+    let multi = 2 * T_CMD + T_DBSY + 2 * XFER_PAGE + T_PROG;
+    assert_eq!(response(&done[0]), multi);
+    assert_eq!(response(&done[1]), multi);
+}
+
+#[test]
+fn two_plane_read() {
+    let read = [req(0, IoOp::Read, 0, 2 * PAGE)];
+    // Prefilled at block 0 page 0 of planes 0 and 1 of die 0.
+    let multi = 2 * T_CMD + T_DBSY + T_R + 2 * XFER_PAGE;
+    let done = run(config("[sched]\nscheduler = \"multiplane\"\n"), &[0, 1], &read);
+    assert_eq!(response(&done[0]), multi);
+    let single = T_CMD + T_R + XFER_PAGE;
+    let done = run(config(""), &[0, 1], &read);
+    assert_eq!(response(&done[0]), 2 * single);
+}
+
+#[test]
+fn two_die_interleave_on_one_channel() {
+    // LPN 0 on die 0, LPN 2 on die 1: the command cycles go out back to back, the array
+    // reads overlap, and the second die's data waits for the first's on the shared bus.
+    let reads = [req(0, IoOp::Read, 0, PAGE), req(0, IoOp::Read, 2 * PAGE, PAGE)];
+    for sched in ["fcfs", "multiplane", "sprinkler"] {
+        let done = run(config(&format!("[sched]\nscheduler = \"{sched}\"\n")), &[0, 2], &reads);
+        assert_eq!(response(&done[0]), T_CMD + T_R + XFER_PAGE, "{sched}: die 0");
+        assert_eq!(response(&done[1]), T_CMD + T_R + 2 * XFER_PAGE, "{sched}: die 1");
+    }
+}
+
+#[test]
+fn four_part_soml_read() {
+    // Plane 0 of die 0 holds every fourth LPN: prefilling 0, 4, …, 60 fills its blocks
+    // 0–3, so LPNs 0, 16, 32, 48 sit at page 0 of four different blocks (four decoders).
+    let prefill: Vec<u64> = (0..16).map(|i| i * 4).collect();
+    let part = 1024;
+    let reads: Vec<_> = (0..4u64).map(|i| req(0, IoOp::Read, (16 * i) * PAGE + i * part, part)).collect();
+    let soml = "[nand.soml]\nmax_parts = 4\ndecoders = 4\nfactor = 1.25\n";
+    let cfg = config(&format!("{soml}[sched]\nscheduler = \"soml\"\n"));
+    let done = run(cfg, &prefill, &reads);
+    // One SOML read: 4 command cycles, tR × 1.25, the four 1 KiB parts out together.
+    let t = 4 * T_CMD + T_R * 5 / 4 + 4 * part;
+    for c in &done {
+        assert_eq!(response(c), t);
+    }
+    // Without SOML the four partial reads run one after the other.
+    let done = run(config(&format!("{soml}[sched]\nscheduler = \"multiplane\"\n")), &prefill, &reads);
+    let one = T_CMD + T_R + part;
+    let mut got: Vec<u64> = done.iter().map(response).collect();
+    got.sort_unstable();
+    assert_eq!(got, vec![one, 2 * one, 3 * one, 4 * one]);
+}
+
+#[test]
+fn suspended_program_with_and_without_threshold() {
+    const SUSPEND: &str = "[nand.suspension]\nprogram = true\nmax_per_op = 1\n";
+    // LPN 4 prefilled on die 0 plane 0; the write of LPN 0 programs the same plane; the
+    // read of LPN 4 arrives 100 µs in, with 404 196 ns of the program left.
+    let reqs = [req(0, IoOp::Write, 0, PAGE), req(100_000, IoOp::Read, 4 * PAGE, PAGE)];
+    let prog_end = T_CMD + XFER_PAGE + T_PROG; // 504 196
+    let remaining = prog_end - 100_000;
+    const T_SUSPEND: u64 = 10_000;
+    const T_RESUME: u64 = 5_000;
+
+    // No threshold: the read suspends the program at once.
+    let done = run(config(SUSPEND), &[4], &reqs);
+    let read_end = 100_000 + T_SUSPEND + T_CMD + T_R + XFER_PAGE;
+    assert_eq!(done[1].done.0, read_end);
+    assert_eq!(done[0].done.0, read_end + T_RESUME + remaining);
+
+    // A 450 µs threshold: 404 µs left is not worth suspending; the read waits.
+    let done = run(config(&format!("{SUSPEND}[sched]\nsuspend_threshold = \"450us\"\n")), &[4], &reqs);
+    assert_eq!(done[0].done.0, prog_end);
+    assert_eq!(done[1].done.0, prog_end + T_CMD + T_R + XFER_PAGE);
+
+    // A 400 µs threshold: 404 µs left is worth it.
+    let done = run(config(&format!("{SUSPEND}[sched]\nsuspend_threshold = \"400us\"\n")), &[4], &reqs);
+    assert_eq!(done[1].done.0, read_end);
+}
+
+#[test]
+fn stepping_api_matches_run() {
+    // Feeding requests one by one gives the same report as replaying them.
+    let reqs: Vec<_> = (0..200u64)
+        .map(|i| req(i * 7_000, if i % 3 == 0 { IoOp::Read } else { IoOp::Write }, (i * 5 % 40) * PAGE, PAGE))
+        .collect();
+    for sched in ["fcfs", "multiplane", "sprinkler"] {
+        let cfg = config(&format!("[sched]\nscheduler = \"{sched}\"\n"));
+        let mut a = SimulationBuilder::new(cfg.clone()).build().unwrap();
+        a.run(reqs.iter().map(|r| Ok(*r))).unwrap();
+        let mut b = SimulationBuilder::new(cfg).build().unwrap();
+        let mut seen = Vec::new();
+        for r in &reqs {
+            b.submit(*r).unwrap();
+            b.take_completions(&mut seen);
+            assert!(seen.iter().all(|c| c.done <= b.now()), "completions are in the past");
+        }
+        b.drain().unwrap();
+        b.take_completions(&mut seen);
+        assert_eq!(seen.len(), reqs.len());
+        assert!(b.next_event_time().is_none());
+        let info = lamina_engine::report::TraceInfo::default();
+        let (ra, rb) = (a.report(info.clone()), b.report(info));
+        assert_eq!(
+            serde_json::to_string(&ra.all).unwrap(),
+            serde_json::to_string(&rb.all).unwrap(),
+            "{sched}"
+        );
+        // Out-of-order submission is refused with an error, not a panic.
+        assert!(b.submit(req(0, IoOp::Read, 0, PAGE)).is_err());
+    }
+}
