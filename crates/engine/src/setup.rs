@@ -110,7 +110,7 @@ impl Simulation {
                         let tag = self.device.tag(from).unwrap_or(0);
                         self.device.program_untimed(to, tag).expect("untimed GC program");
                     }
-                    GcStep::Erase { block } => self.device.erase_untimed(block).expect("untimed erase"),
+                    GcStep::Erase { block, .. } => self.device.erase_untimed(block).expect("untimed erase"),
                     GcStep::PartialErase { block, range } => {
                         let pb = crate::sim::pb_of_range(self.geo.pages_per_block(), range);
                         self.device.partial_erase_untimed(block, pb).expect("untimed partial erase")

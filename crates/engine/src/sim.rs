@@ -953,7 +953,9 @@ impl Simulation {
         }
         let ppa = match self.ftl.write(Lpn(tx.lpn), tx.plane) {
             Ok(ppa) => ppa,
-            Err(e @ lamina_ftl::FtlError::NoFreePage { plane }) => {
+            Err(
+                e @ (lamina_ftl::FtlError::NoFreePage { plane } | lamina_ftl::FtlError::MergeNeeded { plane }),
+            ) => {
                 return self.write_to_full_plane(t, plane, e);
             }
         };
@@ -1107,7 +1109,7 @@ impl Simulation {
                 self.new_op(die, done, [NIL, NIL], 0, Some(PeKind::Program));
                 Ok(true)
             }
-            GcStep::Erase { block } => {
+            GcStep::Erase { block, .. } => {
                 let b = [self.geo.addr(self.geo.first_page(block))];
                 let t =
                     self.device.issue(self.now, &Command::Erase { blocks: &b }).map_err(|e| self.nand(e))?;

@@ -212,10 +212,14 @@ impl Ftl for TinyFtl {
     fn static_plane(&self, lpn: Lpn) -> PlaneId {
         PlaneId((lpn.0 % self.geo.total_planes() as u64) as u32)
     }
-    fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
+    fn can_write(&self, plane: PlaneId) -> bool {
         let p = plane.idx();
         let pending = self.gc[p].map_or(0, |(v, erased)| if erased { 0 } else { self.valid[v as usize] });
-        if self.room(p) <= self.ppb() as u64 + pending as u64 {
+        self.room(p) > self.ppb() as u64 + pending as u64
+    }
+    fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
+        let p = plane.idx();
+        if !self.can_write(plane) {
             self.stats.host_writes_refused += 1;
             return Err(FtlError::NoFreePage { plane });
         }
@@ -269,7 +273,7 @@ impl Ftl for TinyFtl {
         self.free[plane.idx()].insert(0, v);
         self.gc[plane.idx()] = Some((v, true));
         self.stats.erases += 1;
-        GcStep::Erase { block: BlockId(v) }
+        GcStep::Erase { block: BlockId(v), batch_with_next: false }
     }
     fn free_blocks(&self, plane: PlaneId) -> u32 {
         self.free[plane.idx()].len() as u32
