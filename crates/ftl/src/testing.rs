@@ -689,9 +689,11 @@ impl<F: Ftl> Harness<F> {
                     self.check().map_err(|v| {
                         Violation(format!("write_group refused ({e}) but changed the FTL: {}", v.0))
                     })?;
-                    let blamed = writes.iter().find(|&&(_, p)| {
-                        p == e.plane()
-                            || p.0 / self.model.planes_per_die == e.plane().0 / self.model.planes_per_die
+                    let ppd = self.model.planes_per_die;
+                    let blamed = writes.iter().find(|&&(_, p)| p == e.plane()).or_else(|| {
+                        writes.iter().find(|&&(l, p)| {
+                            self.ftl.write_constraint(l) == WriteConstraint::Die && p.0 / ppd == e.plane().0 / ppd
+                        })
                     });
                     ensure!(blamed.is_some(), "write_group refused naming plane {}, which no write targets", e.plane().0);
                     // A group may be refused for want of room for all of its writes
@@ -963,10 +965,10 @@ pub fn slc_geometry(
 /// Build a small [`crate::PageFtl`] whose geometry and configuration are chosen by the
 /// first [`PAGE_FTL_CONFIG_BYTES`] bytes (1–2 channels, 1–2 dies, 1–2 planes per die, 4–11
 /// blocks per plane, 1–128 pages per block, every tie-break, wear levelling and copyback
-/// on or off, striping order), returning it with the remaining bytes — the operations for
+/// on or off, per-plane or die-aligned allocation, striping order), returning it with the remaining bytes — the operations for
 /// [`run_bytes`]. `None` if `data` is too short.
 pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
-    use crate::config::{FtlConfig, GcThreshold, StripeOrder, TieBreak};
+    use crate::config::{Allocation, FtlConfig, GcThreshold, StripeOrder, TieBreak};
     if data.len() < PAGE_FTL_CONFIG_BYTES {
         return None;
     }
@@ -985,6 +987,7 @@ pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
         victim_tie_break: [TieBreak::LowestId, TieBreak::Oldest, TieBreak::LeastWorn][(c[2] % 3) as usize],
         wear_leveling: c[2] & 4 != 0,
         copyback: c[2] & 8 != 0,
+        allocation: if c[2] & 16 != 0 { Allocation::DieAligned } else { Allocation::PerPlane },
         striping_order: orders[(c[0] >> 3) as usize % orders.len()],
         ..FtlConfig::default()
     };
