@@ -412,8 +412,9 @@ pub trait Ftl: Send {
 
     /// Perform the host writes `writes` (`(lpn, plane)` pairs, in order) all or nothing:
     /// if every write can be accepted, perform them in order, push their pages to `out`
-    /// (one per write, in order) and return `Ok`; otherwise change nothing (beyond
-    /// counting one refusal) and return the refusal. The caller parks the group and
+    /// (one per write, in order) and return `Ok`; otherwise change nothing (an
+    /// implementation may count one refused write in [`FtlStats::host_writes_refused`])
+    /// and return the refusal. The caller parks the group and
     /// retries after GC, or splits it into single writes. This is how a multi-plane
     /// program is allocated: all of its pages, or none.
     ///

@@ -563,6 +563,53 @@ mod tests {
         assert!(e.reason.contains("4294967296 pages") && e.reason.contains("blocks_per_plane"), "{e}");
     }
 
+    /// `ftl.kind` is a tag: an unknown name is a parse error that lists the known kinds.
+    #[test]
+    fn an_unknown_kind_lists_the_known_ones() {
+        let e = toml::from_str::<FtlConfig>("kind = \"nftl\"").unwrap_err().to_string();
+        assert!(e.contains("unknown variant `nftl`"), "{e}");
+        for k in FtlKind::ALL {
+            assert!(e.contains(&format!("`{}`", k.name())), "{e}");
+        }
+    }
+
+    #[test]
+    fn allocation_parses_in_kebab_case_and_defaults_to_per_plane() {
+        assert_eq!(FtlConfig::default().allocation, Allocation::PerPlane);
+        let c: FtlConfig = toml::from_str("allocation = \"die-aligned\"").unwrap();
+        assert_eq!(c.allocation, Allocation::DieAligned);
+        let e = toml::from_str::<FtlConfig>("allocation = \"aligned\"").unwrap_err().to_string();
+        assert!(e.contains("per-plane") && e.contains("die-aligned"), "{e}");
+    }
+
+    /// An option a kind does not understand is rejected naming its key. Every kind today
+    /// accepts `ftl.allocation`, so the check runs against a table in which no kind does.
+    #[test]
+    fn a_kind_specific_option_is_rejected_under_other_kinds() {
+        let c = FtlConfig { allocation: Allocation::DieAligned, overprovisioning: 0.25, ..FtlConfig::default() };
+        assert!(check_kind_options(&c, KIND_OPTIONS).is_ok());
+        let nobody = [KindOption { kinds: &[], ..KIND_OPTIONS[0] }];
+        let e = check_kind_options(&c, &nobody).unwrap_err();
+        assert_eq!(e.key, "ftl.allocation");
+        assert!(e.to_string().contains("ftl.kind = \"page\""), "{e}");
+        // Left at its default, the option is not "set".
+        assert!(check_kind_options(&FtlConfig::default(), &nobody).is_ok());
+        // validate() runs the check.
+        let g = geo(1, 1, 1, 2, 16, 8);
+        assert!(c.validate(&g).is_ok());
+    }
+
+    #[test]
+    fn ftl_kind_builds_the_ftl_it_names() {
+        let g = geo(1, 1, 2, 2, 16, 8);
+        let c = FtlConfig { allocation: Allocation::DieAligned, overprovisioning: 0.25, ..FtlConfig::default() };
+        let ftl = FtlKind::Page.build(g.clone(), &c).unwrap();
+        assert_eq!(ftl.write_constraint(crate::Lpn(0)), crate::WriteConstraint::Die);
+        assert_eq!(ftl.logical_pages(), c.validate(&g).unwrap().logical_pages());
+        let bad = FtlConfig { overprovisioning: 2.0, ..c };
+        assert_eq!(FtlKind::Page.build(g, &bad).err().unwrap().key, "ftl.overprovisioning");
+    }
+
     #[test]
     fn parses_from_toml_and_rejects_unknown_keys() {
         let c: FtlConfig = toml::from_str(

@@ -71,6 +71,10 @@ use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
 use crate::config::{Allocation, FtlConfig, FtlConfigError, TieBreak, ValidatedFtlConfig};
 
+/// Die-aligned allocation: GC may pick a victim with up to `1 / ALIGN_SLACK_DIV` fewer
+/// invalid pages than the greediest one if that keeps a block index free on more planes
+/// of the die (see `select_aligned_victim`).
+const ALIGN_SLACK_DIV: u32 = 4;
 /// "No block" in block links and the active-block slot.
 const NONE: u32 = u32::MAX;
 /// Unmapped forward-map entry / invalid reverse-map entry.
@@ -485,21 +489,44 @@ impl PageFtl {
         b * self.ppb + off
     }
 
-    /// Die-aligned allocation: the block a plane's GC block opens next — its first free
-    /// block (in free-set order) whose index is not free on every plane of the die, so the
-    /// common indices stay for host rows; the first free block if all are common.
+    /// Die-aligned allocation: the block a plane's GC block opens next — the free block
+    /// whose index is free (or being reclaimed) on the fewest other planes of the die, so
+    /// that the indices closest to being free on every plane stay for host rows; ties in
+    /// free-set order (least worn, or lowest index).
     fn gc_block(&mut self, plane: usize) -> u32 {
-        let set = &self.planes[plane].free_set;
-        let first = *set.iter().next().expect("page FTL: no free block for a GC move; the GC reserve was violated");
-        let die = plane as u32 / self.planes_per_die;
-        let all = self.all_planes_mask();
-        let pick = set
-            .iter()
-            .map(|&k| k as u32)
-            .find(|&b| !self.index_free_on(die, all, self.index_of(b)))
-            .unwrap_or(first as u32);
+        let pick = self.least_promising_free(plane);
         self.take_free(pick);
         pick
+    }
+
+    /// The free block of `plane` whose index is free or being reclaimed on the fewest
+    /// other planes of its die (first in free-set order among those).
+    fn least_promising_free(&self, plane: usize) -> u32 {
+        let mut best: Option<(usize, u32)> = None;
+        for &key in &self.planes[plane].free_set {
+            let b = key as u32;
+            let n = self.siblings_reclaimed(b);
+            if best.is_none_or(|(m, _)| n < m) {
+                best = Some((n, b));
+                if n == 0 {
+                    break;
+                }
+            }
+        }
+        best.expect("page FTL: no free block for a GC move; the GC reserve was violated").1
+    }
+
+    /// Other planes of `b`'s die on which `b`'s block index is free or a GC victim.
+    fn siblings_reclaimed(&self, b: u32) -> usize {
+        let plane = b / self.blocks_per_plane;
+        let (die, me, index) = (plane / self.planes_per_die, plane % self.planes_per_die, self.index_of(b));
+        (0..self.planes_per_die)
+            .filter(|&i| i != me)
+            .filter(|&i| {
+                let s = self.blocks[self.block_at(die, i, index) as usize].state;
+                s == BlockState::Free || s == BlockState::Victim
+            })
+            .count()
     }
 
     #[inline]
@@ -601,10 +628,7 @@ impl PageFtl {
     fn planned_block(&self, die: u32, i: u32, plan: RowPlan) -> u32 {
         match plan.common {
             Some(index) => self.block_at(die, i, index),
-            None => {
-                let q = (die * self.planes_per_die + i) as usize;
-                *self.planes[q].free_set.iter().next().expect("a giving plane has a free block") as u32
-            }
+            None => self.least_promising_free((die * self.planes_per_die + i) as usize),
         }
     }
 
@@ -749,6 +773,16 @@ impl PageFtl {
         }
     }
 
+    /// The tie-break among equally good victims: `a` beats `b`.
+    fn tie_beats(&self, a: u32, b: u32) -> bool {
+        let (x, y) = (&self.blocks[a as usize], &self.blocks[b as usize]);
+        match self.cfg.config.victim_tie_break {
+            TieBreak::LowestId => a < b,
+            TieBreak::Oldest => x.closed_seq < y.closed_seq,
+            TieBreak::LeastWorn => (x.erase_count, a) < (y.erase_count, b),
+        }
+    }
+
     fn select_victim(&mut self, plane: usize) -> Option<u32> {
         let mut k = self.planes[plane].max_invalid;
         while k > 0 && self.bucket_heads[self.head_index(plane, k)] == NONE {
@@ -758,21 +792,44 @@ impl PageFtl {
         if k == 0 {
             return None;
         }
+        if self.aligned {
+            return Some(self.select_aligned_victim(plane, k));
+        }
         let mut best = self.bucket_heads[self.head_index(plane, k)];
         let mut cur = self.blocks[best as usize].next;
         while cur != NONE {
-            let (c, b) = (&self.blocks[cur as usize], &self.blocks[best as usize]);
-            let better = match self.cfg.config.victim_tie_break {
-                TieBreak::LowestId => cur < best,
-                TieBreak::Oldest => c.closed_seq < b.closed_seq,
-                TieBreak::LeastWorn => (c.erase_count, cur) < (b.erase_count, best),
-            };
-            if better {
+            if self.tie_beats(cur, best) {
                 best = cur;
             }
-            cur = c.next;
+            cur = self.blocks[cur as usize].next;
         }
         Some(best)
+    }
+
+    /// Die-aligned allocation: the victim among the closed blocks with at least
+    /// `max − max / ALIGN_SLACK_DIV` invalid pages (`max` the plane's greatest) whose
+    /// block index is free (or being reclaimed) on the most sibling planes, then the most
+    /// invalid, then the tie-break. Reclaiming the same index on every plane of a die is
+    /// what keeps an index free on all of them for the next host row; the slack bounds
+    /// the extra pages moved.
+    fn select_aligned_victim(&self, plane: usize, max: u32) -> u32 {
+        let low = max - max / ALIGN_SLACK_DIV;
+        let mut best: Option<(usize, u32, u32)> = None;
+        for k in (low.max(1)..=max).rev() {
+            let mut cur = self.bucket_heads[self.head_index(plane, k)];
+            while cur != NONE {
+                let score = (self.siblings_reclaimed(cur), k);
+                let better = match best {
+                    None => true,
+                    Some((s, bk, b)) => score > (s, bk) || (score == (s, bk) && self.tie_beats(cur, b)),
+                };
+                if better {
+                    best = Some((score.0, k, cur));
+                }
+                cur = self.blocks[cur as usize].next;
+            }
+        }
+        best.expect("the bucket at max is not empty").2
     }
 
     /// Read the forward-map entries of the victim's valid pages in one tight loop. Each
