@@ -13,7 +13,7 @@
 //! conformance harness ([`crate::testing`], feature `testing`).
 
 pub use lamina_nand_model::Lpn;
-use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
+use lamina_nand_model::{BlockId, DieId, Geometry, PlaneId, Ppa};
 use serde::{Deserialize, Serialize};
 
 /// A contiguous range of pages inside one block that can be erased on its own
@@ -76,6 +76,13 @@ pub enum GcStep {
     Erase {
         /// The block to erase.
         block: BlockId,
+        /// Multi-block erase: this erase may be issued together with the next step, which
+        /// is then also an `Erase`, as one multi-plane erase — the two blocks have the same
+        /// block index on distinct planes of one die (a chain of flagged erases forms one
+        /// command of up to `planes_per_die` blocks). The FTL's state is the same either
+        /// way; the flag only allows the engine to save array time. `false` for the
+        /// page-mapping FTL.
+        batch_with_next: bool,
     },
     /// Erase part of a block (partial-block erase); the range holds no valid page.
     PartialErase {
@@ -136,12 +143,15 @@ pub struct BlockInfo {
     pub erase_count: u32,
 }
 
-/// Cumulative counters of an FTL. All counts are in pages or blocks.
+/// Cumulative counters of an FTL. All counts are in pages or blocks, except the `*_rows`
+/// counters, which count host write rows (see [`crate::Allocation::DieAligned`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct FtlStats {
     /// Host page writes accepted.
     pub host_writes: u64,
-    /// Host page writes refused with [`FtlError::NoFreePage`].
+    /// Host page writes refused ([`FtlError::NoFreePage`] or [`FtlError::MergeNeeded`]);
+    /// a refused [`Ftl::write_group`] counts once. A write retried after GC and refused
+    /// again counts again.
     pub host_writes_refused: u64,
     /// Trims that unmapped a page.
     pub trims: u64,
@@ -155,6 +165,20 @@ pub struct FtlStats {
     pub erases: u64,
     /// Partial-block erases.
     pub partial_erases: u64,
+    /// Die-aligned allocation: host rows opened at one block index on every plane of the
+    /// die — the rows whose pages can be programmed by multi-plane commands. 0 under
+    /// per-plane allocation.
+    pub aligned_rows: u64,
+    /// Die-aligned allocation: host rows opened on every plane of the die, but at
+    /// different block indices, because no block index was free on all of them (their
+    /// pages share the page offset, not the block offset, so they cannot be programmed
+    /// together).
+    pub misaligned_rows: u64,
+    /// Die-aligned allocation: host rows opened on only some planes of the die, because
+    /// the others had no block to spare above their GC reserve and no GC work that
+    /// could free one (the alternative would be to stall the die). Their blocks share an
+    /// index when one is free on all of them.
+    pub partial_rows: u64,
 }
 
 impl FtlStats {
@@ -169,18 +193,59 @@ impl FtlStats {
     }
 }
 
-/// An operation the FTL cannot perform right now. Not a bug: the caller reacts (runs GC,
-/// picks another plane) and retries.
+/// An operation the FTL cannot perform right now. Not a bug: the caller reacts and
+/// retries (**park-and-retry**): it keeps the write queued ("parked"), runs or advances
+/// the GC/merge job of the plane the error names, and tries the same write again once
+/// that job has made progress. Nothing changed in the FTL when an error is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FtlError {
     /// The plane has no free page available to host writes (the last free pages are
-    /// reserved so that GC can always finish). Run GC on the plane — if
-    /// [`Ftl::needs_gc`] is true a job will free space — or write to another plane.
+    /// reserved so that GC can always finish). Park the write and run GC on `plane` —
+    /// if [`Ftl::needs_gc`] is true a job will free space — then retry; or, for a write
+    /// with [`WriteConstraint::Any`], write to another plane. The plane named may differ
+    /// from the one passed to `write` (under [`WriteConstraint::Die`] it is the plane of
+    /// the die that lacks room).
     #[error("plane {} has no free page for host writes; run GC or choose another plane", plane.0)]
     NoFreePage {
-        /// The full plane.
+        /// The plane whose GC must run.
         plane: PlaneId,
     },
+    /// A block-level or hybrid FTL must merge before it can accept the write (NFTL: the
+    /// LPN's replacement block is full). Park the write, start the plane's GC/merge job
+    /// ([`Ftl::gc_begin`] on `plane`, which then names the merge) and retry after the
+    /// job has advanced.
+    #[error("plane {} must merge blocks before it accepts this write; run its GC/merge job", plane.0)]
+    MergeNeeded {
+        /// The plane whose merge must run.
+        plane: PlaneId,
+    },
+}
+
+impl FtlError {
+    /// The plane whose GC/merge job the caller must run before retrying.
+    pub fn plane(&self) -> PlaneId {
+        match *self {
+            FtlError::NoFreePage { plane } | FtlError::MergeNeeded { plane } => plane,
+        }
+    }
+}
+
+/// Where a host write of an LPN may go, as the FTL states it
+/// ([`Ftl::write_constraint`]). The caller (engine, write-allocation policy) must honour
+/// it when it chooses the plane passed to [`Ftl::write`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteConstraint {
+    /// Any plane: the caller picks it (static striping via [`Ftl::static_plane`], or a
+    /// dynamic allocator); the page returned is on that plane.
+    Any,
+    /// Only this plane (block-level FTLs whose page offsets are fixed, e.g. NFTL's
+    /// in-place offsets): the caller must queue the write for this plane.
+    Plane(PlaneId),
+    /// The caller picks the die (through any plane of it); the FTL picks the plane inside
+    /// the die at write time, so the page returned may be on another plane of that die
+    /// than the one passed. Die-aligned allocation keeps consecutive writes to a die at
+    /// the same (block index, page) on its planes this way.
+    Die,
 }
 
 /// A flash translation layer: the mapping from logical pages to physical pages plus the
@@ -194,16 +259,37 @@ pub enum FtlError {
 ///
 /// # Driving an FTL (what the engine and the conformance harness do)
 ///
-/// * **Host write** of `lpn`: pick a plane — [`Ftl::static_plane`] for static allocation,
-///   anything else for dynamic allocation — and, while [`Ftl::needs_gc`] holds for it,
-///   run GC there first. Then call [`Ftl::write`] and program the returned page.
-///   `write` invalidates the previous copy of `lpn` itself.
-/// * **GC**: `gc_begin(plane)` starts a job (or returns `None` when there is nothing worth
-///   reclaiming); then call `gc_step(plane)` repeatedly, issuing each returned step's NAND
-///   operations immediately, until it returns [`GcStep::Done`]. Host writes to the same
-///   plane may be interleaved between steps; the FTL keeps enough free pages aside that
-///   the job can always finish.
-/// * **Read** of `lpn`: [`Ftl::lookup`]; `None` means unmapped (never written or trimmed).
+/// * **Host write** of `lpn`: ask [`Ftl::write_constraint`]. Under
+///   [`WriteConstraint::Any`] pick a plane — [`Ftl::static_plane`] for static
+///   allocation, anything else for dynamic allocation; under `Plane(p)` use `p`; under
+///   `Die` pick the die (any plane of it). While [`Ftl::needs_gc`] holds for the plane,
+///   run GC there first. Then call [`Ftl::write`] and program the returned page (under
+///   `Die` it may be on a sibling plane). `write` invalidates the previous copy of `lpn`
+///   itself.
+/// * **Refusal — park and retry**: `write` may return [`FtlError::NoFreePage`] or
+///   [`FtlError::MergeNeeded`] naming a plane. The caller parks the write (keeps it
+///   queued, changes nothing), runs or advances that plane's GC/merge job, and retries
+///   the same write afterwards. [`Ftl::can_write`] answers the same question without the
+///   attempt.
+/// * **Write groups**: [`Ftl::write_group`] performs several writes all or nothing — what
+///   a multi-plane program needs (all its pages allocated, or none). [`Ftl::next_write_addr`]
+///   predicts the page a write will get, so a scheduler can tell in advance whether the
+///   writes queued on sibling planes will land at the same (block index, page) and form
+///   a legal multi-plane program; the engine checks the pages it actually gets.
+/// * **GC** is a **job per plane**: `gc_begin(plane)` starts a job (or returns `None`
+///   when there is nothing worth reclaiming) — the plane *names* the job — then call
+///   `gc_step(plane)` repeatedly, issuing each returned step's NAND operations
+///   immediately, until it returns [`GcStep::Done`]. The NAND operations of a step are
+///   charged to the die(s) its **addresses** touch, not to the die of the job's plane: a
+///   [`GcStep::Move`] may cross planes and dies (a superblock or block-level FTL
+///   consolidating data), and the engine reads `from` on its die and programs `to` on
+///   its die. Host writes to the same plane may be interleaved between steps; the FTL
+///   keeps enough free pages aside that the job can always finish. Consecutive steps
+///   flagged `batch_with_next` may be issued as one multi-plane command.
+/// * **Read** of `lpn`: first the **translation reads** — [`Ftl::translation_reads`]
+///   lists pages whose spare area (OOB) must be read from flash before the mapping is
+///   known (NFTL scans its replacement block); the engine issues them as timed reads —
+///   then [`Ftl::lookup`]; `None` means unmapped (never written or trimmed).
 /// * **Trim**: [`Ftl::trim`].
 ///
 /// # Obligations of an implementation
@@ -214,8 +300,11 @@ pub enum FtlError {
 ///   destination from the moment the step is returned.
 /// * An erased block (or range) holds no valid page.
 /// * GC always finishes: a started job never needs more free pages than the plane has
-///   left, however host writes interleave. When `write` fails with `NoFreePage` on a plane
-///   whose LPNs fit it, `needs_gc` is true for that plane.
+///   left, however host writes interleave. When `write` fails with `NoFreePage` while the
+///   LPNs fit the device, `needs_gc` is true for the plane the error names, and running
+///   GC there makes progress (so park-and-retry cannot livelock).
+/// * `can_write`, `next_write_addr` and `write_room` never change state and agree with
+///   `write`; `write_group` changes nothing when it refuses.
 /// * The introspection methods (`page_lpn`, `block_info`, `page_counts`, `free_blocks`)
 ///   describe the state exactly; the conformance harness cross-checks them against its
 ///   own shadow of the flash after every operation and GC step.
@@ -279,9 +368,94 @@ pub trait Ftl: Send {
     /// The page index (within its block) the plane's next host write will get, if known
     /// (the active block's write pointer). Placement policies use it to estimate the
     /// layer, hence the program time, of a write not yet allocated (LaCR). `None` if the
-    /// FTL cannot tell (e.g. no active block is open; the next one starts at page 0).
+    /// FTL cannot tell. The default derives it from [`Ftl::next_write_addr`].
     fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
+        self.next_write_addr(plane).map(|(_, page)| page)
+    }
+
+    /// Where a host write of `lpn` may go (see [`WriteConstraint`]). Default:
+    /// [`WriteConstraint::Any`].
+    fn write_constraint(&self, lpn: Lpn) -> WriteConstraint {
+        let _ = lpn;
+        WriteConstraint::Any
+    }
+
+    /// The exact block and page (within the block) the next host write passed `plane`
+    /// will get if nothing else happens first — including which free block it would open
+    /// and, under [`WriteConstraint::Die`], which plane of the die it lands on (then any
+    /// plane of the die gives the same answer). `None` if the FTL cannot tell, or if that
+    /// write would be refused. A `Some` answer is a promise (the conformance harness
+    /// checks it); schedulers use it to predict multi-plane alignment. Default: `None`.
+    fn next_write_addr(&self, plane: PlaneId) -> Option<(BlockId, u32)> {
         let _ = plane;
         None
     }
+
+    /// True iff [`Ftl::write`] passed `plane` would succeed now (the same check, no state
+    /// change). The default answers `true`, which is exact only for an FTL whose `write`
+    /// never refuses; every FTL that can refuse a write must implement it.
+    fn can_write(&self, plane: PlaneId) -> bool {
+        let _ = plane;
+        true
+    }
+
+    /// A lower bound on the number of consecutive host writes passed `plane` that
+    /// `write` would accept now if nothing else happened in between, where every write
+    /// sharing `plane`'s allocation frontier counts (under [`WriteConstraint::Die`]:
+    /// writes passed any plane of the die). A bound, not exact, because an overwrite can
+    /// free room (e.g. an LPN whose copy a GC job was about to move). The default,
+    /// `can_write(plane)` as 0 or 1, is correct for every FTL but makes the default
+    /// [`Ftl::write_group`] refuse groups with several writes to one plane.
+    fn write_room(&self, plane: PlaneId) -> u64 {
+        u64::from(self.can_write(plane))
+    }
+
+    /// Perform the host writes `writes` (`(lpn, plane)` pairs, in order) all or nothing:
+    /// if every write can be accepted, perform them in order, push their pages to `out`
+    /// (one per write, in order) and return `Ok`; otherwise change nothing (an
+    /// implementation may count one refused write in [`FtlStats::host_writes_refused`])
+    /// and return the refusal. The caller parks the group and
+    /// retries after GC, or splits it into single writes. This is how a multi-plane
+    /// program is allocated: all of its pages, or none.
+    ///
+    /// The default checks each write against [`Ftl::write_room`], counting the writes
+    /// that share a frontier — the same plane, or under [`WriteConstraint::Die`] the same
+    /// die — so several writes to one plane are only accepted if the room covers all of
+    /// them; it then performs them with [`Ftl::write`].
+    fn write_group(&mut self, writes: &[(Lpn, PlaneId)], out: &mut Vec<Ppa>) -> Result<(), FtlError> {
+        let geometry = self.geometry();
+        let key = |ftl: &Self, lpn: Lpn, plane: PlaneId| match ftl.write_constraint(lpn) {
+            WriteConstraint::Die => FrontierKey::Die(geometry.die_of_plane(plane)),
+            WriteConstraint::Plane(p) => FrontierKey::Plane(p),
+            WriteConstraint::Any => FrontierKey::Plane(plane),
+        };
+        for (i, &(lpn, plane)) in writes.iter().enumerate() {
+            let k = key(self, lpn, plane);
+            let before = writes[..i].iter().filter(|&&(l, p)| key(self, l, p) == k).count() as u64;
+            if before >= self.write_room(plane) {
+                return Err(FtlError::NoFreePage { plane });
+            }
+        }
+        for &(lpn, plane) in writes {
+            let ppa = self.write(lpn, plane);
+            out.push(ppa.expect("Ftl::write_room promised room for every write of the group"));
+        }
+        Ok(())
+    }
+
+    /// Pages whose spare area (out-of-band bytes) must be read from flash before the
+    /// answer of [`Ftl::lookup`]`(lpn)` is known — e.g. NFTL scans the spare areas of the
+    /// LPN's replacement block to find its newest copy. Appended to `out` in the order
+    /// they must be read; the engine issues them as timed reads before the data read.
+    /// Default: none (page-mapping FTLs keep the whole map in DRAM).
+    fn translation_reads(&self, lpn: Lpn, out: &mut Vec<Ppa>) {
+        let _ = (lpn, out);
+    }
+}
+
+/// What the default [`Ftl::write_group`] counts writes against: one allocation frontier.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FrontierKey {
+    Plane(PlaneId),
+    Die(DieId),
 }

@@ -9,14 +9,23 @@
 //! victim_tie_break = "lowest-id"   # or "oldest", "least-worn"
 //! copyback = false
 //! wear_leveling = true
+//! allocation = "per-plane"         # or "die-aligned" (page FTL only)
 //! ```
+//!
+//! `kind` selects the FTL; [`FtlKind::build`] is the one place that maps a kind to its
+//! implementation. Options that only some kinds understand are listed in one table
+//! (`KIND_OPTIONS`) and rejected, naming the key, when set under another kind.
 
 use std::fmt;
 
 use lamina_nand_model::{Geometry, PageAddr, PlaneId};
 use serde::{Deserialize, Serialize};
 
-/// Which FTL to build.
+use crate::api::Ftl;
+
+/// Which FTL to build (`ftl.kind`). An unknown name is a parse error that lists the
+/// known ones. A new FTL adds one variant here and one arm in [`FtlKind::build`] (and in
+/// the name/description tables below); see `docs/ftl.md`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FtlKind {
@@ -49,6 +58,67 @@ impl FtlKind {
             FtlKind::Page => "the page-mapping baseline of SSDsim and MQSim (docs/ftl.md)",
         }
     }
+
+    /// Build this kind of FTL for `geometry` with the options of `cfg` (validated against
+    /// the geometry and against this kind: an option another kind owns is an error naming
+    /// its key). The single dispatch point from `ftl.kind` to an implementation.
+    pub fn build(self, geometry: Geometry, cfg: &FtlConfig) -> Result<Box<dyn Ftl>, FtlConfigError> {
+        let cfg = FtlConfig { kind: self, ..cfg.clone() };
+        match self {
+            FtlKind::Page => Ok(Box::new(crate::PageFtl::new(geometry, &cfg)?)),
+        }
+    }
+}
+
+/// Where host writes go inside a die (`ftl.allocation`, page FTL only).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Allocation {
+    /// One open block per plane, shared by host writes and GC; the caller's plane is the
+    /// plane written. The classic baseline (and the default: results are unchanged).
+    #[default]
+    PerPlane,
+    /// One host write frontier per die: consecutive host writes to a die fill planes
+    /// 0, 1, …, P−1 at the same (block index, page), then the next page, so that a
+    /// multi-plane program can take them together. A new row of blocks opens at a block
+    /// index free on every plane of the die; GC moves go to a separate GC block per plane
+    /// so that they never shift the host frontier. See `docs/ftl.md` and
+    /// [`crate::page`].
+    DieAligned,
+}
+
+/// An option that only some FTL kinds understand: `set` tells whether a config sets it
+/// to anything but its default, `kinds` which kinds accept it.
+pub(crate) struct KindOption {
+    pub(crate) key: &'static str,
+    pub(crate) set: fn(&FtlConfig) -> bool,
+    pub(crate) kinds: &'static [FtlKind],
+}
+
+/// Every kind-specific option. A new kind-specific option adds a row; a new kind adds
+/// itself to the rows it supports.
+pub(crate) const KIND_OPTIONS: &[KindOption] = &[KindOption {
+    key: "ftl.allocation",
+    set: |c| c.allocation != Allocation::PerPlane,
+    kinds: &[FtlKind::Page],
+}];
+
+/// Reject the options of `table` that `cfg` sets although `cfg.kind` does not accept them.
+pub(crate) fn check_kind_options(cfg: &FtlConfig, table: &[KindOption]) -> Result<(), FtlConfigError> {
+    for o in table {
+        if (o.set)(cfg) && !o.kinds.contains(&cfg.kind) {
+            let accepted: Vec<&str> = o.kinds.iter().map(|k| k.name()).collect();
+            return Err(err(
+                o.key,
+                format!(
+                    "is not an option of ftl.kind = \"{}\"; only of {}: remove it or change ftl.kind",
+                    cfg.kind.name(),
+                    accepted.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// One level of the device hierarchy that static allocation stripes over.
@@ -238,8 +308,11 @@ pub struct FtlConfig {
     /// Mark GC moves as copyback operations (they always stay within a plane).
     pub copyback: bool,
     /// Dynamic wear levelling: allocate the least-erased free block of a plane (ties:
-    /// lowest id). Off: free blocks are reused first-in first-out.
+    /// lowest id). Off: free blocks are reused first-in first-out (per-plane allocation)
+    /// or lowest index first (die-aligned allocation).
     pub wear_leveling: bool,
+    /// Where host writes go inside a die (page FTL only).
+    pub allocation: Allocation,
 }
 
 impl Default for FtlConfig {
@@ -252,6 +325,7 @@ impl Default for FtlConfig {
             victim_tie_break: TieBreak::LowestId,
             copyback: false,
             wear_leveling: true,
+            allocation: Allocation::PerPlane,
         }
     }
 }
@@ -306,6 +380,7 @@ impl FtlConfig {
     /// `(blocks_per_plane − gc_threshold) × pages_per_block`, so that whenever GC is
     /// needed some full block holds an invalid page and GC makes progress.
     pub fn validate(&self, geometry: &Geometry) -> Result<ValidatedFtlConfig, FtlConfigError> {
+        check_kind_options(self, KIND_OPTIONS)?;
         let op = self.overprovisioning;
         if !op.is_finite() || !(0.0..MAX_OP).contains(&op) {
             return Err(err("ftl.overprovisioning", format!("{op} is not in [0, {MAX_OP})")));
@@ -486,6 +561,53 @@ mod tests {
         let e = FtlConfig::default().validate(&g).unwrap_err();
         assert_eq!(e.key, "ftl.kind");
         assert!(e.reason.contains("4294967296 pages") && e.reason.contains("blocks_per_plane"), "{e}");
+    }
+
+    /// `ftl.kind` is a tag: an unknown name is a parse error that lists the known kinds.
+    #[test]
+    fn an_unknown_kind_lists_the_known_ones() {
+        let e = toml::from_str::<FtlConfig>("kind = \"nftl\"").unwrap_err().to_string();
+        assert!(e.contains("unknown variant `nftl`"), "{e}");
+        for k in FtlKind::ALL {
+            assert!(e.contains(&format!("`{}`", k.name())), "{e}");
+        }
+    }
+
+    #[test]
+    fn allocation_parses_in_kebab_case_and_defaults_to_per_plane() {
+        assert_eq!(FtlConfig::default().allocation, Allocation::PerPlane);
+        let c: FtlConfig = toml::from_str("allocation = \"die-aligned\"").unwrap();
+        assert_eq!(c.allocation, Allocation::DieAligned);
+        let e = toml::from_str::<FtlConfig>("allocation = \"aligned\"").unwrap_err().to_string();
+        assert!(e.contains("per-plane") && e.contains("die-aligned"), "{e}");
+    }
+
+    /// An option a kind does not understand is rejected naming its key. Every kind today
+    /// accepts `ftl.allocation`, so the check runs against a table in which no kind does.
+    #[test]
+    fn a_kind_specific_option_is_rejected_under_other_kinds() {
+        let c = FtlConfig { allocation: Allocation::DieAligned, overprovisioning: 0.25, ..FtlConfig::default() };
+        assert!(check_kind_options(&c, KIND_OPTIONS).is_ok());
+        let nobody = [KindOption { kinds: &[], ..KIND_OPTIONS[0] }];
+        let e = check_kind_options(&c, &nobody).unwrap_err();
+        assert_eq!(e.key, "ftl.allocation");
+        assert!(e.to_string().contains("ftl.kind = \"page\""), "{e}");
+        // Left at its default, the option is not "set".
+        assert!(check_kind_options(&FtlConfig::default(), &nobody).is_ok());
+        // validate() runs the check.
+        let g = geo(1, 1, 1, 2, 16, 8);
+        assert!(c.validate(&g).is_ok());
+    }
+
+    #[test]
+    fn ftl_kind_builds_the_ftl_it_names() {
+        let g = geo(1, 1, 2, 2, 16, 8);
+        let c = FtlConfig { allocation: Allocation::DieAligned, overprovisioning: 0.25, ..FtlConfig::default() };
+        let ftl = FtlKind::Page.build(g.clone(), &c).unwrap();
+        assert_eq!(ftl.write_constraint(crate::Lpn(0)), crate::WriteConstraint::Die);
+        assert_eq!(ftl.logical_pages(), c.validate(&g).unwrap().logical_pages());
+        let bad = FtlConfig { overprovisioning: 2.0, ..c };
+        assert_eq!(FtlKind::Page.build(g, &bad).err().unwrap().key, "ftl.overprovisioning");
     }
 
     #[test]

@@ -58,18 +58,20 @@ pub mod precondition;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use api::{BlockInfo, FlashEffect, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, PageRange};
+pub use api::{
+    BlockInfo, FlashEffect, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, PageRange, WriteConstraint,
+};
 pub use config::{
-    FtlConfig, FtlConfigError, FtlKind, GcThreshold, Level, StripeOrder, TieBreak, ValidatedFtlConfig,
+    Allocation, FtlConfig, FtlConfigError, FtlKind, GcThreshold, Level, StripeOrder, TieBreak,
+    ValidatedFtlConfig,
 };
 pub use page::PageFtl;
 pub use precondition::{FillOrder, PreconditionConfig, PreconditionError, PreconditionReport, precondition};
 
 use lamina_nand_model::Geometry;
 
-/// Build the FTL `config.kind` names for `geometry`, validating the config.
+/// Build the FTL `config.kind` names for `geometry`, validating the config (the same as
+/// [`FtlKind::build`], which is the dispatch point).
 pub fn build(config: &FtlConfig, geometry: &Geometry) -> Result<Box<dyn Ftl>, FtlConfigError> {
-    match config.kind {
-        FtlKind::Page => Ok(Box::new(PageFtl::new(geometry.clone(), config)?)),
-    }
+    config.kind.build(geometry.clone(), config)
 }

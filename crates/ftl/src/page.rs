@@ -10,6 +10,29 @@
 //! * Dynamic wear levelling: a new active block is the least-erased free block of the
 //!   plane.
 //!
+//! # Die-aligned allocation (`ftl.allocation = "die-aligned"`)
+//!
+//! Host writes then state [`WriteConstraint::Die`]: the caller picks the die, the FTL the
+//! plane. Each die has one host write frontier, a **row**: one open host block per plane
+//! of the die, all at the same block index when possible. Consecutive host writes to the
+//! die fill plane 0, 1, …, P−1 at the same page, then the next page, so any P
+//! consecutive writes that start at plane 0 form a legal multi-plane program. When the
+//! row is full, the next one opens at the lowest block index free on every plane of the
+//! die (under wear levelling: the index whose most-erased block is least erased, ties
+//! lowest index). If no index is free on all planes, each plane opens its own first free
+//! block (a *misaligned* row, counted in [`FtlStats::misaligned_rows`]). GC moves go to a
+//! separate GC block per plane, so GC never shifts the host frontier; a GC block is
+//! preferably a free block whose index is *not* free on every plane of the die, keeping
+//! the common indices for host rows.
+//!
+//! A row needs one free block on each plane. A plane that cannot give one above its GC
+//! reserve (see below) makes the write refuse with [`FtlError::NoFreePage`] naming that
+//! plane when its GC can free space (a job is running or a block holds an invalid page):
+//! the caller parks the write and runs GC there. A plane whose GC could not free
+//! anything is left out of the row (a *partial* row, [`FtlStats::partial_rows`]) rather
+//! than stalling the die forever; with static placement that needs a plane far fuller
+//! than the others, as when every write of a die's cold data landed on one plane.
+//!
 //! # Reserve (why GC always finishes)
 //!
 //! Host writes to a plane are refused ([`FtlError::NoFreePage`]) unless, after the write,
@@ -20,6 +43,14 @@
 //! the invariant *free pages ≥ v* holds throughout the job however host writes interleave.
 //! With the GC threshold ≥ 2 blocks, a plane with 2 or more free blocks never refuses a
 //! host write, so a refusal implies `needs_gc`.
+//!
+//! Under die-aligned allocation GC draws only on the plane's *GC room* — the rest of its
+//! GC block plus its free blocks — since the host block is not GC's. A row may take a
+//! free block from a plane only if its GC room afterwards still covers `v` while a job
+//! is moving pages, or `pages_per_block − 1` (a whole future victim's worth) otherwise.
+//! Moves keep *GC room − v* constant and the erase adds a block, so every job finishes.
+//! A plane with 2 free blocks can always give one, so again a refusal implies `needs_gc`
+//! on the plane it names.
 //!
 //! # Memory
 //!
@@ -33,13 +64,17 @@
 //! (intrusive doubly linked lists), so a GC scans only the blocks tied for the maximum.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
-use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts};
-use crate::config::{FtlConfig, FtlConfigError, TieBreak, ValidatedFtlConfig};
+use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
+use crate::config::{Allocation, FtlConfig, FtlConfigError, TieBreak, ValidatedFtlConfig};
 
+/// Die-aligned allocation: GC may pick a victim with up to `1 / ALIGN_SLACK_DIV` fewer
+/// invalid pages than the greediest one if that keeps a block index free on more planes
+/// of the die (see `select_aligned_victim`).
+const ALIGN_SLACK_DIV: u32 = 4;
 /// "No block" in block links and the active-block slot.
 const NONE: u32 = u32::MAX;
 /// Unmapped forward-map entry / invalid reverse-map entry.
@@ -76,21 +111,60 @@ struct GcState {
     erased: bool,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct PlaneState {
+    /// The open block host writes go to (per-plane allocation: GC moves too).
     active: u32,
-    /// Free blocks, FIFO (wear levelling off).
+    /// Die-aligned allocation: the open block GC moves go to.
+    gc_active: u32,
+    /// Free blocks, FIFO (per-plane allocation, wear levelling off).
     fifo: VecDeque<u32>,
-    /// Free blocks keyed by `erase_count << 32 | block` (wear levelling on).
+    /// Free blocks keyed by `erase_count << 32 | block` (per-plane allocation, wear
+    /// levelling on).
     heap: BinaryHeap<Reverse<u64>>,
+    /// Free blocks of die-aligned allocation, keyed by `erase_count << 32 | block` (wear
+    /// levelling on) or `block` (off), so that blocks can be taken by index.
+    free_set: BTreeSet<u64>,
     /// No closed block of the plane has more invalid pages than this.
     max_invalid: u32,
     gc: Option<GcState>,
     valid: u64,
 }
 
+/// The host write frontier of one die under die-aligned allocation: the open row.
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    /// Page the next write gets; `pages_per_block` when no row is open.
+    page: u32,
+    /// Plane index (within the die) the next write goes to; a bit of `mask`.
+    slot: u32,
+    /// Planes (indices within the die) the row spans.
+    mask: u64,
+}
+
+/// How the next row of a die would open.
+#[derive(Clone, Copy, Debug)]
+struct RowPlan {
+    /// Planes that give a block.
+    mask: u64,
+    /// The block index shared by all of them, if one is free on all.
+    common: Option<u32>,
+}
+
+/// What [`PageFtl::write_group`] needs to undo one accepted write of a refused group.
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    lpn: u64,
+    /// The previous copy (`UNMAPPED` if none).
+    old: u32,
+    new: u32,
+    /// Die-aligned allocation: the die written and its row before the write.
+    die: u32,
+    row: Row,
+}
+
 /// Page-level mapping FTL. See the [module docs](self).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct PageFtl {
     geometry: Geometry,
     cfg: ValidatedFtlConfig,
@@ -107,6 +181,13 @@ pub struct PageFtl {
     bucket_heads: Vec<u32>,
     close_seq: u64,
     stats: FtlStats,
+    /// Die-aligned allocation is on.
+    aligned: bool,
+    planes_per_die: u32,
+    /// Die-aligned allocation: the host row of every die (empty otherwise).
+    rows: Vec<Row>,
+    /// Scratch of `write_group` (kept to avoid allocating per group).
+    undo: Vec<Undo>,
 }
 
 impl PageFtl {
@@ -133,20 +214,31 @@ impl PageFtl {
             .collect::<Vec<_>>()
             .into_boxed_slice();
         let wl = cfg.config.wear_leveling;
+        let aligned = cfg.config.allocation == Allocation::DieAligned;
         let planes = (0..planes_n)
             .map(|p| {
                 let first = p * blocks_per_plane;
                 let ids = first..first + blocks_per_plane;
+                let (fifo, heap, free_set) = match (aligned, wl) {
+                    (true, _) => (VecDeque::new(), BinaryHeap::new(), ids.map(|b| b as u64).collect()),
+                    (false, true) => (VecDeque::new(), ids.map(|b| Reverse(b as u64)).collect(), BTreeSet::new()),
+                    (false, false) => (ids.collect(), BinaryHeap::new(), BTreeSet::new()),
+                };
                 PlaneState {
                     active: NONE,
-                    fifo: if wl { VecDeque::new() } else { ids.clone().collect() },
-                    heap: if wl { ids.map(|b| Reverse(b as u64)).collect() } else { BinaryHeap::new() },
+                    gc_active: NONE,
+                    fifo,
+                    heap,
+                    free_set,
                     max_invalid: 0,
                     gc: None,
                     valid: 0,
                 }
             })
             .collect();
+        let planes_per_die = geometry.planes_per_die();
+        let no_row = Row { page: ppb, slot: 0, mask: 0 };
+        let rows = if aligned { vec![no_row; geometry.total_dies() as usize] } else { Vec::new() };
         let blocks = vec![
             BlockMeta {
                 written: 0,
@@ -172,6 +264,10 @@ impl PageFtl {
             bucket_heads: vec![NONE; planes_n as usize * (ppb as usize + 1)],
             close_seq: 0,
             stats: FtlStats::default(),
+            aligned,
+            planes_per_die,
+            rows,
+            undo: Vec::new(),
             geometry,
             cfg,
         }
@@ -209,15 +305,45 @@ impl PageFtl {
 
     fn free_count(&self, plane: usize) -> u32 {
         let p = &self.planes[plane];
-        (p.fifo.len() + p.heap.len()) as u32
+        (p.fifo.len() + p.heap.len() + p.free_set.len()) as u32
     }
 
-    /// Free pages of a plane: rest of the active block plus the free blocks.
+    /// Erased pages left in open block `b` (0 for `NONE`).
+    #[inline]
+    fn rest(&self, b: u32) -> u64 {
+        if b == NONE { 0 } else { (self.ppb - self.blocks[b as usize].written) as u64 }
+    }
+
+    /// Free pages of a plane: rest of the open blocks plus the free blocks.
     fn room(&self, plane: usize) -> u64 {
         let p = &self.planes[plane];
-        let active_rest =
-            if p.active == NONE { 0 } else { self.ppb - self.blocks[p.active as usize].written };
-        active_rest as u64 + self.free_count(plane) as u64 * self.ppb as u64
+        self.rest(p.active) + self.rest(p.gc_active) + self.free_count(plane) as u64 * self.ppb as u64
+    }
+
+    /// Free pages GC may use: everything under per-plane allocation; the GC block and the
+    /// free blocks under die-aligned allocation (the host row's blocks are not GC's).
+    fn gc_room(&self, plane: usize) -> u64 {
+        if self.aligned {
+            self.rest(self.planes[plane].gc_active) + self.free_count(plane) as u64 * self.ppb as u64
+        } else {
+            self.room(plane)
+        }
+    }
+
+    /// Valid pages the plane's GC job still has to move (0 without a job, or once its
+    /// victim is erased).
+    #[inline]
+    fn pending(&self, plane: usize) -> u64 {
+        match self.planes[plane].gc {
+            Some(GcState { victim, erased: false, .. }) => self.blocks[victim as usize].valid as u64,
+            _ => 0,
+        }
+    }
+
+    /// Per-plane allocation: the room check of `write` (the reserve of the module docs).
+    #[inline]
+    fn plane_can_write(&self, plane: usize) -> bool {
+        self.room(plane) > self.ppb as u64 + self.pending(plane)
     }
 
     fn head_index(&self, plane: usize, invalid: u32) -> usize {
@@ -262,9 +388,21 @@ impl PageFtl {
         }
     }
 
+    /// Key of free block `b` in the die-aligned free set.
+    #[inline]
+    fn free_key(&self, b: u32) -> u64 {
+        let wear = if self.cfg.config.wear_leveling { self.blocks[b as usize].erase_count as u64 } else { 0 };
+        wear << 32 | b as u64
+    }
+
     fn push_free(&mut self, b: u32) {
         let plane = self.plane_of_block(b);
         let key = (self.blocks[b as usize].erase_count as u64) << 32 | b as u64;
+        if self.aligned {
+            let k = self.free_key(b);
+            self.planes[plane].free_set.insert(k);
+            return;
+        }
         let p = &mut self.planes[plane];
         if self.cfg.config.wear_leveling {
             p.heap.push(Reverse(key));
@@ -273,22 +411,63 @@ impl PageFtl {
         }
     }
 
-    /// Program the next page of the plane's active block with `lpn` (opening a new block
-    /// if needed, closing it when full) and return the page. Does not touch the forward map.
-    fn program(&mut self, plane: usize, lpn: u64) -> u32 {
-        let mut b = self.planes[plane].active;
+    /// Die-aligned allocation: take free block `b` out of its plane's free set.
+    fn take_free(&mut self, b: u32) {
+        let plane = self.plane_of_block(b);
+        let key = self.free_key(b);
+        assert!(self.planes[plane].free_set.remove(&key), "block {b} is not free");
+    }
+
+    /// Mark free block `b` open (it left the free pool) and give it a reverse map.
+    fn open_block(&mut self, b: u32) {
+        let m = &mut self.blocks[b as usize];
+        assert!(m.state == BlockState::Free && m.written == 0 && m.valid == 0);
+        m.state = BlockState::Open;
+        let ppb = self.ppb as usize;
+        let mut r = self.rev_pool.pop().unwrap_or_else(|| vec![UNMAPPED; ppb].into_boxed_slice());
+        r.fill(UNMAPPED);
+        self.rev[b as usize] = Some(r);
+    }
+
+    /// Undo [`Self::open_block`] of a block nothing was programmed into, returning it to
+    /// the front of the free pool (rollback of a refused write group).
+    fn unopen_block(&mut self, b: u32) {
+        let m = &mut self.blocks[b as usize];
+        assert!(m.state == BlockState::Open && m.written == 0, "block {b} was programmed");
+        m.state = BlockState::Free;
+        let r = self.rev[b as usize].take().expect("open block has a reverse map");
+        self.rev_pool.push(r);
+        let plane = self.plane_of_block(b);
+        if self.planes[plane].active == b {
+            self.planes[plane].active = NONE;
+        }
+        if self.aligned || self.cfg.config.wear_leveling {
+            self.push_free(b);
+        } else {
+            self.planes[plane].fifo.push_front(b);
+        }
+    }
+
+    /// Program the next page of the plane's host block (`gc` false) or, under
+    /// die-aligned allocation, of its GC block (`gc` true) with `lpn` — opening a new
+    /// block if needed (per-plane allocation and GC blocks; host rows are opened by
+    /// [`Self::open_row`]), closing it when full — and return the page. Does not touch the
+    /// forward map.
+    fn program(&mut self, plane: usize, lpn: u64, gc: bool) -> u32 {
+        let gc_block = gc && self.aligned;
+        let p = &self.planes[plane];
+        let mut b = if gc_block { p.gc_active } else { p.active };
         if b == NONE {
-            b = self
-                .pop_free(plane)
-                .expect("page FTL: no free block for a program; the GC reserve was violated");
-            let m = &mut self.blocks[b as usize];
-            assert!(m.state == BlockState::Free && m.written == 0 && m.valid == 0);
-            m.state = BlockState::Open;
-            let ppb = self.ppb as usize;
-            let mut r = self.rev_pool.pop().unwrap_or_else(|| vec![UNMAPPED; ppb].into_boxed_slice());
-            r.fill(UNMAPPED);
-            self.rev[b as usize] = Some(r);
-            self.planes[plane].active = b;
+            assert!(gc_block || !self.aligned, "die-aligned host write without an open row");
+            b = if gc_block {
+                self.gc_block(plane)
+            } else {
+                self.pop_free(plane)
+                    .expect("page FTL: no free block for a program; the GC reserve was violated")
+            };
+            self.open_block(b);
+            let p = &mut self.planes[plane];
+            *(if gc_block { &mut p.gc_active } else { &mut p.active }) = b;
         }
         let m = &mut self.blocks[b as usize];
         let off = m.written;
@@ -303,10 +482,270 @@ impl PageFtl {
             m.closed_seq = self.close_seq;
             self.close_seq += 1;
             let invalid = self.ppb - m.valid;
-            self.planes[plane].active = NONE;
+            let p = &mut self.planes[plane];
+            *(if gc_block { &mut p.gc_active } else { &mut p.active }) = NONE;
             self.bucket_insert(b, invalid);
         }
         b * self.ppb + off
+    }
+
+    /// Die-aligned allocation: the block a plane's GC block opens next — the free block
+    /// whose index is free (or being reclaimed) on the fewest other planes of the die, so
+    /// that the indices closest to being free on every plane stay for host rows; ties in
+    /// free-set order (least worn, or lowest index).
+    fn gc_block(&mut self, plane: usize) -> u32 {
+        let pick = self.least_promising_free(plane);
+        self.take_free(pick);
+        pick
+    }
+
+    /// The free block of `plane` whose index is free or being reclaimed on the fewest
+    /// other planes of its die (first in free-set order among those).
+    fn least_promising_free(&self, plane: usize) -> u32 {
+        let mut best: Option<(usize, u32)> = None;
+        for &key in &self.planes[plane].free_set {
+            let b = key as u32;
+            let n = self.siblings_reclaimed(b);
+            if best.is_none_or(|(m, _)| n < m) {
+                best = Some((n, b));
+                if n == 0 {
+                    break;
+                }
+            }
+        }
+        best.expect("page FTL: no free block for a GC move; the GC reserve was violated").1
+    }
+
+    /// Other planes of `b`'s die on which `b`'s block index is free or a GC victim.
+    fn siblings_reclaimed(&self, b: u32) -> usize {
+        let plane = b / self.blocks_per_plane;
+        let (die, me, index) = (plane / self.planes_per_die, plane % self.planes_per_die, self.index_of(b));
+        (0..self.planes_per_die)
+            .filter(|&i| i != me)
+            .filter(|&i| {
+                let s = self.blocks[self.block_at(die, i, index) as usize].state;
+                s == BlockState::Free || s == BlockState::Victim
+            })
+            .count()
+    }
+
+    #[inline]
+    fn all_planes_mask(&self) -> u64 {
+        u64::MAX >> (64 - self.planes_per_die)
+    }
+
+    #[inline]
+    fn index_of(&self, b: u32) -> u32 {
+        b % self.blocks_per_plane
+    }
+
+    /// Block `index` of the `i`-th plane of `die`.
+    #[inline]
+    fn block_at(&self, die: u32, i: u32, index: u32) -> u32 {
+        (die * self.planes_per_die + i) * self.blocks_per_plane + index
+    }
+
+    /// Block index `index` is free on every plane of `die` in `mask`.
+    fn index_free_on(&self, die: u32, mask: u64, index: u32) -> bool {
+        bits(mask).all(|i| self.blocks[self.block_at(die, i, index) as usize].state == BlockState::Free)
+    }
+
+    /// The block index free on every plane of `die` in `mask` that a new row takes: the
+    /// lowest, or under wear levelling the one whose most-erased block is least erased
+    /// (ties: lowest index). `None` if no index is free on all of them.
+    fn common_index(&self, die: u32, mask: u64) -> Option<u32> {
+        let lead = die * self.planes_per_die + mask.trailing_zeros();
+        let wl = self.cfg.config.wear_leveling;
+        let mut best: Option<(u32, u32)> = None;
+        for &key in &self.planes[lead as usize].free_set {
+            if let Some((worst, _)) = best
+                && (key >> 32) as u32 > worst
+            {
+                break; // keys are in erase-count order: no later index can do better
+            }
+            let index = self.index_of(key as u32);
+            if !self.index_free_on(die, mask, index) {
+                continue;
+            }
+            if !wl {
+                return Some(index);
+            }
+            let worst = bits(mask)
+                .map(|i| self.blocks[self.block_at(die, i, index) as usize].erase_count)
+                .max()
+                .unwrap_or(0);
+            if best.is_none_or(|b| (worst, index) < b) {
+                best = Some((worst, index));
+            }
+        }
+        best.map(|(_, index)| index)
+    }
+
+    /// Die-aligned allocation: plane `plane` can give a free block to a new row and keep
+    /// its GC reserve (see the module docs).
+    fn can_give(&self, plane: usize) -> bool {
+        if self.free_count(plane) == 0 {
+            return false;
+        }
+        let need = match self.planes[plane].gc {
+            Some(GcState { erased: false, .. }) => self.pending(plane),
+            _ => self.ppb as u64 - 1,
+        };
+        self.gc_room(plane) - self.ppb as u64 >= need
+    }
+
+    /// GC on the plane can free space: a job is moving pages, or a closed block holds an
+    /// invalid page (a victim exists).
+    fn gc_can_progress(&self, plane: usize) -> bool {
+        if matches!(self.planes[plane].gc, Some(GcState { erased: false, .. })) {
+            return true;
+        }
+        (1..=self.planes[plane].max_invalid).any(|k| self.bucket_heads[self.head_index(plane, k)] != NONE)
+    }
+
+    /// How the next row of `die` would open, or the refusal: planes that cannot give a
+    /// block but whose GC can free one make the write wait (the first of them is named);
+    /// planes whose GC cannot are left out.
+    fn plan_row(&self, die: u32) -> Result<RowPlan, FtlError> {
+        let first = die * self.planes_per_die;
+        let mut mask = 0u64;
+        for i in 0..self.planes_per_die {
+            let q = (first + i) as usize;
+            if self.can_give(q) {
+                mask |= 1 << i;
+            } else if self.gc_can_progress(q) {
+                return Err(FtlError::NoFreePage { plane: PlaneId(first + i) });
+            }
+        }
+        if mask == 0 {
+            // Every plane is full of valid data (only dynamic placement can do that).
+            return Err(FtlError::NoFreePage { plane: PlaneId(first) });
+        }
+        Ok(RowPlan { mask, common: self.common_index(die, mask) })
+    }
+
+    /// The block plane `i` of `die` opens for `plan`.
+    fn planned_block(&self, die: u32, i: u32, plan: RowPlan) -> u32 {
+        match plan.common {
+            Some(index) => self.block_at(die, i, index),
+            None => self.least_promising_free((die * self.planes_per_die + i) as usize),
+        }
+    }
+
+    /// Open the row `plan` describes on `die`.
+    fn open_row(&mut self, die: u32, plan: RowPlan) {
+        for i in bits(plan.mask) {
+            let b = self.planned_block(die, i, plan);
+            self.take_free(b);
+            self.open_block(b);
+            self.planes[(die * self.planes_per_die + i) as usize].active = b;
+        }
+        let full = plan.mask == self.all_planes_mask();
+        let s = &mut self.stats;
+        if !full {
+            s.partial_rows += 1;
+        } else if plan.common.is_some() {
+            s.aligned_rows += 1;
+        } else {
+            s.misaligned_rows += 1;
+        }
+        self.rows[die as usize] = Row { page: 0, slot: plan.mask.trailing_zeros(), mask: plan.mask };
+    }
+
+    /// Die-aligned allocation: the plane (global index) the next host write to `die`
+    /// lands on, opening a row first if none is open.
+    fn row_slot(&mut self, die: u32) -> Result<usize, FtlError> {
+        if self.rows[die as usize].page == self.ppb {
+            let plan = self.plan_row(die)?;
+            self.open_row(die, plan);
+        }
+        Ok((die * self.planes_per_die + self.rows[die as usize].slot) as usize)
+    }
+
+    /// Advance `die`'s row past the slot just written.
+    fn advance_row(&mut self, die: u32) {
+        let row = &mut self.rows[die as usize];
+        let above = row.mask & u64::MAX.checked_shl(row.slot + 1).unwrap_or(0);
+        if above != 0 {
+            row.slot = above.trailing_zeros();
+        } else {
+            row.page += 1;
+            row.slot = row.mask.trailing_zeros();
+        }
+    }
+
+    /// Undo [`Self::invalidate`] of `ppa` (rollback of a refused write group).
+    fn revalidate(&mut self, ppa: u32) {
+        let b = ppa / self.ppb;
+        let plane = self.plane_of_block(b);
+        self.planes[plane].valid += 1;
+        let m = &mut self.blocks[b as usize];
+        let invalid = m.written - m.valid;
+        m.valid += 1;
+        if m.state == BlockState::Closed {
+            self.bucket_remove(b, invalid);
+            self.bucket_insert(b, invalid - 1);
+        }
+    }
+
+    /// Undo one accepted host write (rollback of a refused write group; writes are undone
+    /// newest first, so the state is the one right after this write).
+    fn unwrite(&mut self, u: Undo) {
+        let b = u.new / self.ppb;
+        let off = u.new % self.ppb;
+        let plane = self.plane_of_block(b);
+        if self.blocks[b as usize].state == BlockState::Closed {
+            let invalid = self.ppb - self.blocks[b as usize].valid;
+            self.bucket_remove(b, invalid);
+            self.blocks[b as usize].state = BlockState::Open;
+            self.planes[plane].active = b;
+        }
+        let m = &mut self.blocks[b as usize];
+        assert_eq!(m.written, off + 1, "write-group rollback out of order");
+        m.written -= 1;
+        m.valid -= 1;
+        self.rev[b as usize].as_mut().expect("open block has a reverse map")[off as usize] = UNMAPPED;
+        self.planes[plane].valid -= 1;
+        if !self.aligned && off == 0 {
+            self.unopen_block(b); // this write opened it
+        }
+        self.map_set(u.lpn, u.old);
+        if u.old != UNMAPPED {
+            self.revalidate(u.old);
+        }
+        if self.aligned {
+            let opened = u.row.page == self.ppb;
+            if opened {
+                let first = u.die * self.planes_per_die;
+                for i in bits(self.rows[u.die as usize].mask) {
+                    let b = self.planes[(first + i) as usize].active;
+                    self.unopen_block(b); // the row counters come back with the saved stats
+                }
+            }
+            self.rows[u.die as usize] = u.row;
+        }
+    }
+
+    /// Die-aligned host write: the die's next slot.
+    fn write_aligned(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
+        let die = plane.0 / self.planes_per_die;
+        let q = match self.row_slot(die) {
+            Ok(q) => q,
+            Err(e) => {
+                self.stats.host_writes_refused += 1;
+                return Err(e);
+            }
+        };
+        debug_assert_eq!(self.blocks[self.planes[q].active as usize].written, self.rows[die as usize].page);
+        let old = self.map_get(lpn.0);
+        if old != UNMAPPED {
+            self.invalidate(old);
+        }
+        let ppa = self.program(q, lpn.0, false);
+        self.map_set(lpn.0, ppa);
+        self.advance_row(die);
+        self.stats.host_writes += 1;
+        Ok(Ppa(ppa as u64))
     }
 
     /// The LPN whose current copy is page `off` of block `b`, if any. A page is valid iff
@@ -334,6 +773,16 @@ impl PageFtl {
         }
     }
 
+    /// The tie-break among equally good victims: `a` beats `b`.
+    fn tie_beats(&self, a: u32, b: u32) -> bool {
+        let (x, y) = (&self.blocks[a as usize], &self.blocks[b as usize]);
+        match self.cfg.config.victim_tie_break {
+            TieBreak::LowestId => a < b,
+            TieBreak::Oldest => x.closed_seq < y.closed_seq,
+            TieBreak::LeastWorn => (x.erase_count, a) < (y.erase_count, b),
+        }
+    }
+
     fn select_victim(&mut self, plane: usize) -> Option<u32> {
         let mut k = self.planes[plane].max_invalid;
         while k > 0 && self.bucket_heads[self.head_index(plane, k)] == NONE {
@@ -343,21 +792,44 @@ impl PageFtl {
         if k == 0 {
             return None;
         }
+        if self.aligned {
+            return Some(self.select_aligned_victim(plane, k));
+        }
         let mut best = self.bucket_heads[self.head_index(plane, k)];
         let mut cur = self.blocks[best as usize].next;
         while cur != NONE {
-            let (c, b) = (&self.blocks[cur as usize], &self.blocks[best as usize]);
-            let better = match self.cfg.config.victim_tie_break {
-                TieBreak::LowestId => cur < best,
-                TieBreak::Oldest => c.closed_seq < b.closed_seq,
-                TieBreak::LeastWorn => (c.erase_count, cur) < (b.erase_count, best),
-            };
-            if better {
+            if self.tie_beats(cur, best) {
                 best = cur;
             }
-            cur = c.next;
+            cur = self.blocks[cur as usize].next;
         }
         Some(best)
+    }
+
+    /// Die-aligned allocation: the victim among the closed blocks with at least
+    /// `max − max / ALIGN_SLACK_DIV` invalid pages (`max` the plane's greatest) whose
+    /// block index is free (or being reclaimed) on the most sibling planes, then the most
+    /// invalid, then the tie-break. Reclaiming the same index on every plane of a die is
+    /// what keeps an index free on all of them for the next host row; the slack bounds
+    /// the extra pages moved.
+    fn select_aligned_victim(&self, plane: usize, max: u32) -> u32 {
+        let low = max - max / ALIGN_SLACK_DIV;
+        let mut best: Option<(usize, u32, u32)> = None;
+        for k in (low.max(1)..=max).rev() {
+            let mut cur = self.bucket_heads[self.head_index(plane, k)];
+            while cur != NONE {
+                let score = (self.siblings_reclaimed(cur), k);
+                let better = match best {
+                    None => true,
+                    Some((s, bk, b)) => score > (s, bk) || (score == (s, bk) && self.tie_beats(cur, b)),
+                };
+                if better {
+                    best = Some((score.0, k, cur));
+                }
+                cur = self.blocks[cur as usize].next;
+            }
+        }
+        best.expect("the bucket at max is not empty").2
     }
 
     /// Read the forward-map entries of the victim's valid pages in one tight loop. Each
@@ -395,8 +867,24 @@ impl PageFtl {
     }
 }
 
+/// The set bits of `mask`, lowest first.
+fn bits(mask: u64) -> impl Iterator<Item = u32> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let i = m.trailing_zeros();
+            m &= m - 1;
+            i
+        })
+    })
+}
+
 impl Ftl for PageFtl {
     fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
+        if self.aligned {
+            let row = self.rows[(self.check_plane(plane) as u32 / self.planes_per_die) as usize];
+            return Some(if row.page == self.ppb { 0 } else { row.page });
+        }
         let p = &self.planes[plane.idx()];
         if p.active == NONE {
             Some(0)
@@ -432,11 +920,10 @@ impl Ftl for PageFtl {
     fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
         assert!(lpn.0 < self.cfg.logical_pages, "{lpn} out of range");
         let pi = self.check_plane(plane);
-        let pending = match self.planes[pi].gc {
-            Some(GcState { victim, erased: false, .. }) => self.blocks[victim as usize].valid as u64,
-            _ => 0,
-        };
-        if self.room(pi) <= self.ppb as u64 + pending {
+        if self.aligned {
+            return self.write_aligned(lpn, plane);
+        }
+        if !self.plane_can_write(pi) {
             self.stats.host_writes_refused += 1;
             return Err(FtlError::NoFreePage { plane });
         }
@@ -444,7 +931,7 @@ impl Ftl for PageFtl {
         if old != UNMAPPED {
             self.invalidate(old);
         }
-        let ppa = self.program(pi, lpn.0);
+        let ppa = self.program(pi, lpn.0, false);
         self.map_set(lpn.0, ppa);
         self.stats.host_writes += 1;
         Ok(Ppa(ppa as u64))
@@ -480,7 +967,7 @@ impl Ftl for PageFtl {
         let invalid = m.written - m.valid;
         self.bucket_remove(v, invalid);
         self.blocks[v as usize].state = BlockState::Victim;
-        assert!(self.room(pi) >= m.valid as u64, "GC reserve violated on plane {}", plane.0);
+        assert!(self.gc_room(pi) >= m.valid as u64, "GC reserve violated on plane {}", plane.0);
         self.warm_map_entries(v);
         self.planes[pi].gc = Some(GcState { victim: v, next_page: 0, erased: false });
         self.stats.gc_jobs += 1;
@@ -503,7 +990,7 @@ impl Ftl for PageFtl {
                 let lpn = lpn as u64;
                 let from = v * self.ppb + off;
                 self.invalidate(from);
-                let to = self.program(pi, lpn);
+                let to = self.program(pi, lpn, true);
                 self.map_set(lpn, to);
                 self.planes[pi].gc = Some(GcState { next_page: off + 1, ..job });
                 let copyback = self.cfg.config.copyback;
@@ -520,7 +1007,7 @@ impl Ftl for PageFtl {
             None => {
                 self.erase(v);
                 self.planes[pi].gc = Some(GcState { erased: true, ..job });
-                GcStep::Erase { block: BlockId(v) }
+                GcStep::Erase { block: BlockId(v), batch_with_next: false }
             }
         }
     }
@@ -551,6 +1038,96 @@ impl Ftl for PageFtl {
 
     fn stats(&self) -> FtlStats {
         self.stats
+    }
+
+    fn write_constraint(&self, _lpn: Lpn) -> WriteConstraint {
+        if self.aligned { WriteConstraint::Die } else { WriteConstraint::Any }
+    }
+
+    fn next_write_addr(&self, plane: PlaneId) -> Option<(BlockId, u32)> {
+        let pi = self.check_plane(plane);
+        if !self.aligned {
+            if !self.plane_can_write(pi) {
+                return None;
+            }
+            let p = &self.planes[pi];
+            return Some(match p.active {
+                NONE if self.cfg.config.wear_leveling => {
+                    (BlockId(p.heap.peek().expect("room means a free block").0 as u32), 0)
+                }
+                NONE => (BlockId(*p.fifo.front().expect("room means a free block")), 0),
+                b => (BlockId(b), self.blocks[b as usize].written),
+            });
+        }
+        let die = pi as u32 / self.planes_per_die;
+        let row = self.rows[die as usize];
+        if row.page < self.ppb {
+            let q = (die * self.planes_per_die + row.slot) as usize;
+            return Some((BlockId(self.planes[q].active), row.page));
+        }
+        let plan = self.plan_row(die).ok()?;
+        Some((BlockId(self.planned_block(die, plan.mask.trailing_zeros(), plan)), 0))
+    }
+
+    fn can_write(&self, plane: PlaneId) -> bool {
+        let pi = self.check_plane(plane);
+        if !self.aligned {
+            return self.plane_can_write(pi);
+        }
+        let die = pi as u32 / self.planes_per_die;
+        self.rows[die as usize].page < self.ppb || self.plan_row(die).is_ok()
+    }
+
+    fn write_room(&self, plane: PlaneId) -> u64 {
+        let pi = self.check_plane(plane);
+        if !self.aligned {
+            return self.room(pi).saturating_sub(self.ppb as u64 + self.pending(pi));
+        }
+        let die = pi as u32 / self.planes_per_die;
+        let row = self.rows[die as usize];
+        if row.page < self.ppb {
+            let width = row.mask.count_ones() as u64;
+            let done_this_page = (row.mask & ((1u64 << row.slot) - 1)).count_ones() as u64;
+            return (self.ppb - row.page) as u64 * width - done_this_page;
+        }
+        self.plan_row(die).map_or(0, |plan| plan.mask.count_ones() as u64 * self.ppb as u64)
+    }
+
+    /// Exact all or nothing: the writes are performed one by one and, if one is refused,
+    /// the accepted ones are undone (mapping, block and plane counters, open blocks and
+    /// rows, counters), leaving the state as it was plus one refusal counted.
+    fn write_group(&mut self, writes: &[(Lpn, PlaneId)], out: &mut Vec<Ppa>) -> Result<(), FtlError> {
+        let start = out.len();
+        let (stats, close_seq) = (self.stats, self.close_seq);
+        let mut undo = std::mem::take(&mut self.undo);
+        undo.clear();
+        let mut result = Ok(());
+        for &(lpn, plane) in writes {
+            assert!(lpn.0 < self.cfg.logical_pages, "{lpn} out of range");
+            let old = self.map_get(lpn.0);
+            let die = self.check_plane(plane) as u32 / self.planes_per_die;
+            let row = if self.aligned { self.rows[die as usize] } else { Row { page: 0, slot: 0, mask: 0 } };
+            match self.write(lpn, plane) {
+                Ok(ppa) => {
+                    undo.push(Undo { lpn: lpn.0, old, new: ppa.0 as u32, die, row });
+                    out.push(ppa);
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        if result.is_err() {
+            for &u in undo.iter().rev() {
+                self.unwrite(u);
+            }
+            out.truncate(start);
+            self.stats = FtlStats { host_writes_refused: stats.host_writes_refused + 1, ..stats };
+            self.close_seq = close_seq;
+        }
+        self.undo = undo;
+        result
     }
 }
 
@@ -627,7 +1204,7 @@ mod tests {
                     copyback: false,
                     batch_with_next: false
                 },
-                GcStep::Erase { block: BlockId(1) },
+                GcStep::Erase { block: BlockId(1), batch_with_next: false },
             ]
         );
         assert!(!ftl.gc_in_progress(p));

@@ -22,7 +22,7 @@ use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
-use crate::api::{FlashEffect, Ftl, FtlError, FtlStats, GcStep, Lpn};
+use crate::api::{FlashEffect, Ftl, FtlError, FtlStats, GcStep, Lpn, WriteConstraint};
 use lamina_nand_model::{PlaneId, Ppa};
 
 /// Order of the fill phase.
@@ -140,7 +140,7 @@ fn finish_job(ftl: &mut dyn Ftl, plane: PlaneId, sink: &mut dyn FnMut(FlashEffec
     loop {
         match ftl.gc_step(plane) {
             GcStep::Move { lpn, to, .. } => sink(FlashEffect::Program { ppa: to, lpn }),
-            GcStep::Erase { block } => sink(FlashEffect::Erase { block }),
+            GcStep::Erase { block, .. } => sink(FlashEffect::Erase { block }),
             GcStep::PartialErase { block, range } => sink(FlashEffect::PartialErase { block, range }),
             GcStep::Done => return,
         }
@@ -161,24 +161,36 @@ pub fn collect_garbage(ftl: &mut dyn Ftl, plane: PlaneId, sink: &mut dyn FnMut(F
     }
 }
 
-/// Untimed host write of `lpn` to its static plane, running GC first when needed (and
-/// once more if the write is refused). Effects go to `sink`.
+/// Untimed host write of `lpn` to its static plane (or the plane its
+/// [`WriteConstraint::Plane`] names), running GC first when needed; a refused write is
+/// parked and retried like the engine does — GC (or a merge job) on the plane the refusal
+/// names, then the same write — up to `planes_per_die` times. Effects go to `sink`.
 pub fn write_untimed(
     ftl: &mut dyn Ftl,
     lpn: Lpn,
     sink: &mut dyn FnMut(FlashEffect),
 ) -> Result<Ppa, FtlError> {
-    let plane = ftl.static_plane(lpn);
+    let plane = match ftl.write_constraint(lpn) {
+        WriteConstraint::Plane(p) => p,
+        WriteConstraint::Any | WriteConstraint::Die => ftl.static_plane(lpn),
+    };
     if ftl.needs_gc(plane) {
         collect_garbage(ftl, plane, sink);
     }
-    let ppa = match ftl.write(lpn, plane) {
-        Ok(p) => p,
-        Err(_) => {
-            collect_garbage(ftl, plane, sink);
-            ftl.write(lpn, plane)?
+    let mut result = ftl.write(lpn, plane);
+    for _ in 0..ftl.geometry().planes_per_die() {
+        let Err(e) = result else { break };
+        let q = e.plane();
+        if matches!(e, FtlError::MergeNeeded { .. }) && !ftl.needs_gc(q) {
+            if ftl.gc_in_progress(q) || ftl.gc_begin(q).is_some() {
+                finish_job(ftl, q, sink);
+            }
+        } else {
+            collect_garbage(ftl, q, sink);
         }
-    };
+        result = ftl.write(lpn, plane);
+    }
+    let ppa = result?;
     sink(FlashEffect::Program { ppa, lpn });
     Ok(ppa)
 }

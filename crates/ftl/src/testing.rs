@@ -18,7 +18,17 @@
 //!   the current copy of an LPN; erases never destroy a current copy; copyback stays in
 //!   its plane; counters ([`Ftl::stats`]) match what was observed;
 //! * with static placement and nothing placed dynamically, a write is never refused after
-//!   GC ran, and a refusal always comes with `needs_gc`.
+//!   GC ran, and a refusal always comes with `needs_gc` on the plane it names;
+//! * the write protocol: writes honour [`Ftl::write_constraint`] (the page returned lies
+//!   on the plane passed, or under [`WriteConstraint::Die`] on its die); [`Ftl::can_write`]
+//!   agrees with every `write`; a `Some` from [`Ftl::next_write_addr`] is exactly the page
+//!   the write gets (and, with [`ConformanceConfig::exact_write_addr`], it is `Some`
+//!   whenever the write succeeds); a refused write is **parked and retried** after GC on
+//!   the plane the error names, as the engine does; [`Ftl::write_group`] is all or
+//!   nothing (a refused group leaves the FTL exactly as the model has it); steps flagged
+//!   `batch_with_next` are followed by a step they can be batched with (an erase by an
+//!   erase of the same block index on another plane of the die); translation reads name
+//!   pages of the device.
 //!
 //! Entry points: [`run_conformance`] / [`check_conformance`] (proptest, shrinking to a
 //! minimal operation sequence), [`run_bytes`] (for cargo-fuzz), [`Harness`] (step by step).
@@ -31,7 +41,7 @@ use lamina_nand_model::{BlockId, PlaneId, Ppa};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 
-use crate::api::{Ftl, FtlError, FtlStats, GcStep, Lpn, PageRange};
+use crate::api::{Ftl, FtlError, FtlStats, GcStep, Lpn, PageRange, WriteConstraint};
 
 /// Version of an LPN's data: the harness numbers every accepted host write.
 pub type Version = u64;
@@ -51,6 +61,17 @@ pub enum Op {
     /// One background-GC step on a plane: the next step of the job in progress, or start
     /// a job if the FTL has something to reclaim.
     GcStep(u32),
+    /// A write group ([`Ftl::write_group`]) of `count` LPNs from `lpn` on, each to its
+    /// static plane: consecutive LPNs, or with `same_plane` LPNs one plane count apart
+    /// (so that, under static striping, all of them target one plane).
+    WriteGroup {
+        /// First LPN.
+        lpn: u64,
+        /// Writes in the group.
+        count: u8,
+        /// Stride of one plane count instead of 1.
+        same_plane: bool,
+    },
 }
 
 impl fmt::Display for Op {
@@ -61,6 +82,9 @@ impl fmt::Display for Op {
             Op::Read(l) => write!(f, "Read({l})"),
             Op::Trim(l) => write!(f, "Trim({l})"),
             Op::GcStep(p) => write!(f, "GcStep(plane {p})"),
+            Op::WriteGroup { lpn, count, same_plane } => {
+                write!(f, "WriteGroup({lpn}, count {count}{})", if *same_plane { ", same plane" } else { "" })
+            }
         }
     }
 }
@@ -114,6 +138,7 @@ pub struct Model {
     ppb: u32,
     blocks_per_plane: u32,
     planes: u32,
+    planes_per_die: u32,
     /// Latest version of every LPN the host wrote and did not trim.
     reference: BTreeMap<Lpn, Version>,
     /// Where the current copy of each LPN is, as reported by the FTL.
@@ -146,6 +171,7 @@ impl Model {
             ppb: g.pages_per_block(),
             blocks_per_plane: g.blocks_per_plane(),
             planes: g.total_planes(),
+            planes_per_die: g.planes_per_die(),
             reference: BTreeMap::new(),
             location: vec![None; logical as usize],
             pages: vec![Shadow::Erased; total as usize],
@@ -172,6 +198,28 @@ impl Model {
 
     fn plane_of(&self, ppa: Ppa) -> u32 {
         self.block_of(ppa) / self.blocks_per_plane
+    }
+
+    /// Whether `next` may be issued in one command with `prev`, which was flagged
+    /// `batch_with_next`.
+    fn batchable(&self, prev: GcStep, next: GcStep) -> Result<(), Violation> {
+        match (prev, next) {
+            (GcStep::Move { .. }, GcStep::Move { .. }) => Ok(()),
+            (GcStep::Erase { block: a, .. }, GcStep::Erase { block: b, .. }) => {
+                let (pa, pb) = (a.0 / self.blocks_per_plane, b.0 / self.blocks_per_plane);
+                ensure!(
+                    pa != pb
+                        && pa / self.planes_per_die == pb / self.planes_per_die
+                        && a.0 % self.blocks_per_plane == b.0 % self.blocks_per_plane,
+                    "erases of blocks {} and {} are batched but are not the same block index on \
+                     two planes of one die",
+                    a.0,
+                    b.0
+                );
+                Ok(())
+            }
+            _ => Err(Violation(format!("step {prev:?} is batched with the next step, but that is {next:?}"))),
+        }
     }
 
     /// Record a program of `ppa` with `(lpn, version)`, checking erase-before-program and
@@ -235,7 +283,7 @@ impl Model {
                 self.expected.gc_moves += 1;
                 self.expected.gc_copybacks += copyback as u64;
             }
-            GcStep::Erase { block } => {
+            GcStep::Erase { block, .. } => {
                 let what = format!("GC erase of block {}", block.0);
                 ensure!((block.0 as usize) < self.erase_counts.len(), "{what}: block out of range");
                 self.erase_pages(block.0, PageRange { first_page: 0, page_count: self.ppb }, &what)?;
@@ -375,13 +423,26 @@ pub struct Harness<F: Ftl> {
     /// A dynamic write was accepted: a plane may now hold more than its static share, so
     /// refusals after GC are no longer violations.
     dynamic_used: bool,
+    /// Require `next_write_addr` to be `Some` whenever a write succeeds.
+    exact_write_addr: bool,
+    /// The last GC step, if it was flagged `batch_with_next`.
+    batched: Option<GcStep>,
+    /// Scratch for translation reads.
+    scratch: Vec<Ppa>,
 }
 
 impl<F: Ftl> Harness<F> {
     /// Wrap a fresh FTL (nothing written yet).
     pub fn new(ftl: F) -> Harness<F> {
         let model = Model::new(&ftl);
-        Harness { ftl, model, dynamic_used: false }
+        Harness { ftl, model, dynamic_used: false, exact_write_addr: false, batched: None, scratch: Vec::new() }
+    }
+
+    /// Also require [`Ftl::next_write_addr`] to answer `Some` before every write that
+    /// succeeds (FTLs that always know, like [`crate::PageFtl`]).
+    pub fn with_exact_write_addr(mut self, exact: bool) -> Harness<F> {
+        self.exact_write_addr = exact;
+        self
     }
 
     /// The FTL under test.
@@ -406,6 +467,12 @@ impl<F: Ftl> Harness<F> {
     /// One GC step on `plane`, applied to the model and checked.
     fn step(&mut self, plane: PlaneId) -> Result<bool, Violation> {
         let step = self.ftl.gc_step(plane);
+        if let Some(prev) = self.batched.take() {
+            self.model.batchable(prev, step)?;
+        }
+        if let GcStep::Move { batch_with_next: true, .. } | GcStep::Erase { batch_with_next: true, .. } = step {
+            self.batched = Some(step);
+        }
         self.model
             .apply_step(step)
             .map_err(|v| Violation(format!("GC step {step:?} on plane {}: {}", plane.0, v.0)))?;
@@ -455,34 +522,132 @@ impl<F: Ftl> Harness<F> {
         Err(Violation(format!("plane {}: still needs GC after {limit} GC jobs (livelock)", plane.0)))
     }
 
+    /// The plane a write of `lpn` is passed: `plane`, unless the FTL constrains the LPN to
+    /// one plane.
+    fn target(&self, lpn: Lpn, plane: PlaneId) -> Result<PlaneId, Violation> {
+        match self.ftl.write_constraint(lpn) {
+            WriteConstraint::Plane(p) => {
+                ensure!(p.0 < self.planes(), "write_constraint({lpn}) names plane {}, not a plane", p.0);
+                Ok(p)
+            }
+            WriteConstraint::Any | WriteConstraint::Die => Ok(plane),
+        }
+    }
+
+    /// The page a write of `lpn` passed `plane` got must lie on that plane, or under
+    /// [`WriteConstraint::Die`] on its die.
+    fn check_page(&self, lpn: Lpn, plane: PlaneId, ppa: Ppa) -> Result<(), Violation> {
+        ensure!(ppa.0 < self.model.pages.len() as u64, "write of {lpn}: page {} is outside the device", ppa.0);
+        let got = self.model.plane_of(ppa);
+        let ok = match self.ftl.write_constraint(lpn) {
+            WriteConstraint::Die => got / self.model.planes_per_die == plane.0 / self.model.planes_per_die,
+            _ => got == plane.0,
+        };
+        ensure!(ok, "write of {lpn} passed plane {} got page {} on plane {got}", plane.0, ppa.0);
+        Ok(())
+    }
+
+    /// A refusal naming `e.plane()` for a write passed `plane`: check it, then do what the
+    /// engine does with a parked write — run the named plane's GC (or merge) job.
+    fn park(&mut self, lpn: Lpn, plane: PlaneId, e: FtlError) -> Result<(), Violation> {
+        let q = e.plane();
+        ensure!(q.0 < self.planes(), "write of {lpn} refused naming plane {}, not a plane", q.0);
+        let same_die = q.0 / self.model.planes_per_die == plane.0 / self.model.planes_per_die;
+        let ok = match self.ftl.write_constraint(lpn) {
+            WriteConstraint::Die => same_die,
+            _ => q == plane || matches!(e, FtlError::MergeNeeded { .. }),
+        };
+        ensure!(ok, "write of {lpn} to plane {} refused naming plane {}", plane.0, q.0);
+        match e {
+            FtlError::NoFreePage { .. } => {
+                ensure!(
+                    self.ftl.needs_gc(q),
+                    "write of {lpn} refused for plane {} while its needs_gc is false (the engine would stall)",
+                    q.0
+                );
+                self.collect(q)
+            }
+            FtlError::MergeNeeded { .. } => {
+                if self.ftl.needs_gc(q) {
+                    self.collect(q)
+                } else if self.ftl.gc_in_progress(q) || self.begin(q)? {
+                    self.finish_job(q)
+                } else {
+                    Err(Violation(format!("write of {lpn} needs a merge on plane {} but none starts", q.0)))
+                }
+            }
+        }
+    }
+
+    /// Refusals of one write (or group) the harness parks and retries before giving up.
+    fn retries(&self) -> u32 {
+        self.model.planes_per_die + 1
+    }
+
+    /// Record an accepted host write of `lpn` to `ppa` in the model.
+    fn record_write(&mut self, lpn: Lpn, plane: PlaneId, ppa: Ppa) -> Result<(), Violation> {
+        self.check_page(lpn, plane, ppa)?;
+        let what = format!("write of {lpn} to plane {}", plane.0);
+        let version = self.model.next_version;
+        self.model.next_version += 1;
+        self.model.program(ppa, lpn, version, &what)?;
+        self.model.reference.insert(lpn, version);
+        self.model.expected.host_writes += 1;
+        Ok(())
+    }
+
+    /// One `write`, checked against `can_write` and `next_write_addr`.
+    fn write_once(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Result<Ppa, FtlError>, Violation> {
+        let can = self.ftl.can_write(plane);
+        let predicted = self.ftl.next_write_addr(plane);
+        let result = self.ftl.write(lpn, plane);
+        ensure!(
+            can == result.is_ok(),
+            "can_write(plane {}) said {can}, but the write of {lpn} gave {result:?}",
+            plane.0
+        );
+        match (predicted, result) {
+            (Some((b, page)), Ok(ppa)) => {
+                let want = b.0 as u64 * self.model.ppb as u64 + page as u64;
+                ensure!(
+                    ppa.0 == want,
+                    "next_write_addr(plane {}) predicted block {} page {page}, the write of {lpn} got page {}",
+                    plane.0,
+                    b.0,
+                    ppa.0
+                );
+            }
+            (Some((b, page)), Err(e)) => {
+                return Err(Violation(format!(
+                    "next_write_addr(plane {}) predicted block {} page {page}, but the write of {lpn} was refused: {e}",
+                    plane.0, b.0
+                )));
+            }
+            (None, Ok(ppa)) => ensure!(
+                !self.exact_write_addr,
+                "next_write_addr(plane {}) was None, but the write of {lpn} got page {}",
+                plane.0,
+                ppa.0
+            ),
+            (None, Err(_)) => {}
+        }
+        Ok(result)
+    }
+
     fn write(&mut self, lpn: Lpn, plane: PlaneId, dynamic: bool) -> Result<(), Violation> {
+        let plane = self.target(lpn, plane)?;
         if self.ftl.needs_gc(plane) {
             self.collect(plane)?;
         }
-        let mut result = self.ftl.write(lpn, plane);
-        if let Err(FtlError::NoFreePage { plane: p }) = result {
-            ensure!(p == plane, "write to plane {} refused naming plane {}", plane.0, p.0);
-            ensure!(
-                self.ftl.needs_gc(plane),
-                "write of {lpn} to plane {} refused while needs_gc is false (the engine would stall)",
-                plane.0
-            );
-            self.collect(plane)?;
-            result = self.ftl.write(lpn, plane);
+        let mut result = self.write_once(lpn, plane)?;
+        for _ in 0..self.retries() {
+            let Err(e) = result else { break };
+            self.park(lpn, plane, e)?;
+            result = self.write_once(lpn, plane)?;
         }
         match result {
             Ok(ppa) => {
-                let what = format!("write of {lpn} to plane {}", plane.0);
-                ensure!(
-                    ppa.0 < self.model.pages.len() as u64 && self.model.plane_of(ppa) == plane.0,
-                    "{what}: returned page {} outside the plane",
-                    ppa.0
-                );
-                let version = self.model.next_version;
-                self.model.next_version += 1;
-                self.model.program(ppa, lpn, version, &what)?;
-                self.model.reference.insert(lpn, version);
-                self.model.expected.host_writes += 1;
+                self.record_write(lpn, plane, ppa)?;
                 self.dynamic_used |= dynamic;
             }
             Err(e) => {
@@ -492,6 +657,58 @@ impl<F: Ftl> Harness<F> {
                     plane.0
                 );
             }
+        }
+        Ok(())
+    }
+
+    /// A write group, parked and retried like a write; split into single writes (what the
+    /// engine does) if it is still refused.
+    fn write_group(&mut self, writes: &[(Lpn, PlaneId)]) -> Result<(), Violation> {
+        for &(_, plane) in writes {
+            if self.ftl.needs_gc(plane) {
+                self.collect(plane)?;
+            }
+        }
+        let mut out = vec![Ppa(u64::MAX)];
+        for attempt in 0..=self.retries() {
+            match self.ftl.write_group(writes, &mut out) {
+                Ok(()) => {
+                    ensure!(
+                        out.len() == writes.len() + 1 && out[0] == Ppa(u64::MAX),
+                        "write_group of {} writes returned {} pages (or overwrote the caller's)",
+                        writes.len(),
+                        out.len() - 1
+                    );
+                    for (&(lpn, plane), &ppa) in writes.iter().zip(&out[1..]) {
+                        self.record_write(lpn, plane, ppa)?;
+                    }
+                    return Ok(());
+                }
+                Err(e) => {
+                    ensure!(out.len() == 1, "a refused write_group pushed pages");
+                    self.check().map_err(|v| {
+                        Violation(format!("write_group refused ({e}) but changed the FTL: {}", v.0))
+                    })?;
+                    let ppd = self.model.planes_per_die;
+                    let blamed = writes.iter().find(|&&(_, p)| p == e.plane()).or_else(|| {
+                        writes.iter().find(|&&(l, p)| {
+                            self.ftl.write_constraint(l) == WriteConstraint::Die && p.0 / ppd == e.plane().0 / ppd
+                        })
+                    });
+                    ensure!(blamed.is_some(), "write_group refused naming plane {}, which no write targets", e.plane().0);
+                    // A group may be refused for want of room for all of its writes
+                    // although GC is not needed: then the engine splits it.
+                    let gc_helps = matches!(e, FtlError::MergeNeeded { .. }) || self.ftl.needs_gc(e.plane());
+                    if attempt == self.retries() || !gc_helps {
+                        break;
+                    }
+                    let &(lpn, plane) = blamed.expect("checked");
+                    self.park(lpn, plane, e)?;
+                }
+            }
+        }
+        for &(lpn, plane) in writes {
+            self.write(lpn, plane, false)?;
         }
         Ok(())
     }
@@ -510,6 +727,12 @@ impl<F: Ftl> Harness<F> {
             Op::WriteTo(x, p) => self.write(Lpn(x % l), PlaneId(p % planes), true)?,
             Op::Read(x) => {
                 let lpn = Lpn(x % l);
+                self.scratch.clear();
+                self.ftl.translation_reads(lpn, &mut self.scratch);
+                let pages = self.model.pages.len() as u64;
+                if let Some(p) = self.scratch.iter().find(|p| p.0 >= pages) {
+                    return Err(Violation(format!("translation read of {lpn} names page {}, outside the device", p.0)));
+                }
                 let got = self.ftl.lookup(lpn);
                 let want = self.model.location(lpn);
                 ensure!(got == want, "read of {lpn} resolves to {got:?}, expected {want:?}");
@@ -532,6 +755,17 @@ impl<F: Ftl> Harness<F> {
                 } else {
                     self.begin(plane)?;
                 }
+            }
+            Op::WriteGroup { lpn, count, same_plane } => {
+                let stride = if same_plane { planes as u64 } else { 1 };
+                let mut writes = Vec::with_capacity(count as usize);
+                for k in 0..count as u64 {
+                    let lpn = Lpn((lpn + k * stride) % l);
+                    let plane = self.ftl.static_plane(lpn);
+                    ensure!(plane.0 < planes, "static_plane({lpn}) = {} is not a plane", plane.0);
+                    writes.push((lpn, self.target(lpn, plane)?));
+                }
+                self.write_group(&writes)?;
             }
         }
         self.check()
@@ -560,11 +794,21 @@ pub struct ConformanceConfig {
     pub hot_lpns: u64,
     /// Seed of the case generator (runs are deterministic).
     pub seed: u64,
+    /// Require [`Ftl::next_write_addr`] to be `Some` before every successful write
+    /// ([`Harness::with_exact_write_addr`]).
+    pub exact_write_addr: bool,
 }
 
 impl Default for ConformanceConfig {
     fn default() -> Self {
-        ConformanceConfig { cases: 64, ops: 1..400, dynamic_placement: false, hot_lpns: 24, seed: 0 }
+        ConformanceConfig {
+            cases: 64,
+            ops: 1..400,
+            dynamic_placement: false,
+            hot_lpns: 24,
+            seed: 0,
+            exact_write_addr: false,
+        }
     }
 }
 
@@ -584,6 +828,8 @@ pub fn op_strategy(
         2 => (0..logical_pages).prop_map(Op::Read),
         1 => (0..hot).prop_map(Op::Trim),
         2 => (0..planes).prop_map(Op::GcStep),
+        2 => (0..hot, 1..=2 * planes.min(8) as u8, any::<bool>())
+            .prop_map(|(lpn, count, same_plane)| Op::WriteGroup { lpn, count, same_plane }),
     ]
 }
 
@@ -613,8 +859,9 @@ pub fn check_conformance<F: Ftl>(
     let config =
         Config { cases: cfg.cases, failure_persistence: None, max_shrink_iters: 50_000, ..Config::default() };
     let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
+    let exact = cfg.exact_write_addr;
     let result = runner.run(&strategy, |ops| {
-        let mut h = Harness::new(make());
+        let mut h = Harness::new(make()).with_exact_write_addr(exact);
         h.apply_all(&ops)
             .map_err(|(i, v)| TestCaseError::fail(format!("operation #{i} ({}): {}", ops[i], v.0)))
     });
@@ -623,7 +870,7 @@ pub fn check_conformance<F: Ftl>(
         Err(TestError::Fail(reason, mut ops)) => {
             // Drop the operations after the one that failed (proptest shrinks by removing
             // elements, but the tail after the failure never matters).
-            let mut h = Harness::new(make());
+            let mut h = Harness::new(make()).with_exact_write_addr(exact);
             let failed_at = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.apply_all(&ops)));
             if let Ok(Err((i, _))) = failed_at {
                 ops.truncate(i + 1);
@@ -644,7 +891,8 @@ pub fn run_conformance<F: Ftl>(make: impl Fn() -> F, cfg: &ConformanceConfig) {
 }
 
 /// Decode arbitrary bytes into operations (for fuzzers). Each operation takes a tag byte
-/// and up to two operand bytes (missing bytes read as 0): tags `0..=3 mod 8` write, `4`
+/// and up to two operand bytes (missing bytes read as 0): tags `0..=2 mod 8` write, `3` is
+/// a write group of `1 + tag / 8 % 8` LPNs (one plane count apart if `tag ≥ 128`), `4`
 /// writes to plane `tag / 8`, `5` reads, `6` trims, `7` runs a GC step on plane `tag / 8`.
 pub fn decode_ops(data: &[u8]) -> Vec<Op> {
     let mut ops = Vec::with_capacity(data.len() / 2);
@@ -661,7 +909,8 @@ pub fn decode_ops(data: &[u8]) -> Vec<Op> {
             kind => {
                 let lpn = u16::from_le_bytes([next(&mut i), next(&mut i)]) as u64;
                 match kind {
-                    0..=3 => Op::Write(lpn),
+                    0..=2 => Op::Write(lpn),
+                    3 => Op::WriteGroup { lpn, count: 1 + tag / 8 % 8, same_plane: tag >= 128 },
                     4 => Op::WriteTo(lpn, (tag / 8) as u32),
                     5 => Op::Read(lpn),
                     _ => Op::Trim(lpn),
@@ -716,10 +965,10 @@ pub fn slc_geometry(
 /// Build a small [`crate::PageFtl`] whose geometry and configuration are chosen by the
 /// first [`PAGE_FTL_CONFIG_BYTES`] bytes (1–2 channels, 1–2 dies, 1–2 planes per die, 4–11
 /// blocks per plane, 1–128 pages per block, every tie-break, wear levelling and copyback
-/// on or off, striping order), returning it with the remaining bytes — the operations for
+/// on or off, per-plane or die-aligned allocation, striping order), returning it with the remaining bytes — the operations for
 /// [`run_bytes`]. `None` if `data` is too short.
 pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
-    use crate::config::{FtlConfig, GcThreshold, StripeOrder, TieBreak};
+    use crate::config::{Allocation, FtlConfig, GcThreshold, StripeOrder, TieBreak};
     if data.len() < PAGE_FTL_CONFIG_BYTES {
         return None;
     }
@@ -738,6 +987,7 @@ pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
         victim_tie_break: [TieBreak::LowestId, TieBreak::Oldest, TieBreak::LeastWorn][(c[2] % 3) as usize],
         wear_leveling: c[2] & 4 != 0,
         copyback: c[2] & 8 != 0,
+        allocation: if c[2] & 16 != 0 { Allocation::DieAligned } else { Allocation::PerPlane },
         striping_order: orders[(c[0] >> 3) as usize % orders.len()],
         ..FtlConfig::default()
     };

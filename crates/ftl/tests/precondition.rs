@@ -55,27 +55,45 @@ fn replay(g: &Geometry, effects: &[FlashEffect]) -> Vec<Option<Lpn>> {
     pages
 }
 
+/// The effect stream replays into a valid flash history that holds exactly the FTL's
+/// mapping, and its programs are the host writes plus the GC moves.
+fn check_effects(f: &PageFtl, report: &lamina_ftl::PreconditionReport, effects: &[FlashEffect]) {
+    assert!(report.stats.erases > 0, "GC must have run");
+    let pages = replay(f.geometry(), effects);
+    let mut mapped = 0;
+    for l in 0..f.logical_pages() {
+        let lpn = Lpn(l);
+        if let Some(ppa) = f.lookup(lpn) {
+            assert_eq!(pages[ppa.0 as usize], Some(lpn), "{lpn} maps to a page holding other data");
+            assert_eq!(f.page_lpn(ppa), Some(lpn));
+            mapped += 1;
+        }
+    }
+    assert_eq!(mapped, report.filled_pages);
+    assert_eq!(report.stats.host_writes, report.filled_pages + report.overwrites);
+    let programs = effects.iter().filter(|e| matches!(e, FlashEffect::Program { .. })).count() as u64;
+    assert_eq!(programs, report.stats.host_writes + report.stats.gc_moves);
+}
+
 #[test]
 fn effects_are_physically_valid_and_reproduce_the_mapping() {
     for order in [FillOrder::Sequential, FillOrder::Random] {
         let cfg = PreconditionConfig { fill_order: order, ..PreconditionConfig::default() };
         let (f, report, effects) = run(&cfg, 5);
-        assert!(report.stats.erases > 0, "GC must have run");
-        let pages = replay(f.geometry(), &effects);
-        let mut mapped = 0;
-        for l in 0..f.logical_pages() {
-            let lpn = Lpn(l);
-            if let Some(ppa) = f.lookup(lpn) {
-                assert_eq!(pages[ppa.0 as usize], Some(lpn), "{lpn} maps to a page holding other data");
-                assert_eq!(f.page_lpn(ppa), Some(lpn));
-                mapped += 1;
-            }
-        }
-        assert_eq!(mapped, report.filled_pages);
-        assert_eq!(report.stats.host_writes, report.filled_pages + report.overwrites);
-        let programs = effects.iter().filter(|e| matches!(e, FlashEffect::Program { .. })).count() as u64;
-        assert_eq!(programs, report.stats.host_writes + report.stats.gc_moves);
+        check_effects(&f, &report, &effects);
     }
+}
+
+/// Die-aligned allocation: writes land on any plane of the die and refusals name sibling
+/// planes; `write_untimed` parks and retries on the plane named, to steady state.
+#[test]
+fn die_aligned_allocation_preconditions_to_steady_state() {
+    let cfg = FtlConfig { allocation: lamina_ftl::Allocation::DieAligned, ..ftl().config().config().clone() };
+    let mut f = PageFtl::new(geometry(), &cfg).unwrap();
+    let mut effects = Vec::new();
+    let report = precondition(&mut f, &PreconditionConfig::default(), 5, &mut |e| effects.push(e)).unwrap();
+    check_effects(&f, &report, &effects);
+    assert!(report.stats.aligned_rows > 0, "{:?}", report.stats);
 }
 
 #[test]
