@@ -47,6 +47,9 @@ impl Coverage {
         self.note(format!("placement={}", c.sched.placement.name()), true);
         self.note(format!("arbiter={:?}", c.sched.arbiter), true);
         self.note(format!("gc={:?}", c.sched.gc), true);
+        self.note(format!("scheduler={}", c.sched.scheduler.name()), true);
+        self.note("ftl.allocation=die-aligned", c.ftl.allocation != Default::default());
+        self.note("suspend_threshold", c.sched.suspend_threshold.0 > 0);
         self.note(format!("cell={:?}", c.nand.geometry.cell_type), true);
         self.note("host=closed", c.host.mode == HostMode::Closed);
         self.note("host=open", c.host.mode == HostMode::Open);
@@ -186,7 +189,10 @@ fn print_shrunk(s: &Scenario, violations: &[check::Violation]) {
 fn assert_covered(c: &Coverage, n: u64) {
     let mut must: Vec<String> =
         lamina_sched::PlacementKind::ALL.iter().map(|p| format!("placement={}", p.name())).collect();
+    must.extend(lamina_sched::SchedulerKind::ALL.iter().map(|s| format!("scheduler={}", s.name())));
     for f in [
+        "ftl.allocation=die-aligned",
+        "suspend_threshold",
         "arbiter=ReadFirst",
         "arbiter=Fcfs",
         "gc=Blocking",

@@ -837,7 +837,12 @@ impl Simulation {
         let next = if constrained {
             None
         } else {
-            (1..n).map(|i| PlaneId((plane.0 + i) % n)).find(|&q| self.can_take_writes(q))
+            (1..n)
+                .map(|i| PlaneId((plane.0 + i) % n))
+                .find(|&q| self.can_take_writes(q))
+                // Past the GC threshold with nothing to reclaim, a plane may still
+                // have pages above its reserve.
+                .or_else(|| (1..n).map(|i| PlaneId((plane.0 + i) % n)).find(|&q| self.ftl.can_write(q)))
         };
         let Some(q) = next else {
             // No plane has room: the device is truly out of space.

@@ -236,16 +236,17 @@ impl Simulation {
                     None => None,
                 }
             };
+            if self.arrivals_open && next_arrival.is_none_or(|a| a > self.now) {
+                // Time moves on: schedule the requests that arrived at this instant
+                // (which may create events before the next arrival).
+                self.close_arrivals()?;
+            }
             let next_event = self.events.peek_time();
             // Events at the same instant run before arrivals, so completions free slots first.
             let take_event = match (next_event, next_arrival) {
                 (Some(e), Some(a)) => e <= a,
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
-                (None, None) if self.arrivals_open => {
-                    self.close_arrivals()?;
-                    continue;
-                }
                 (None, None) => break,
             };
             if take_event {
@@ -285,9 +286,7 @@ impl Simulation {
     fn enter(&mut self, r: IoRequest) -> Result<(), RunError> {
         let arrival = SimTime(r.arrival.as_ns());
         assert!(arrival >= self.now, "trace arrival {arrival} before now {}", self.now);
-        if arrival > self.now {
-            self.close_arrivals()?;
-        }
+        debug_assert!(arrival == self.now || !self.arrivals_open, "batch left open across time");
         self.now = arrival;
         if !self.arrivals_open {
             // A batching scheduler sees every request arriving at this instant before
@@ -312,6 +311,9 @@ impl Simulation {
         let arrival = SimTime(r.arrival.as_ns());
         if arrival < self.now {
             return Err(RunError::PastArrival { arrival, now: self.now });
+        }
+        if arrival > self.now {
+            self.close_arrivals()?;
         }
         while self.events.peek_time().is_some_and(|t| t <= arrival) {
             self.step_event()?;

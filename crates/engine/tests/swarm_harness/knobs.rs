@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use arbitrary::Arbitrary;
 use lamina_ftl::{FtlConfig, GcThreshold, StripeOrder};
 use lamina_nand_model::GeometryConfig;
-use lamina_sched::PlacementKind;
+use lamina_sched::{PlacementKind, SchedulerKind};
 
 /// Everything the swarm and the fuzzer vary about a run's configuration.
 #[derive(Arbitrary, Clone, Debug)]
@@ -97,6 +97,8 @@ pub struct TimingKnobs {
     t_dbsy: u8,
     suspension: Option<Suspension>,
     layer_speed: Option<(u8, bool, bool)>,
+    /// `[nand.soml]`: max parts, decoders, factor (only with partial reads).
+    soml: Option<(u8, u8, u8)>,
 }
 
 /// Channel bus speed, in one of the two accepted forms.
@@ -128,6 +130,8 @@ pub struct FtlKnobs {
     tie_break: u8,
     copyback: bool,
     wear_leveling: bool,
+    /// `ftl.allocation = "die-aligned"`.
+    die_aligned: bool,
 }
 
 /// GC trigger.
@@ -148,6 +152,14 @@ pub struct SchedKnobs {
     mean_layer: bool,
     die_scope: bool,
     include_own_write: bool,
+    /// `sched.scheduler` (soml only where the device has SOML reads).
+    scheduler: u8,
+    /// `sched.multiplane_width` (absent = planes per die).
+    width: Option<u8>,
+    /// `sched.window`.
+    window: u8,
+    /// `sched.suspend_threshold` in µs.
+    suspend_threshold_us: Option<u16>,
 }
 
 /// Raw write-buffer choices.
@@ -247,9 +259,10 @@ impl Knobs {
         let _ = writeln!(s, "seed = {}", self.sim_seed & i64::MAX as u64);
         s.push_str("\n[nand.geometry]\n");
         s.push_str(&toml::to_string(&geo).expect("geometry serializes"));
-        self.timing.write(&mut s, geo.cell_type.bits(), geo.layers);
+        let slots = geo.partial_read_bytes.map_or(0, |p| geo.page_size_bytes / p);
+        self.timing.write(&mut s, geo.cell_type.bits(), geo.layers, slots);
         self.ftl.write(&mut s, &geo);
-        self.sched.write(&mut s);
+        self.sched.write(&mut s, &geo, self.timing.soml.is_some() && geo.partial_read_bytes.is_some());
         self.buffer.write(&mut s, geo.page_size_bytes, max_buffer_bytes);
         self.host.write(&mut s);
         if let Some(p) = &self.precondition {
@@ -265,7 +278,7 @@ fn list(values: impl Iterator<Item = u64>) -> String {
 }
 
 impl TimingKnobs {
-    fn write(&self, s: &mut String, bits: u32, layers: u32) {
+    fn write(&self, s: &mut String, bits: u32, layers: u32, partial_slots: u32) {
         s.push_str("\n[nand.timing]\n");
         let _ = writeln!(s, "t_cmd = {}", u64::from(self.t_cmd) * 2);
         // tR 5–260 us and tPROG 50 us – 3.3 ms: the spread of SLC to QLC parts.
@@ -305,6 +318,12 @@ impl TimingKnobs {
             let _ = writeln!(s, "ratio = {ratio:?}");
             let _ = writeln!(s, "curve = \"{}\"", if geometric { "geometric" } else { "linear" });
             let _ = writeln!(s, "slow_end = \"{}\"", if bottom { "bottom" } else { "top" });
+        }
+        if let (Some((parts, decoders, factor)), true) = (self.soml, partial_slots > 0) {
+            s.push_str("\n[nand.soml]\n");
+            let _ = writeln!(s, "max_parts = {}", 1 + u32::from(parts) % partial_slots);
+            let _ = writeln!(s, "decoders = {}", 1 + decoders % 4);
+            let _ = writeln!(s, "factor = {:?}", 1.0 + f64::from(factor % 50) / 100.0);
         }
         if let Some(sp) = &self.suspension {
             s.push_str("\n[nand.suspension]\n");
@@ -352,13 +371,25 @@ impl FtlKnobs {
         let _ = writeln!(s, "victim_tie_break = \"{tie_break}\"");
         let _ = writeln!(s, "copyback = {}", cfg.copyback);
         let _ = writeln!(s, "wear_leveling = {}", cfg.wear_leveling);
+        let _ =
+            writeln!(s, "allocation = \"{}\"", if self.die_aligned { "die-aligned" } else { "per-plane" });
     }
 }
 
 impl SchedKnobs {
-    fn write(&self, s: &mut String) {
+    fn write(&self, s: &mut String, geo: &GeometryConfig, soml: bool) {
         let placement = PlacementKind::ALL[usize::from(self.placement) % PlacementKind::ALL.len()];
         s.push_str("\n[sched]\n");
+        let kinds: &[SchedulerKind] = if soml { &SchedulerKind::ALL } else { &SchedulerKind::ALL[..3] };
+        let kind = kinds[usize::from(self.scheduler) % kinds.len()];
+        let _ = writeln!(s, "scheduler = \"{}\"", kind.name());
+        if let Some(w) = self.width {
+            let _ = writeln!(s, "multiplane_width = {}", 1 + u32::from(w) % geo.planes_per_die);
+        }
+        let _ = writeln!(s, "window = {}", self.window % 40);
+        if let Some(us) = self.suspend_threshold_us {
+            let _ = writeln!(s, "suspend_threshold = {}", u64::from(us % 2_000) * 1_000);
+        }
         let _ = writeln!(s, "placement = \"{}\"", placement.name());
         let _ = writeln!(s, "arbiter = \"{}\"", if self.fcfs { "fcfs" } else { "read-first" });
         let _ = writeln!(s, "gc = \"{}\"", if self.preemptible { "preemptible" } else { "blocking" });
