@@ -565,8 +565,15 @@ impl TxnScheduler for MultiplaneScheduler {
                 let n = group_reads(view, slot.die, &q.reads, self.width, self.window, None, &mut out.picks);
                 if n == 1
                     && let Some(rules) = self.soml
-                    && group_soml(view, slot.die, rules, &q.reads, self.window, &mut out.picks, &mut self.soml_blocks)
-                        > 1
+                    && group_soml(
+                        view,
+                        slot.die,
+                        rules,
+                        &q.reads,
+                        self.window,
+                        &mut out.picks,
+                        &mut self.soml_blocks,
+                    ) > 1
                 {
                     out.choice = Choice::SomlRead;
                 }
@@ -626,7 +633,14 @@ impl SprinklerScheduler {
     }
 
     /// FARO: choose the anchor by connectivity and fill `out`.
-    fn faro(&mut self, view: &dyn DeviceView, die: DieId, q: &VecDeque<QueuedTxn>, reads: bool, out: &mut Decision) {
+    fn faro(
+        &mut self,
+        view: &dyn DeviceView,
+        die: DieId,
+        q: &VecDeque<QueuedTxn>,
+        reads: bool,
+        out: &mut Decision,
+    ) {
         if self.passed.len() <= die.idx() {
             self.passed.resize(die.idx() + 1, [(u64::MAX, 0); 2]);
         }
