@@ -493,7 +493,6 @@ fn soml_slots(t: &QueuedTxn, gran: u32) -> u64 {
 /// same plane, different blocks, distinct block decoders (`block index % decoders`),
 /// disjoint bit-line slots; at most `max_parts` in all. `blocks` is scratch space.
 /// Returns the number of parts.
-#[allow(clippy::too_many_arguments)]
 fn group_soml(
     view: &dyn DeviceView,
     die: DieId,
@@ -615,7 +614,6 @@ pub struct SprinklerScheduler {
 
 impl SprinklerScheduler {
     /// Extend `group` with reads or writes that join it (see [`group_reads`]).
-    #[allow(clippy::too_many_arguments)]
     fn group(
         &self,
         view: &dyn DeviceView,
