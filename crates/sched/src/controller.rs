@@ -387,9 +387,9 @@ fn group_reads(
 ) -> u32 {
     let g = view.geometry();
     let Some(a) = read_addr(view, die, &q[group[0] as usize]) else { return group.len() as u32 };
-    let (_, block0, page0) = plane_block_page(view, a);
-    let mut planes = 0u64;
-    for &i in group.iter() {
+    let (plane0, block0, page0) = plane_block_page(view, a);
+    let mut planes = plane_bit(g, plane0);
+    for &i in &group[1..] {
         if let Some(p) = read_addr(view, die, &q[i as usize]) {
             planes |= plane_bit(g, plane_block_page(view, p).0);
         }
@@ -505,7 +505,7 @@ fn group_soml(
     debug_assert_eq!(group.len(), 1, "a SOML read is built around a lone anchor");
     let g = view.geometry();
     let page_size = g.page_size_bytes();
-    let partial = |t: &QueuedTxn| t.kind == TxnKind::Read && t.len < page_size;
+    let partial = |t: &QueuedTxn| t.kind == TxnKind::Read && t.len > 0 && t.len < page_size;
     let t0 = q[group[0] as usize];
     if !partial(&t0) {
         return 1;
