@@ -131,13 +131,16 @@ fn policies_lists_every_policy_with_its_source() {
             "fcfs",
             "blocking",
             "preemptible",
+            "multiplane",
+            "sprinkler",
+            "soml",
         ] {
             let line = text.lines().position(|l| l.split_whitespace().next() == Some(name));
             let line = line.unwrap_or_else(|| panic!("{name} missing:\n{text}"));
             let next = text.lines().nth(line + 1).unwrap();
             assert!(next.trim_start().starts_with("source: ") && next.len() > 20, "{name}: {next}");
         }
-        for key in ["ftl.kind", "sched.placement", "sched.arbiter", "sched.gc"] {
+        for key in ["ftl.kind", "sched.placement", "sched.scheduler", "sched.arbiter", "sched.gc"] {
             assert!(text.contains(key), "{key}");
         }
         assert!(text.contains("IEEE Access 2021"));

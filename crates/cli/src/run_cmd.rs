@@ -144,7 +144,7 @@ pub fn presets() -> anyhow::Result<()> {
 /// its config key, a one-line description and its source.
 pub fn policies_text() -> String {
     use lamina_ftl::FtlKind;
-    use lamina_sched::{ArbiterKind, GcMode, PlacementKind};
+    use lamina_sched::{ArbiterKind, GcMode, PlacementKind, SchedulerKind};
     let mut o = String::new();
     let mut group = |title: &str, key: &str, rows: Vec<(&str, &str, &str)>| {
         let _ = writeln!(o, "{title} ({key})");
@@ -161,6 +161,11 @@ pub fn policies_text() -> String {
         PlacementKind::ALL.iter().map(|k| (k.name(), k.describe(), k.source())).collect(),
     );
     group(
+        "Transaction schedulers: which queued transactions form a die's next flash command",
+        "sched.scheduler",
+        SchedulerKind::ALL.iter().map(|k| (k.name(), k.describe(), k.source())).collect(),
+    );
+    group(
         "Schedulers: die queue arbiters",
         "sched.arbiter",
         ArbiterKind::ALL.iter().map(|k| (k.name(), k.describe(), k.source())).collect(),
@@ -171,7 +176,8 @@ pub fn policies_text() -> String {
         GcMode::ALL.iter().map(|k| (k.name(), k.describe(), k.source())).collect(),
     );
     o.push_str(
-        "Details: docs/policies.md (placement), docs/ftl.md (FTL), docs/model.md (arbitration, GC).\n",
+        "Details: docs/policies.md (placement, transaction schedulers), docs/ftl.md (FTL), docs/model.md \
+         (arbitration, GC).\n",
     );
     o
 }

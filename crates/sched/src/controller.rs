@@ -32,7 +32,7 @@
 
 use std::collections::VecDeque;
 
-use lamina_nand_model::{DieId, Lpn, PlaneId, Ppa, SomlRules};
+use lamina_nand_model::{DieId, Geometry, Lpn, PlaneId, Ppa, SomlRules};
 use serde::{Deserialize, Serialize};
 
 use crate::{Arbiter, ArbiterKind, Class, DeviceView, GcMode, QueueHeads};
@@ -149,6 +149,16 @@ pub enum Choice {
 /// A scheduler's answer: the queue and the positions (in that queue, before any
 /// removal) of the transactions or GC jobs that form the command, the one it is built
 /// around first.
+///
+/// Guarantees of every scheduler here: picks are distinct and within the queue; reads
+/// of a [`Choice::Read`] with several picks lie (per [`DeviceView::lookup`]) on
+/// distinct planes of the slot's die at one block index and page; the parts of a
+/// [`Choice::SomlRead`] are partial host reads of one plane from blocks with distinct
+/// decoders and disjoint bit-line slots, at most `soml.max_parts`; writes of a
+/// [`Choice::Write`] lie on distinct planes whose [`DeviceView::next_write_addr`]
+/// share block index and page (or, when the FTL picks planes, number at most
+/// [`DeviceView::die_row_room`]), and no picked write has an older queued write of its
+/// logical page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decision {
     /// The queue and command type.
@@ -279,6 +289,7 @@ impl SchedulerKind {
                 width: p.width,
                 window: p.window,
                 soml: None,
+                soml_blocks: Vec::new(),
             }),
             SchedulerKind::Soml => Box::new(MultiplaneScheduler {
                 arbiter,
@@ -286,6 +297,7 @@ impl SchedulerKind {
                 width: p.width,
                 window: p.window,
                 soml: p.soml,
+                soml_blocks: Vec::new(),
             }),
             SchedulerKind::Sprinkler => Box::new(SprinklerScheduler {
                 arbiter,
@@ -293,6 +305,7 @@ impl SchedulerKind {
                 width: p.width,
                 window: p.window,
                 passed: Vec::new(),
+                scratch: Vec::new(),
             }),
         }
     }
@@ -352,97 +365,116 @@ fn plane_block_page(view: &dyn DeviceView, ppa: Ppa) -> (PlaneId, u32, u32) {
     (g.plane_of_block(block), g.block_index_in_plane(block), page)
 }
 
-/// Add to `out` (which holds the anchor at position `anchor`) queued reads within
-/// `window` that join the anchor's multi-plane read: same die, distinct planes, same
-/// block index and page; at most `width` in all. `only_req` restricts joiners to one
-/// request. Returns the group size.
+/// The bit of a plane in a mask of a die's planes. Geometry does not bound the planes
+/// per die; indices ≥ 64 share bits modulo 64, which can only refuse a join, never
+/// admit one plane twice (a plane always maps to the same bit).
+#[inline]
+fn plane_bit(g: &Geometry, plane: PlaneId) -> u64 {
+    1u64 << (g.plane_index_in_die(plane) % 64)
+}
+
+/// True if no write older than position `i` of the write queue `q` writes the same
+/// logical page. Only such writes may be picked: serving a page's newer write before
+/// (or in one command with) its older one would leave the older data mapped.
+#[inline]
+fn oldest_write_of_its_page(q: &VecDeque<QueuedTxn>, i: usize) -> bool {
+    let lpn = q[i].lpn;
+    !q.iter().take(i).any(|t| t.lpn == lpn)
+}
+
+/// Extend the multi-plane read `group` (positions in `q`, `group[0]` the anchor) with
+/// queued reads among the first `window + 1` entries of `q` that the device reads with
+/// the anchor in one command: still on `die`, on planes the group does not hold yet,
+/// at the anchor's block index and page (mbm-ftl §II-A; the device's `check_multi`);
+/// at most `width` in all. `only_req` restricts joiners to one request. Returns the
+/// group's size.
 fn group_reads(
     view: &dyn DeviceView,
     die: DieId,
     q: &VecDeque<QueuedTxn>,
-    anchor: u32,
     width: u32,
     window: u32,
     only_req: Option<u32>,
-    out: &mut Vec<u32>,
+    group: &mut Vec<u32>,
 ) -> u32 {
-    let Some(a) = read_addr(view, die, &q[anchor as usize]) else { return 1 };
+    let g = view.geometry();
+    let Some(a) = read_addr(view, die, &q[group[0] as usize]) else { return group.len() as u32 };
     let (plane0, block0, page0) = plane_block_page(view, a);
-    let mut planes = 1u64 << view.geometry().plane_index_in_die(plane0);
-    let mut n = 1;
+    let mut planes = plane_bit(g, plane0);
+    for &i in &group[1..] {
+        if let Some(p) = read_addr(view, die, &q[i as usize]) {
+            planes |= plane_bit(g, plane_block_page(view, p).0);
+        }
+    }
     for (i, t) in q.iter().enumerate().take(window as usize + 1) {
-        if n >= width {
+        if group.len() as u32 >= width {
             break;
         }
-        if i as u32 == anchor || only_req.is_some_and(|r| r != t.req) {
+        if only_req.is_some_and(|r| r != t.req) || group.contains(&(i as u32)) {
             continue;
         }
         let Some(p) = read_addr(view, die, t) else { continue };
         let (plane, block, page) = plane_block_page(view, p);
-        let bit = 1u64 << view.geometry().plane_index_in_die(plane);
+        let bit = plane_bit(g, plane);
         if block == block0 && page == page0 && planes & bit == 0 {
             planes |= bit;
-            out.push(i as u32);
-            n += 1;
+            group.push(i as u32);
         }
     }
-    n
+    group.len() as u32
 }
 
-/// Like [`group_reads`] for writes: queued writes whose planes' next host-write
-/// addresses (as the FTL predicts them) match the anchor's. When the FTL picks the
-/// plane inside the die (`ftl_picks_plane`), the next writes of the die fill its aligned
-/// frontier, so any writes join.
+/// Like [`group_reads`] for writes: queued writes of the die whose planes' next
+/// host-write addresses (as the FTL predicts them) have the anchor's block index and
+/// page, on planes the group does not hold yet. When the FTL picks the plane inside the
+/// die (`ftl_picks_plane`), the next writes fill the die's aligned frontier row, so any
+/// writes join, up to the row's room. Writes that have an older queued write of their
+/// page never join ([`oldest_write_of_its_page`]).
 fn group_writes(
     view: &dyn DeviceView,
     q: &VecDeque<QueuedTxn>,
-    anchor: u32,
     width: u32,
     window: u32,
     only_req: Option<u32>,
-    out: &mut Vec<u32>,
+    group: &mut Vec<u32>,
 ) -> u32 {
     let g = view.geometry();
-    let t0 = q[anchor as usize];
+    let t0 = q[group[0] as usize];
     let die = g.die_of_plane(t0.plane);
-    let mut n = 1;
-    if view.ftl_picks_plane(die) {
-        // The FTL fills the die's planes in order at one (block, page): the writes that
-        // fit in the current row of the frontier form one multi-plane program.
-        let room = view.die_row_room(die).clamp(1, width);
-        for (i, t) in q.iter().enumerate().take(window as usize + 1) {
-            if n >= room {
-                break;
-            }
-            if i as u32 != anchor && only_req.is_none_or(|r| r == t.req) {
-                out.push(i as u32);
-                n += 1;
-            }
+    let limit = if view.ftl_picks_plane(die) { view.die_row_room(die).clamp(1, width.max(1)) } else { width };
+    let next0 = if view.ftl_picks_plane(die) {
+        None
+    } else {
+        match view.next_write_addr(t0.plane) {
+            Some((b, page)) => Some((g.block_index_in_plane(b), page)),
+            None => return group.len() as u32,
         }
-        return n;
-    }
-    let Some(next0) = view.next_write_addr(t0.plane) else { return 1 };
-    let block0 = g.block_index_in_plane(next0.0);
-    let mut planes = 1u64 << g.plane_index_in_die(t0.plane);
+    };
+    let mut planes = group.iter().fold(0u64, |m, &i| m | plane_bit(g, q[i as usize].plane));
     for (i, t) in q.iter().enumerate().take(window as usize + 1) {
-        if n >= width {
+        if group.len() as u32 >= limit {
             break;
         }
-        if i as u32 == anchor || only_req.is_some_and(|r| r != t.req) {
+        if only_req.is_some_and(|r| r != t.req) || group.contains(&(i as u32)) {
             continue;
         }
-        let bit = 1u64 << g.plane_index_in_die(t.plane);
-        if planes & bit != 0 || g.die_of_plane(t.plane) != die {
-            continue;
-        }
-        let Some(next) = view.next_write_addr(t.plane) else { continue };
-        if g.block_index_in_plane(next.0) == block0 && next.1 == next0.1 {
+        if let Some(key) = next0 {
+            // The FTL will program each write at its plane's next address.
+            let bit = plane_bit(g, t.plane);
+            if planes & bit != 0 || g.die_of_plane(t.plane) != die {
+                continue;
+            }
+            let Some((b, page)) = view.next_write_addr(t.plane) else { continue };
+            if (g.block_index_in_plane(b), page) != key || !oldest_write_of_its_page(q, i) {
+                continue;
+            }
             planes |= bit;
-            out.push(i as u32);
-            n += 1;
+        } else if !oldest_write_of_its_page(q, i) {
+            continue;
         }
+        group.push(i as u32);
     }
-    n
+    group.len() as u32
 }
 
 /// GC jobs are one per plane: take the head job and up to `width − 1` more.
@@ -453,57 +485,70 @@ fn group_gc(q: &DieQueues, width: u32, out: &mut Decision) {
     }
 }
 
-/// Add to `out` queued partial reads that join the anchor's SOML read: same plane,
-/// different blocks, distinct block decoders, disjoint bit-line slots (soml-read §4–5).
+/// The bit-line slots of a partial read as a mask, exactly as the device's SOML check
+/// builds it (crates/nand-model/src/device.rs, `slot_mask`): slots `offset / gran ..
+/// ⌈(offset + len) / gran⌉`, those ≥ 64 folded onto bit 63 (stricter than the
+/// hardware for granularities finer than page / 64, never looser than the device).
+#[inline]
+fn soml_slots(t: &QueuedTxn, gran: u32) -> u64 {
+    let lo = (t.offset / gran).min(63);
+    let hi = t.offset.saturating_add(t.len).div_ceil(gran).min(64);
+    if hi <= lo {
+        return 1 << lo;
+    }
+    let w = hi - lo;
+    (if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }) << lo
+}
+
+/// Extend `group` (holding only the anchor, a partial host read) with queued partial
+/// reads that join its SOML read (soml-read §5, Algorithm 1, greedy in queue order):
+/// same plane, different blocks, distinct block decoders (`block index % decoders`),
+/// disjoint bit-line slots; at most `max_parts` in all. `blocks` is scratch space.
 /// Returns the number of parts.
 fn group_soml(
     view: &dyn DeviceView,
     die: DieId,
     rules: SomlRules,
     q: &VecDeque<QueuedTxn>,
-    anchor: u32,
     window: u32,
-    out: &mut Vec<u32>,
+    group: &mut Vec<u32>,
+    blocks: &mut Vec<u32>,
 ) -> u32 {
+    debug_assert_eq!(group.len(), 1, "a SOML read is built around a lone anchor");
     let g = view.geometry();
     let page_size = g.page_size_bytes();
-    let t0 = &q[anchor as usize];
-    if t0.kind != TxnKind::Read || t0.len >= page_size {
+    let partial = |t: &QueuedTxn| t.kind == TxnKind::Read && t.len > 0 && t.len < page_size;
+    let t0 = q[group[0] as usize];
+    if !partial(&t0) {
         return 1;
     }
-    let Some(a) = read_addr(view, die, t0) else { return 1 };
+    let Some(a) = read_addr(view, die, &t0) else { return 1 };
+    let (plane0, block0, _) = plane_block_page(view, a);
     let gran = g.partial_read_bytes();
-    let slots = |t: &QueuedTxn| -> u64 {
-        let lo = (t.offset / gran).min(63);
-        let hi = (t.offset + t.len).div_ceil(gran).min(64);
-        let w = hi.saturating_sub(lo).max(1);
-        (if w >= 64 { u64::MAX } else { (1u64 << w) - 1 }) << lo
-    };
-    let (plane0, _, _) = plane_block_page(view, a);
-    let mut used = slots(t0);
-    // Blocks and decoders taken so far (small: at most `max_parts` entries).
-    let mut taken = [(g.block_of(a).0, g.block_of(a).0 % rules.decoders); 16];
-    let mut n = 1u32;
+    let mut used = soml_slots(&t0, gran);
+    blocks.clear();
+    blocks.push(block0);
     for (i, t) in q.iter().enumerate().take(window as usize + 1) {
-        if n >= rules.max_parts.min(16) {
+        if group.len() as u32 >= rules.max_parts {
             break;
         }
-        if i as u32 == anchor || t.kind != TxnKind::Read || t.len >= page_size {
+        if i as u32 == group[0] || !partial(t) {
             continue;
         }
         let Some(p) = read_addr(view, die, t) else { continue };
-        let b = g.block_of(p);
-        let (plane, _, _) = plane_block_page(view, p);
-        let s = slots(t);
-        let clash = taken[..n as usize].iter().any(|&(tb, td)| tb == b.0 || td == b.0 % rules.decoders);
-        if plane == plane0 && used & s == 0 && !clash {
-            used |= s;
-            taken[n as usize] = (b.0, b.0 % rules.decoders);
-            out.push(i as u32);
-            n += 1;
+        let (plane, block, _) = plane_block_page(view, p);
+        let s = soml_slots(t, gran);
+        // The device checks the block and the decoder separately; one block always
+        // shares its decoder, so the decoder test covers both.
+        let d = block % rules.decoders;
+        if plane != plane0 || used & s != 0 || blocks.iter().any(|&b| b % rules.decoders == d) {
+            continue;
         }
+        used |= s;
+        blocks.push(block);
+        group.push(i as u32);
     }
-    n
+    group.len() as u32
 }
 
 /// Opportunistic multi-plane execution (MQSim's TSU): the arbiter picks the queue as
@@ -518,6 +563,8 @@ pub struct MultiplaneScheduler {
     width: u32,
     window: u32,
     soml: Option<SomlRules>,
+    /// Scratch: block indices of a SOML read's parts (allocated once).
+    soml_blocks: Vec<u32>,
 }
 
 impl TxnScheduler for MultiplaneScheduler {
@@ -526,18 +573,25 @@ impl TxnScheduler for MultiplaneScheduler {
             None => {}
             Some(Class::Read) => {
                 out.set(Choice::Read, 0);
-                let n =
-                    group_reads(view, slot.die, &q.reads, 0, self.width, self.window, None, &mut out.picks);
+                let n = group_reads(view, slot.die, &q.reads, self.width, self.window, None, &mut out.picks);
                 if n == 1
                     && let Some(rules) = self.soml
-                    && group_soml(view, slot.die, rules, &q.reads, 0, self.window, &mut out.picks) > 1
+                    && group_soml(
+                        view,
+                        slot.die,
+                        rules,
+                        &q.reads,
+                        self.window,
+                        &mut out.picks,
+                        &mut self.soml_blocks,
+                    ) > 1
                 {
                     out.choice = Choice::SomlRead;
                 }
             }
             Some(Class::Write) => {
                 out.set(Choice::Write, 0);
-                group_writes(view, &q.writes, 0, self.width, self.window, None, &mut out.picks);
+                group_writes(view, &q.writes, self.width, self.window, None, &mut out.picks);
             }
             Some(Class::Gc) => group_gc(q, self.width, out),
         }
@@ -548,13 +602,17 @@ impl TxnScheduler for MultiplaneScheduler {
 /// - RIOS, resource-driven I/O scheduling: a die is served when it is idle, from the
 ///   transactions that touch it, out of arrival order;
 /// - FARO, FLP-aware request over-commitment: among the requests with transactions in
-///   the first `sched.window` entries of the chosen queue, serve the one whose
-///   transactions on this die form the widest command (most connected), the oldest on
-///   a tie, and fill the command's remaining planes with other requests' transactions.
+///   the first `sched.window + 1` entries of the chosen queue, serve the one whose
+///   transactions on this die form the widest command (most connected; a request's
+///   connectivity is the widest command any of its transactions anchors with the
+///   request's own transactions), the oldest request on a tie, and fill the command's
+///   remaining planes with other requests' transactions. Buffer flushes count as one
+///   request.
 ///
 /// Reads before writes and GC per `sched.arbiter` and `sched.gc`, as in the other
-/// schedulers. The head of a queue is never passed over more than `window` times in a
-/// row (it is then served first): out-of-order service cannot starve it.
+/// schedulers. The head of a queue is passed over (left out of the command) at most
+/// `window` times in a row; then it anchors the command: out-of-order service cannot
+/// starve it. A write with an older queued write of its page is never picked.
 pub struct SprinklerScheduler {
     arbiter: Box<dyn Arbiter>,
     gc: GcMode,
@@ -562,10 +620,29 @@ pub struct SprinklerScheduler {
     window: u32,
     /// Per die and queue (reads, writes): the head's seq and how often it was passed over.
     passed: Vec<[(u64, u32); 2]>,
+    /// Scratch for evaluating candidate commands (allocated once).
+    scratch: Vec<u32>,
 }
 
 impl SprinklerScheduler {
-    /// Pick the anchor of the queue's command by connectivity; fill `out.picks`.
+    /// Extend `group` with reads or writes that join it (see [`group_reads`]).
+    fn group(
+        &self,
+        view: &dyn DeviceView,
+        die: DieId,
+        q: &VecDeque<QueuedTxn>,
+        reads: bool,
+        only_req: Option<u32>,
+        group: &mut Vec<u32>,
+    ) -> u32 {
+        if reads {
+            group_reads(view, die, q, self.width, self.window, only_req, group)
+        } else {
+            group_writes(view, q, self.width, self.window, only_req, group)
+        }
+    }
+
+    /// FARO: choose the anchor by connectivity and fill `out`.
     fn faro(
         &mut self,
         view: &dyn DeviceView,
@@ -577,45 +654,47 @@ impl SprinklerScheduler {
         if self.passed.len() <= die.idx() {
             self.passed.resize(die.idx() + 1, [(u64::MAX, 0); 2]);
         }
-        let head = q[0].seq;
-        let passed = &mut self.passed[die.idx()][usize::from(!reads)];
-        if passed.0 != head {
-            *passed = (head, 0);
+        let k = usize::from(!reads);
+        let passed = &mut self.passed[die.idx()][k];
+        if passed.0 != q[0].seq {
+            *passed = (q[0].seq, 0);
         }
-        // A head passed over `window` times is served now.
+        // A head passed over `window` times anchors the command now.
         let end = if passed.1 >= self.window { 1 } else { q.len().min(self.window as usize + 1) };
-        let mut best = (0u32, 0u32); // (connectivity, position)
-        let mut scratch = Vec::new();
-        for i in 0..end {
+        let width = self.width.max(1);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        // (connectivity, anchor). Requests are visited in age order (queue order of
+        // their oldest transaction) and only a strictly wider command replaces the
+        // best, so ties go to the oldest request, and within it to its oldest anchor.
+        let mut best = (0u32, 0usize);
+        'requests: for i in 0..end {
             let req = q[i].req;
-            // Evaluate each request once, at its oldest transaction in the window.
-            if q.iter().take(i).any(|t| t.req == req) && req != NO_REQUEST {
-                continue;
+            if q.iter().take(i).any(|t| t.req == req) {
+                continue; // visited at its oldest transaction
             }
-            scratch.clear();
-            let only = (req != NO_REQUEST).then_some(req);
-            let n = if reads {
-                group_reads(view, die, q, i as u32, self.width, self.window, only, &mut scratch)
-            } else {
-                group_writes(view, q, i as u32, self.width, self.window, only, &mut scratch)
-            };
-            if n > best.0 {
-                best = (n, i as u32);
-            }
-            if n >= self.width {
-                break;
+            for j in i..end {
+                if q[j].req != req || (!reads && !oldest_write_of_its_page(q, j)) {
+                    continue;
+                }
+                scratch.clear();
+                scratch.push(j as u32);
+                let n = self.group(view, die, q, reads, Some(req), &mut scratch);
+                if n > best.0 {
+                    best = (n, j);
+                }
+                if n >= width {
+                    break 'requests; // no later (younger) request can do better
+                }
             }
         }
+        self.scratch = scratch;
         let anchor = best.1;
-        if anchor != 0 {
-            self.passed[die.idx()][usize::from(!reads)].1 += 1;
-        }
-        out.set(if reads { Choice::Read } else { Choice::Write }, anchor);
-        // Fill the command with any transactions that fit (over-commitment).
-        if reads {
-            group_reads(view, die, q, anchor, self.width, self.window, None, &mut out.picks);
-        } else {
-            group_writes(view, q, anchor, self.width, self.window, None, &mut out.picks);
+        out.set(if reads { Choice::Read } else { Choice::Write }, anchor as u32);
+        // The request's own transactions first, then over-commitment: any that fit.
+        self.group(view, die, q, reads, Some(q[anchor].req), &mut out.picks);
+        self.group(view, die, q, reads, None, &mut out.picks);
+        if !out.picks.contains(&0) {
+            self.passed[die.idx()][k].1 += 1;
         }
     }
 }

@@ -288,6 +288,10 @@ mod tests {
             assert_eq!(parse::<PlacementKind>(p.name()), p);
             assert!(!p.describe().is_empty() && !p.source().is_empty());
         }
+        for s in SchedulerKind::ALL {
+            assert_eq!(parse::<SchedulerKind>(s.name()), s);
+            assert!(!s.describe().is_empty() && !s.source().is_empty());
+        }
     }
 
     #[test]

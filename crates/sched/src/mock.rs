@@ -90,6 +90,31 @@ impl MockView {
         }
     }
 
+    /// Map `lpn` to page `page` of block `block` (index within the plane) of `plane`, as
+    /// [`DeviceView::lookup`] reports it; returns that physical page.
+    pub fn map_lpn(&mut self, lpn: Lpn, plane: PlaneId, block: u32, page: u32) -> Ppa {
+        let ppa = self.page_addr(plane, block, page);
+        self.mapping.insert(lpn, ppa);
+        ppa
+    }
+
+    /// Set the block (index within the plane) and page `plane`'s next host write gets,
+    /// as [`DeviceView::next_write_addr`] reports it.
+    pub fn set_next_write(&mut self, plane: PlaneId, block: u32, page: u32) {
+        self.next_block[plane.idx()] = Some(BlockId(plane.0 * self.geo.blocks_per_plane() + block));
+        self.next_page[plane.idx()] = Some(page);
+    }
+
+    /// The physical page `page` of block `block` (index within the plane) of `plane`.
+    pub fn page_addr(&self, plane: PlaneId, block: u32, page: u32) -> Ppa {
+        assert!(
+            block < self.geo.blocks_per_plane() && page < self.geo.pages_per_block(),
+            "address out of range"
+        );
+        let b = BlockId(plane.0 * self.geo.blocks_per_plane() + block);
+        Ppa(self.geo.first_page(b).0 + page as u64)
+    }
+
     /// Queue a write on `plane` (not started).
     pub fn queue_write(&mut self, plane: PlaneId) {
         let die = self.geo.die_of_plane(plane);
