@@ -38,12 +38,20 @@ pub struct SimulationBuilder {
     pub(crate) cfg: SimConfig,
     pub(crate) ftl: Option<Box<dyn Ftl>>,
     pub(crate) memory_limit: crate::budget::MemoryLimit,
+    latency_log: Option<crate::latency_log::LatencyLog>,
 }
 
 impl SimulationBuilder {
     /// Start from a config.
     pub fn new(cfg: SimConfig) -> Self {
-        SimulationBuilder { cfg, ftl: None, memory_limit: Default::default() }
+        SimulationBuilder { cfg, ftl: None, memory_limit: Default::default(), latency_log: None }
+    }
+
+    /// Log every completed request to `log` (take it back after the run with
+    /// [`Simulation::take_latency_log`] and [`crate::LatencyLog::finish`] it).
+    pub fn latency_log(mut self, log: crate::latency_log::LatencyLog) -> Self {
+        self.latency_log = Some(log);
+        self
     }
 
     /// Use this FTL instead of the one `[ftl]` configures (e.g. your own implementation
@@ -72,7 +80,9 @@ impl SimulationBuilder {
         }
         let placement = cfg.sched.placement.build_with(cfg.sched.lacr);
         let arbiter = cfg.sched.arbiter.build();
-        Ok(Simulation::new(cfg, device, ftl, placement, arbiter))
+        let mut sim = Simulation::new(cfg, device, ftl, placement, arbiter);
+        sim.latency_log = self.latency_log;
+        Ok(sim)
     }
 }
 
@@ -261,6 +271,7 @@ impl Simulation {
     /// Build the report of a finished run.
     pub fn report(&self, trace: TraceInfo) -> Report {
         let st = &self.stats;
+        let pct = &self.cfg.stats.percentiles;
         let first = st.first_arrival.unwrap_or_default();
         let span = st.last_completion.saturating_since(first).0;
         let per_s = |x: f64| if span == 0 { 0.0 } else { x * 1e9 / span as f64 };
@@ -324,12 +335,13 @@ impl Simulation {
             device: self.device_summary(),
             trace,
             precondition: self.preconditioned.clone(),
-            read: st.read.summary(),
-            write: st.write.summary(),
-            all: st.all().summary(),
-            read_wait: st.read_wait.summary(),
-            write_wait: st.write_wait.summary(),
-            all_wait: st.all_wait().summary(),
+            read: st.read.summary_at(pct),
+            write: st.write.summary_at(pct),
+            all: st.all().summary_at(pct),
+            read_wait: st.read_wait.summary_at(pct),
+            write_wait: st.write_wait.summary_at(pct),
+            all_wait: st.all_wait().summary_at(pct),
+            latency_attribution: st.attribution(),
             iops: per_s((st.read.count() + st.write.count()) as f64),
             bandwidth_mib_s: per_s((st.read_bytes + st.write_bytes) as f64) / mib,
             read_bandwidth_mib_s: per_s(st.read_bytes as f64) / mib,
@@ -345,6 +357,9 @@ impl Simulation {
                 pending_write_reads: self.flash.pending_write_reads,
                 full_plane_redirects: self.flash.full_plane_redirects,
             },
+            // The controller records an `OpMix` once it issues its own commands (#9
+            // item 1); until then the report says it was not recorded.
+            flash_ops: None,
             gc: GcReport {
                 jobs: self.flash.gc_jobs,
                 pages_moved: self.flash.gc_moves,
@@ -482,7 +497,18 @@ pub fn run_trace_with_progress(
     path: &Path,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Report, RunTraceError> {
-    let mut sim = SimulationBuilder::new(cfg.clone()).build()?;
+    run_built(SimulationBuilder::new(cfg.clone()), path, progress).map(|(report, _)| report)
+}
+
+/// [`run_trace_with_progress`] with a simulation from `builder` (e.g. one with a
+/// [`crate::LatencyLog`]); returns the finished simulation beside the report.
+pub fn run_built(
+    builder: SimulationBuilder,
+    path: &Path,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<(Report, Simulation), RunTraceError> {
+    let cfg = &builder.cfg.clone();
+    let mut sim = builder.build()?;
     let cap = sim.logical_capacity_bytes();
     let input = TraceInput::open(path)?;
     sim.precondition()?;
@@ -515,7 +541,7 @@ pub fn run_trace_with_progress(
         changes: summary.changes.clone(),
         warnings,
     };
-    Ok(sim.report(info))
+    Ok((sim.report(info), sim))
 }
 
 /// A generated trace declares the host mode it was made for (`# lamina-trace-gen:

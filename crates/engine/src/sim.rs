@@ -81,6 +81,8 @@ struct Request {
     arrival: SimTime,
     op: IoOp,
     bytes: u64,
+    /// First logical page (for the latency log).
+    lpn: u64,
     remaining: u32,
     /// Latest time a sub-request of this request started service.
     last_start: SimTime,
@@ -258,6 +260,8 @@ pub struct Simulation {
     pub(crate) preconditioned: Option<crate::report::PreconditionSummary>,
     page_size: u32,
     logical_pages: u64,
+    /// Per-request CSV log (`--latency-log`), if any.
+    pub(crate) latency_log: Option<crate::latency_log::LatencyLog>,
 }
 
 /// Tag written with a page in verify mode: LPN in the high 32 bits, version in the low.
@@ -375,6 +379,7 @@ impl Simulation {
             preconditioned: None,
             page_size,
             logical_pages,
+            latency_log: None,
         }
     }
 
@@ -495,6 +500,7 @@ impl Simulation {
             arrival: SimTime(r.arrival.as_ns()),
             op: r.op,
             bytes: r.size_bytes,
+            lpn: self.wrap(first),
             remaining: npages,
             last_start: self.now,
         });
@@ -1192,6 +1198,9 @@ impl Simulation {
         }
         let r = self.reqs.remove(req);
         let wait = r.last_start.since(r.arrival);
+        if let Some(log) = self.latency_log.as_mut() {
+            log.record(r.arrival, r.op, r.bytes, r.lpn, self.now.since(r.arrival), wait);
+        }
         match r.op {
             IoOp::Read => self.stats.complete(true, r.bytes, r.arrival, self.now, wait),
             IoOp::Write => self.stats.complete(false, r.bytes, r.arrival, self.now, wait),

@@ -50,7 +50,23 @@ fn resolve<'a>(root: &'a Value, s: &'a Value) -> &'a Value {
     }
 }
 
-/// Every object in `v` has exactly the properties its schema declares.
+/// The `patternProperties` patterns of a schema object. The only pattern the report
+/// uses is the percentile field's, `^p[0-9]+(_[0-9]+)?_ns$`, matched here by hand.
+fn pattern_matches(schema: &Value, key: &str) -> bool {
+    let Some(patterns) = schema.get("patternProperties").and_then(Value::as_object) else { return false };
+    patterns.keys().any(|p| {
+        assert_eq!(p, lamina_engine::stats::PERCENTILE_KEY_PATTERN, "a pattern this test cannot match");
+        let Some(body) = key.strip_prefix('p').and_then(|b| b.strip_suffix("_ns")) else { return false };
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        match body.split_once('_') {
+            Some((a, b)) => digits(a) && digits(b),
+            None => digits(body),
+        }
+    })
+}
+
+/// Every object in `v` has exactly the properties its schema declares (or matches one
+/// of its property patterns).
 fn check(root: &Value, schema: &Value, v: &Value, path: &str) {
     let schema = resolve(root, schema);
     if let Some(any) = schema.get("anyOf").and_then(Value::as_array) {
@@ -63,7 +79,7 @@ fn check(root: &Value, schema: &Value, v: &Value, path: &str) {
     }
     if let (Some(props), Value::Object(obj)) = (schema.get("properties").and_then(Value::as_object), v) {
         let mut want: Vec<&String> = props.keys().collect();
-        let mut got: Vec<&String> = obj.keys().collect();
+        let mut got: Vec<&String> = obj.keys().filter(|k| !pattern_matches(schema, k)).collect();
         want.sort();
         got.sort();
         assert_eq!(got, want, "fields of {path}");
@@ -71,6 +87,71 @@ fn check(root: &Value, schema: &Value, v: &Value, path: &str) {
             check(root, sub, &obj[k], &format!("{path}.{k}"));
         }
     }
+}
+
+/// Version 3 only added fields: every field of v2 is a field (or matches a field
+/// pattern) of the same object in the current schema.
+#[test]
+fn the_current_schema_keeps_every_v2_field() {
+    let v2: Value = serde_json::from_str(
+        &std::fs::read_to_string(schema_path().with_file_name("v2.json"))
+            .expect("docs/report-schema/v2.json"),
+    )
+    .unwrap();
+    let now = generated();
+    let objects = |s: &Value| -> Vec<(String, Value)> {
+        let mut v = vec![("report".to_owned(), s.clone())];
+        v.extend(s["$defs"].as_object().unwrap().iter().map(|(k, d)| (k.clone(), d.clone())));
+        v
+    };
+    let current = objects(&now);
+    for (name, old) in objects(&v2) {
+        let new = &current.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("{name} was removed")).1;
+        for key in old["properties"].as_object().into_iter().flat_map(|p| p.keys()) {
+            let kept = new["properties"].get(key).is_some() || pattern_matches(new, key);
+            assert!(kept, "{name}.{key} of v2 is missing from v{SCHEMA_VERSION}");
+        }
+    }
+}
+
+/// A configured percentile list gives exactly its fields, in every latency summary.
+#[test]
+fn a_configured_percentile_list_gives_its_fields() {
+    let cfg = ConfigBuilder::new()
+        .preset("mbm")
+        .unwrap()
+        .set("stats.percentiles=[95, 97, 98, 99, 99.5, 99.9, 99.99, 99.999]")
+        .unwrap()
+        .build()
+        .unwrap();
+    let demo = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/demo.trace"));
+    let report = lamina_engine::run_trace(&cfg, &demo).unwrap();
+    let json = report.to_json();
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let want = ["p95_ns", "p97_ns", "p98_ns", "p99_ns", "p99_5_ns", "p99_9_ns", "p99_99_ns", "p99_999_ns"];
+    for class in ["read", "write", "all", "read_wait", "write_wait", "all_wait"] {
+        let obj = v[class].as_object().unwrap();
+        let pct: Vec<&str> = obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| pattern_matches(&generated()["$defs"]["LatencySummary"], k))
+            .collect();
+        let mut sorted = want.to_vec();
+        sorted.sort();
+        assert_eq!(pct, sorted, "{class}");
+    }
+    // In the list's order in the JSON text, between min_ns and max_ns.
+    let read = &json[json.find("\"read\": {").unwrap()..];
+    let read = &read[..read.find('}').unwrap()];
+    let at = |k: &str| read.find(&format!("\"{k}\"")).unwrap_or_else(|| panic!("{k} in {read}"));
+    let order: Vec<usize> = ["min_ns"].iter().chain(&want).chain(&["max_ns"]).map(|k| at(k)).collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{read}");
+    let root = generated();
+    check(&root, &root, &v, "report");
+    // The text table shows every configured percentile.
+    let text = report.to_text();
+    let header = text.lines().find(|l| l.starts_with("response time (us)")).unwrap();
+    assert!(header.contains("p97") && header.contains("p99.5") && !header.contains("p50"), "{header}");
 }
 
 #[test]
