@@ -138,6 +138,18 @@ pub fn percentile_key(p: f64) -> String {
     format!("p{}_ns", p.to_string().replace('.', "_"))
 }
 
+/// The percentile a JSON field names (the inverse of [`percentile_key`]): `p99_5_ns`
+/// gives 99.5; `None` for a field of another form ([`PERCENTILE_KEY_PATTERN`]).
+pub fn percentile_of_key(key: &str) -> Option<f64> {
+    let body = key.strip_prefix('p')?.strip_suffix("_ns")?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let ok = match body.split_once('_') {
+        Some((int, frac)) => digits(int) && digits(frac),
+        None => digits(body),
+    };
+    if ok { body.replace('_', ".").parse().ok() } else { None }
+}
+
 /// The text-table label of percentile `p`: `p50`, `p99.9`.
 pub fn percentile_label(p: f64) -> String {
     format!("p{p}")
@@ -759,18 +771,11 @@ mod tests {
             ["p50_ns", "p99_5_ns", "p99_999_ns", "p100_ns", "p0_5_ns"]
         );
         assert_eq!(percentile_label(99.99), "p99.99");
-        let key = regex_lite(PERCENTILE_KEY_PATTERN);
-        assert!(["p50_ns", "p99_5_ns", "p0_5_ns"].iter().all(|k| key(k)));
-    }
-
-    /// `^p[0-9]+(_[0-9]+)?_ns$` by hand (no regex dependency for one test).
-    fn regex_lite(pattern: &str) -> impl Fn(&str) -> bool {
-        assert_eq!(pattern, "^p[0-9]+(_[0-9]+)?_ns$");
-        |k: &str| {
-            let Some(body) = k.strip_prefix('p').and_then(|b| b.strip_suffix("_ns")) else { return false };
-            let mut parts = body.split('_');
-            let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-            parts.next().is_some_and(digits) && parts.next().is_none_or(digits) && parts.next().is_none()
+        for p in [50.0, 99.5, 99.999, 100.0, 0.5] {
+            assert_eq!(percentile_of_key(&percentile_key(p)), Some(p));
+        }
+        for not in ["p_ns", "p99_ns_", "p99__5_ns", "p9a_ns", "mean_ns", "p99_5_6_ns", "p99.5_ns"] {
+            assert_eq!(percentile_of_key(not), None, "{not}");
         }
     }
 

@@ -50,18 +50,13 @@ fn resolve<'a>(root: &'a Value, s: &'a Value) -> &'a Value {
     }
 }
 
-/// The `patternProperties` patterns of a schema object. The only pattern the report
-/// uses is the percentile field's, `^p[0-9]+(_[0-9]+)?_ns$`, matched here by hand.
+/// True if `key` matches a `patternProperties` pattern of a schema object. The only
+/// pattern the report uses is the percentile field's, matched by `percentile_of_key`.
 fn pattern_matches(schema: &Value, key: &str) -> bool {
     let Some(patterns) = schema.get("patternProperties").and_then(Value::as_object) else { return false };
     patterns.keys().any(|p| {
         assert_eq!(p, lamina_engine::stats::PERCENTILE_KEY_PATTERN, "a pattern this test cannot match");
-        let Some(body) = key.strip_prefix('p').and_then(|b| b.strip_suffix("_ns")) else { return false };
-        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-        match body.split_once('_') {
-            Some((a, b)) => digits(a) && digits(b),
-            None => digits(body),
-        }
+        lamina_engine::stats::percentile_of_key(key).is_some()
     })
 }
 
