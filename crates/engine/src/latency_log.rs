@@ -3,9 +3,15 @@
 //!
 //! ```text
 //! arrival_ns,op,bytes,lpn,response_ns,wait_ns
-//! 0,write,4096,0,41226,0
-//! 1000,read,8192,7,60226,40226
+//! 0,write,8192,1,1381990,0
+//! 0,write,8192,2,2763980,1381990
+//! 10000000,read,8192,5,159990,0
+//! 20000000,trim,8192,0,0,0
 //! ```
+//!
+//! (Two page writes at 0, a read and a trim on one die of `mbm`: a program is 70 ns
+//! command + 8192 B × 10 ns/B + 1.3 ms, a read 70 ns + 78 µs + 81,920 ns; the test
+//! `latency_log_has_one_hand_computed_line_per_request` in `tests/cli_run.rs`.)
 //!
 //! `arrival_ns` is the request's arrival in simulated ns (its trace timestamp, scaled;
 //! in closed-loop mode the instant it was issued), `op` is `read`, `write` or `trim`,

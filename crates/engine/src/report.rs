@@ -589,3 +589,55 @@ fn write_attribution(s: &mut String, a: &LatencyAttribution) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{Attribution, OpKind, OpMix, RequestStats};
+    use lamina_nand_model::{Nanos, SimTime};
+
+    #[test]
+    fn flash_commands_table_lists_issued_kinds_and_nonzero_widths() {
+        let mut m = OpMix::default();
+        m.record(OpKind::Read, 1, 1, 1);
+        m.record(OpKind::Program, 2, 1, 2);
+        m.record(OpKind::Program, 4, 2, 8);
+        m.record(OpKind::SomlRead, 1, 1, 4);
+        let mut s = String::new();
+        write_flash_ops(&mut s, &m.report());
+        assert_eq!(
+            s,
+            "flash commands              ops    1-plane  multi-die    txns/op  multi-plane by planes\n\
+             \x20 read                        1          1          0      1.000  -\n\
+             \x20 soml read                   1          1          0      4.000  -\n\
+             \x20 program                     2          0          1      5.000  ×2 1, ×4 1\n\
+             \x20 all                         4          2          1      3.750  ×2 1, ×4 1\n"
+        );
+    }
+
+    #[test]
+    fn attribution_table_gives_mean_and_p99_per_class() {
+        let mut st = RequestStats::default();
+        let a = Attribution {
+            queue_wait: Nanos(10_000),
+            gc_blocked: Nanos(2_000),
+            array: Nanos(78_000),
+            dram: Nanos(500),
+            ..Attribution::default()
+        };
+        st.complete_attributed(true, 4096, SimTime(0), SimTime(90_000), Nanos(10_000), &a);
+        let mut s = String::new();
+        write_attribution(&mut s, &st.attribution().unwrap());
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines.len(), 3, "header, read mean, read p99 (no writes): {s}");
+        assert!(lines[0].starts_with("latency attribution (us)   queue wait   gc blocked"), "{s}");
+        let mean: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(mean, ["read", "mean", "10.0", "2.0", "0.0", "0.0", "78.0", "0.0", "0.5", "1.5"]);
+        assert!(lines[2].starts_with("  read p99"), "{s}");
+        // Over-attribution is flagged.
+        st.complete_attributed(false, 4096, SimTime(0), SimTime(1), Nanos(0), &a);
+        let mut s = String::new();
+        write_attribution(&mut s, &st.attribution().unwrap());
+        assert!(s.contains("warning: 1 writes were attributed more time"), "{s}");
+    }
+}

@@ -220,8 +220,9 @@ impl schemars::JsonSchema for Percentiles {
 }
 
 /// Summary of a latency distribution (values in ns; count, mean, min and max are exact;
-/// the percentiles are those of `stats.percentiles`, HDR-histogram values with 3
-/// significant digits).
+/// the percentiles are those of `stats.percentiles`, one field `p<P>_ns` each with the
+/// decimal point written `_` (`p50_ns`, `p99_9_ns`), HDR-histogram values with 3
+/// significant digits: at most 1/1024 above the sample, clamped to [min, max]).
 #[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct LatencySummary {
     /// Number of requests.

@@ -109,18 +109,20 @@ fn the_current_schema_keeps_every_v2_field() {
     }
 }
 
+/// The report of the demo trace on `mbm` with `sets` applied.
+fn demo_report(sets: &[&str]) -> Report {
+    let mut b = ConfigBuilder::new().preset("mbm").unwrap();
+    for s in sets {
+        b = b.set(s).unwrap();
+    }
+    let demo = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/demo.trace"));
+    lamina_engine::run_trace(&b.build().unwrap(), &demo).unwrap()
+}
+
 /// A configured percentile list gives exactly its fields, in every latency summary.
 #[test]
 fn a_configured_percentile_list_gives_its_fields() {
-    let cfg = ConfigBuilder::new()
-        .preset("mbm")
-        .unwrap()
-        .set("stats.percentiles=[95, 97, 98, 99, 99.5, 99.9, 99.99, 99.999]")
-        .unwrap()
-        .build()
-        .unwrap();
-    let demo = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/demo.trace"));
-    let report = lamina_engine::run_trace(&cfg, &demo).unwrap();
+    let report = demo_report(&["stats.percentiles=[95, 97, 98, 99, 99.5, 99.9, 99.99, 99.999]"]);
     let json = report.to_json();
     let v: Value = serde_json::from_str(&json).unwrap();
     let want = ["p95_ns", "p97_ns", "p98_ns", "p99_ns", "p99_5_ns", "p99_9_ns", "p99_99_ns", "p99_999_ns"];
@@ -151,19 +153,11 @@ fn a_configured_percentile_list_gives_its_fields() {
 
 #[test]
 fn a_real_report_has_exactly_the_schemas_fields() {
-    let cfg = ConfigBuilder::new()
-        .preset("mbm")
-        .unwrap()
-        .set("buffer.size_bytes=1048576")
-        .unwrap()
-        .set("nand.geometry.blocks_per_plane=64")
-        .unwrap()
-        .set("precondition.fill_fraction=0.5")
-        .unwrap()
-        .build()
-        .unwrap();
-    let demo = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/demo.trace"));
-    let report = lamina_engine::run_trace(&cfg, &demo).unwrap();
+    let report = demo_report(&[
+        "buffer.size_bytes=1048576",
+        "nand.geometry.blocks_per_plane=64",
+        "precondition.fill_fraction=0.5",
+    ]);
     let v: Value = serde_json::from_str(&report.to_json()).unwrap();
     assert_eq!(v["schema_version"], SCHEMA_VERSION);
     assert!(v["precondition"].is_object());
