@@ -376,3 +376,104 @@ fn exit_codes_are_distinct_and_documented() {
         assert!(help.contains("Exit codes:") && help.contains("3  verification failure"), "{cmd:?}: {help}");
     }
 }
+
+/// A tiny trace on one die of `mbm` (mbm-ftl Table I: 70 ns command, 10 ns/B, tR 78 µs,
+/// tPROG 1.3 ms), in the generic format: three page writes at 0, a read at 10 ms, a
+/// trim at 20 ms.
+fn tiny_log_run(dir: &std::path::Path, log: &std::path::Path) -> std::process::Output {
+    let trace = dir.join("tiny.txt");
+    std::fs::write(
+        &trace,
+        "0 W 8192 8192\n0 W 16384 8192\n0 W 24576 8192\n10000000 R 40960 8192\n20000000 D 0 8192\n",
+    )
+    .unwrap();
+    lamina()
+        .args(["run", "--preset", "mbm", "--quiet", "--format", "generic"])
+        .args(["--generic", "time=1:ns op=2:R/W/D offset=3:byte size=4:byte"])
+        .args(["--set", "nand.geometry.channels=1", "--set", "nand.geometry.chips_per_channel=1"])
+        .args(["--set", "nand.geometry.dies_per_chip=1", "--set", "nand.geometry.planes_per_die=1"])
+        .args(["--set", "nand.suspension.program=false", "--set", "nand.suspension.erase=false"])
+        .arg("--latency-log")
+        .arg(log)
+        .arg(&trace)
+        .output()
+        .unwrap()
+}
+
+/// Issue #9 item 6: `--latency-log` writes one CSV line per request, in completion
+/// order, with values equal to the closed form.
+#[test]
+fn latency_log_has_one_hand_computed_line_per_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("lat.csv");
+    let out = tiny_log_run(dir.path(), &log);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // One page program: command + transfer in + tPROG; the die runs one at a time, so
+    // the writes complete at 1, 2 and 3 programs and wait 0, 1 and 2. The read (of a
+    // prefilled page) finds the die idle: command + tR + transfer out. A trim is instant.
+    const PROG: u64 = 70 + 8192 * 10 + 1_300_000;
+    const READ: u64 = 70 + 78_000 + 8192 * 10;
+    let want = format!(
+        "arrival_ns,op,bytes,lpn,response_ns,wait_ns\n\
+         0,write,8192,1,{},0\n\
+         0,write,8192,2,{},{}\n\
+         0,write,8192,3,{},{}\n\
+         10000000,read,8192,5,{READ},0\n\
+         20000000,trim,8192,0,0,0\n",
+        PROG,
+        2 * PROG,
+        PROG,
+        3 * PROG,
+        2 * PROG
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), want);
+    // Nothing else in the directory: the log was written through a temporary file.
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn latency_log_path_errors_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    // An unusable path is refused before the run, as bad input.
+    let out = tiny_log_run(dir.path(), &dir.path().join("no/such/dir/lat.csv"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no/such/dir/lat.csv") && err.contains("does not exist"), "{err}");
+    // A write error during the run (a full disk) ends it with an error naming the file.
+    let out = tiny_log_run(dir.path(), std::path::Path::new("/dev/full"));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("latency log /dev/full") && err.contains("No space left"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `stats.percentiles` reaches the text and JSON reports; bad lists are config errors
+/// naming the key.
+#[test]
+fn percentile_list_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = lamina()
+        .args(["run", "--preset", "mbm", "--set", "stats.percentiles=[95, 99.5, 99.999]", "--json"])
+        .arg(&json)
+        .arg(root().join("traces/demo.trace"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let header = text.lines().find(|l| l.starts_with("response time")).unwrap();
+    assert!(header.contains(" p95 ") && header.contains("p99.5") && !header.contains("p50"), "{header}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["read"]["p99_5_ns"].is_u64() && v["read"]["p50_ns"].is_null());
+    for bad in ["[]", "[0]", "[101]", "[99, 95]", "[99, 99]", "nan"] {
+        let out = lamina()
+            .args(["run", "--preset", "mbm", "--set", &format!("stats.percentiles={bad}")])
+            .arg(root().join("traces/demo.trace"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("stats.percentiles"), "{bad}: {err}");
+    }
+}

@@ -364,6 +364,20 @@ fn spec_errors_name_what_is_wrong() {
     check(base.replace("name = \"small\"", "name = \"small\"\nsurprise = 1"), "surprise");
     check(base.replace("\"waf\"", "\"wafx\""), "wafx");
     check(base.replace("[0, 4]", "[]"), "`values` is empty");
+    // A percentile metric the runs' stats.percentiles lacks is refused before any run,
+    // with the list to set; setting it makes the plan valid.
+    let p995 = base.replace("\"all.p99_ns\"", "\"all.p99_5_ns\"");
+    check(p995.clone(), "stats.percentiles=[50, 90, 95, 99, 99.5, 99.9, 99.99, 99.999]");
+    let s = dir.path().join("p995.toml");
+    std::fs::write(
+        &s,
+        p995.replace(
+            "set = [\"trace.limit=400\"]",
+            "set = [\"trace.limit=400\", \"stats.percentiles=[99, 99.5]\"]",
+        ),
+    )
+    .unwrap();
+    ok(lamina().arg("sweep").arg(&s).arg("--list").output().unwrap());
     // Trace root from the environment when the flag is absent; the flag wins over it.
     let s = dir.path().join("rooted.toml");
     std::fs::write(&s, base.replace(&format!("trace_root = {:?}\n", root().display().to_string()), ""))

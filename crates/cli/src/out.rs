@@ -102,6 +102,24 @@ impl OutputFile {
         }
     }
 
+    /// A second handle on the content's destination, for a writer that must own it
+    /// (the engine's latency log streams into it). What goes through it is committed
+    /// (or discarded) with this file.
+    pub fn stream(&mut self) -> anyhow::Result<Box<dyn Write + Send>> {
+        let shown = self.shown.clone();
+        let file = match &self.target {
+            Target::Stdout(_) => return Ok(Box::new(io::stdout())),
+            Target::Direct(f) => f.try_clone(),
+            Target::Atomic(t, _) => t.as_file().try_clone(),
+        };
+        Ok(Box::new(file.with_context(|| format!("opening {shown}"))?))
+    }
+
+    /// The path as the user gave it (`standard output` for `-`), for messages.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
     /// Write all of `bytes`.
     pub fn write_all(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
         let shown = self.shown.clone();

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use lamina_engine::config::ConfigBuilder;
+use lamina_engine::{LatencyLog, SimulationBuilder};
 
 use crate::out::{self, OutputFile};
 use crate::progress::RunProgress;
@@ -41,6 +42,11 @@ pub struct RunArgs {
     /// Do not print the text summary.
     #[arg(long, short)]
     quiet: bool,
+    /// Stream one CSV line per completed request to this file:
+    /// `arrival_ns,op,bytes,lpn,response_ns,wait_ns` (checked before the run starts;
+    /// the file appears when the run succeeds).
+    #[arg(long, value_name = "FILE")]
+    latency_log: Option<PathBuf>,
     /// The trace file (plain, gzip, bzip2, zstd, xz/lzma or tar); `-` reads standard input
     /// (pipes are spooled to a temporary file, since a run reads its trace twice).
     trace: PathBuf,
@@ -66,6 +72,7 @@ fn names_a_device(args: &RunArgs, files: &[(String, String)]) -> bool {
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     // Every output path first: a bad one must not cost a simulation.
     let mut json_out = args.json.as_deref().map(OutputFile::create).transpose()?;
+    let mut log_out = args.latency_log.as_deref().map(OutputFile::create).transpose()?;
     let mut files = Vec::with_capacity(args.configs.len());
     for path in &args.configs {
         let text = std::fs::read_to_string(path)
@@ -107,8 +114,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         sources.push(format!("--set {s}"));
     }
     let cfg = b.build()?;
-    let mut report = replay(&cfg, &args.trace)?;
+    let log = log_out.as_mut().map(|f| f.stream().map(LatencyLog::new)).transpose()?;
+    let (mut report, log) = replay(&cfg, &args.trace, log)?;
     report.config_sources = sources;
+    // The log is finished before the summary, but its failure reported after it (the
+    // results stand; only the log is lost).
+    let logged = match (log, log_out) {
+        (Some(log), Some(f)) => finish_log(log, f),
+        _ => Ok(()),
+    };
     // The summary first: a failed JSON write must not hide the results (and a closed
     // standard output must not lose the JSON).
     let printed = if args.quiet { Ok(()) } else { out::print(&report.to_text()) };
@@ -116,18 +130,43 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         f.write_all(report.to_json().as_bytes())?;
         f.commit()?;
     }
+    logged?;
     printed
 }
 
-/// Replay with a progress bar on a terminal.
+/// Flush the latency log and put its file in place; a write error (disk full) names
+/// the file and how far the log got, and leaves no partial file behind.
+fn finish_log(log: LatencyLog, file: OutputFile) -> anyhow::Result<()> {
+    let written = log.lines();
+    match log.finish() {
+        Ok(_) => file.commit(),
+        Err(e) => Err(crate::exit::Failure::new(
+            crate::exit::Kind::Runtime,
+            format!(
+                "writing latency log {}: {e} (after {written} of the run's requests; the file was not written)",
+                file.shown()
+            ),
+        )
+        .into()),
+    }
+}
+
+/// Replay with a progress bar on a terminal, logging every request to `log` if given
+/// (returned after the run).
 fn replay(
     cfg: &lamina_engine::config::SimConfig,
     trace: &Path,
-) -> anyhow::Result<lamina_engine::report::Report> {
+    log: Option<LatencyLog>,
+) -> anyhow::Result<(lamina_engine::report::Report, Option<LatencyLog>)> {
     let bar = RunProgress::new();
-    let report = lamina_engine::run_trace_with_progress(cfg, trace, &mut |p| bar.update(p));
+    let mut builder = SimulationBuilder::new(cfg.clone());
+    if let Some(log) = log {
+        builder = builder.latency_log(log);
+    }
+    let run = lamina_engine::run_built(builder, trace, &mut |p| bar.update(p));
     bar.finish();
-    Ok(report?)
+    let (report, mut sim) = run?;
+    Ok((report, sim.take_latency_log()))
 }
 
 /// Run `lamina presets`.

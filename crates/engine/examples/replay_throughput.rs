@@ -53,9 +53,13 @@ fn main() {
     println!("peak RSS            {} MiB", peak_rss_kib().unwrap_or(0) / 1024);
     println!(
         "read p50/p99/p99.99 {} / {} / {} us",
-        r.read.p50_ns / 1000,
-        r.read.p99_ns / 1000,
-        r.read.p99_99_ns / 1000
+        r.read.percentile(50.0).unwrap_or(0) / 1000,
+        r.read.percentile(99.0).unwrap_or(0) / 1000,
+        r.read.percentile(99.99).unwrap_or(0) / 1000
     );
-    println!("write p50/p99       {} / {} us", r.write.p50_ns / 1000, r.write.p99_ns / 1000);
+    println!(
+        "write p50/p99       {} / {} us",
+        r.write.percentile(50.0).unwrap_or(0) / 1000,
+        r.write.percentile(99.0).unwrap_or(0) / 1000
+    );
 }

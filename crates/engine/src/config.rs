@@ -16,6 +16,8 @@
 //! arbiter = "read-first"
 //! [trace]
 //! time_scale = 1.0
+//! [stats]
+//! percentiles = [50, 95, 99, 99.9, 99.99, 99.999]
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -57,6 +59,10 @@ pub struct SimConfig {
     /// Trace reading and transforms.
     #[serde(default)]
     pub trace: TraceOptions,
+    /// What the report measures (omitted from the resolved config while it is the
+    /// default, so run keys of existing sweeps stay the same).
+    #[serde(default, skip_serializing_if = "StatsConfig::is_default")]
+    pub stats: StatsConfig,
     /// Optional fast-forward preconditioning before the replay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precondition: Option<PreconditionConfig>,
@@ -208,6 +214,32 @@ impl Default for SchedConfig {
             window: default_window(),
             suspend_threshold: Nanos(0),
         }
+    }
+}
+
+/// Report statistics (`[stats]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StatsConfig {
+    /// Percentiles of response time and queue wait in the report, each in (0, 100],
+    /// strictly increasing, e.g. `[95, 97, 98, 99, 99.5, 99.9, 99.99, 99.999]` (MBM's
+    /// tail plots). Each becomes a JSON field `p<P>_ns` (`.` written `_`: `p99_5_ns`)
+    /// and a column of the text table. Default: p50, p90, p95, p99, p99.9, p99.99 and
+    /// p99.999 ([`crate::stats::DEFAULT_PERCENTILES`]), of which the text table shows
+    /// p50 and p99 … p99.999 (its columns before the list was configurable).
+    pub percentiles: Vec<f64>,
+}
+
+impl Default for StatsConfig {
+    fn default() -> Self {
+        StatsConfig { percentiles: crate::stats::DEFAULT_PERCENTILES.to_vec() }
+    }
+}
+
+impl StatsConfig {
+    /// True if every key has its default value.
+    pub fn is_default(&self) -> bool {
+        *self == StatsConfig::default()
     }
 }
 
@@ -381,6 +413,9 @@ impl SimConfig {
                 }
                 Some(_) => {}
             }
+        }
+        if let Err(reason) = crate::stats::check_percentiles(&self.stats.percentiles) {
+            return bad("stats.percentiles", &reason);
         }
         Ok(())
     }

@@ -18,13 +18,14 @@
 //! // (doc tests run in crates/engine; the demo trace is at the repository root)
 //! let report = run_trace(&cfg, std::path::Path::new("../../traces/demo.trace"))?;
 //! assert_eq!(report.all.count, 5000);
-//! println!("p99 read = {} ns, WAF = {:?}", report.read.p99_ns, report.waf);
+//! println!("p99 read = {:?} ns, WAF = {:?}", report.read.percentile(99.0), report.waf);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 pub mod budget;
 pub mod buffer;
 pub mod config;
+pub mod latency_log;
 pub mod queue;
 pub mod report;
 mod setup;
@@ -36,7 +37,10 @@ pub mod table;
 /// `lamina_engine::trace::…` paths keep working.
 pub use lamina_trace as trace;
 
-pub use setup::{BuildError, Progress, RunTraceError, SimulationBuilder, run_trace, run_trace_with_progress};
+pub use latency_log::LatencyLog;
+pub use setup::{
+    BuildError, Progress, RunTraceError, SimulationBuilder, run_built, run_trace, run_trace_with_progress,
+};
 pub use sim::{Completion, FlashCounters, RunError, Simulation, VerifyError};
 
 /// The Lamina version recorded in every report.

@@ -6,18 +6,26 @@
 //! `warnings`, `config` (the resolved configuration), `device` (what was simulated, in
 //! words), `trace`, `precondition` (or null), `read` / `write` / `all` {`count`,
 //! `mean_ns`, `min_ns`, `p50_ns` … `p99_999_ns`, `max_ns`} of response time,
-//! `read_wait` / `write_wait` / `all_wait` likewise for queue wait, `iops`,
-//! `bandwidth_mib_s`, `read_bandwidth_mib_s`, `write_bandwidth_mib_s`, `sim_time_ns`,
-//! `waf` (null when no host page was programmed), `flash`, `gc`, `erases`,
-//! `utilisation`, `suspensions`, `buffer`, `events`. Nothing in it depends on the wall
-//! clock, so equal inputs give equal bytes.
+//! `read_wait` / `write_wait` / `all_wait` likewise for queue wait (the percentile
+//! fields are those of `stats.percentiles`: `p<P>_ns`, default p50 … p99.999),
+//! `latency_attribution` (or null), `iops`, `bandwidth_mib_s`, `read_bandwidth_mib_s`,
+//! `write_bandwidth_mib_s`, `sim_time_ns`, `waf` (null when no host page was
+//! programmed), `flash`, `flash_ops` (or null), `gc`, `erases`, `utilisation`,
+//! `suspensions`, `buffer`, `events`. Nothing in it depends on the wall clock, so equal
+//! inputs give equal bytes.
+//!
+//! Version 3 (issue #9 item 6) added the configurable percentile fields,
+//! `latency_attribution` and `flash_ops`.
 
 use std::fmt::Write as _;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::stats::{LatencySummary, MeanVar};
+use crate::stats::{
+    DEFAULT_PERCENTILES, FlashOps, LatencyAttribution, LatencySummary, MeanVar, OpKindSummary,
+    percentile_label,
+};
 
 /// Trace identity in the report, and every transform that changed the workload.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, JsonSchema)]
@@ -206,7 +214,7 @@ pub struct EventReport {
 }
 
 /// Version of the JSON report schema (see the module docs).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The simulated device and policies, in words (issue #8, item 16).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
@@ -288,6 +296,9 @@ pub struct Report {
     pub write_wait: LatencySummary,
     /// All queue waits.
     pub all_wait: LatencySummary,
+    /// Where read and write response times went: queue wait, GC blocking, device wait,
+    /// transfer, array, suspension, DRAM (null when the engine attributed no request).
+    pub latency_attribution: Option<LatencyAttribution>,
     /// Completed requests per simulated second (first arrival to last completion).
     pub iops: f64,
     /// Host bytes per simulated second, MiB/s.
@@ -303,6 +314,9 @@ pub struct Report {
     pub waf: Option<f64>,
     /// Flash page operations.
     pub flash: FlashReport,
+    /// Flash commands the controller issued, by kind and width: single-plane,
+    /// multi-plane, multi-die, SOML (null when the engine did not record them).
+    pub flash_ops: Option<FlashOps>,
     /// Garbage collection.
     pub gc: GcReport,
     /// Erases and wear.
@@ -375,16 +389,23 @@ impl Report {
             self.events.processed
         );
         let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "response time (us)      count       mean        p50        p99      p99.9     p99.99    p99.999        max"
-        );
+        let cols = self.text_percentiles();
+        let mut header = String::from("response time (us)");
+        for name in
+            ["count", "mean"].into_iter().map(String::from).chain(cols.iter().map(|&p| percentile_label(p)))
+        {
+            let _ = write!(header, " {name:>w$}", w = col_width(&name));
+        }
+        let _ = writeln!(s, "{header} {:>10}", "max");
         for (name, l) in [("read", &self.read), ("write", &self.write), ("all", &self.all)] {
-            line(&mut s, name, l);
+            line(&mut s, name, l, &cols);
         }
         let _ = writeln!(s, "queue wait (us)");
         for (name, l) in [("read", &self.read_wait), ("write", &self.write_wait), ("all", &self.all_wait)] {
-            line(&mut s, name, l);
+            line(&mut s, name, l, &cols);
+        }
+        if let Some(a) = &self.latency_attribution {
+            write_attribution(&mut s, a);
         }
         let _ = writeln!(s);
         let _ = writeln!(
@@ -408,6 +429,9 @@ impl Report {
                 "reads served from a queued first write's data: {}",
                 self.flash.pending_write_reads
             );
+        }
+        if let Some(ops) = &self.flash_ops {
+            write_flash_ops(&mut s, ops);
         }
         let _ = writeln!(
             s,
@@ -458,18 +482,162 @@ fn fmt_waf(w: Option<f64>) -> String {
     }
 }
 
-fn line(s: &mut String, name: &str, l: &LatencySummary) {
+impl Report {
+    /// The percentiles the text tables show: every configured one, except that the
+    /// default list shows p50 and p99 … p99.999 (the table's columns before the list
+    /// was configurable; p90 and p95 are in the JSON).
+    fn text_percentiles(&self) -> Vec<f64> {
+        let list: Vec<f64> = self.read.percentiles.iter().map(|v| v.percentile).collect();
+        if list == DEFAULT_PERCENTILES {
+            list.into_iter().filter(|&p| p == 50.0 || p >= 99.0).collect()
+        } else {
+            list
+        }
+    }
+}
+
+/// Width of a text-table column headed `name` (10, or wider for a long percentile).
+fn col_width(name: &str) -> usize {
+    name.len().max(10)
+}
+
+fn line(s: &mut String, name: &str, l: &LatencySummary, cols: &[f64]) {
     let us = |v: u64| v as f64 / 1000.0;
+    let _ = write!(s, "  {name:<6} {:>14} {:>10.1}", l.count, l.mean_ns / 1000.0);
+    for &p in cols {
+        let w = col_width(&percentile_label(p));
+        let _ =
+            write!(s, " {:>w$.1}", us(l.percentile(p).expect("the summary has every configured percentile")));
+    }
+    let _ = writeln!(s, " {:>10.1}", us(l.max_ns));
+}
+
+/// The flash-command table: one row per kind issued, then all kinds.
+fn write_flash_ops(s: &mut String, ops: &FlashOps) {
     let _ = writeln!(
         s,
-        "  {name:<6} {:>14} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1}",
-        l.count,
-        l.mean_ns / 1000.0,
-        us(l.p50_ns),
-        us(l.p99_ns),
-        us(l.p99_9_ns),
-        us(l.p99_99_ns),
-        us(l.p99_999_ns),
-        us(l.max_ns)
+        "{:<18} {:>12} {:>10} {:>10} {:>10}  multi-plane by planes",
+        "flash commands", "ops", "1-plane", "multi-die", "txns/op"
     );
+    let row = |s: &mut String, name: &str, k: &OpKindSummary| {
+        let widths: Vec<String> = (2..k.ops_by_planes.len())
+            .filter(|&n| k.ops_by_planes[n] > 0)
+            .map(|n| format!("×{n} {}", k.ops_by_planes[n]))
+            .collect();
+        let widths = if widths.is_empty() { "-".to_owned() } else { widths.join(", ") };
+        let _ = writeln!(
+            s,
+            "  {name:<16} {:>12} {:>10} {:>10} {:>10.3}  {widths}",
+            k.ops, k.single_plane, k.multi_die, k.txns_per_op
+        );
+    };
+    for (name, k) in ops.kinds() {
+        if k.ops > 0 {
+            row(s, name, k);
+        }
+    }
+    row(s, "all", &ops.all);
+}
+
+/// The latency-attribution table: mean and p99 of each component, reads and writes.
+fn write_attribution(s: &mut String, a: &LatencyAttribution) {
+    const NAMES: [&str; 8] = [
+        "queue wait",
+        "gc blocked",
+        "device wait",
+        "transfer",
+        "array",
+        "suspension",
+        "dram",
+        "unattributed",
+    ];
+    let mut header = String::from("latency attribution (us)");
+    for n in NAMES {
+        let _ = write!(header, " {n:>12}");
+    }
+    let _ = writeln!(s, "{header}");
+    for (class, c) in [("read", &a.read), ("write", &a.write)] {
+        if c.count == 0 {
+            continue;
+        }
+        let parts = [
+            &c.queue_wait,
+            &c.gc_blocked,
+            &c.device_wait,
+            &c.transfer,
+            &c.array,
+            &c.suspension,
+            &c.dram,
+            &c.unattributed,
+        ];
+        for (what, pick) in [("mean", 0), ("p99", 1)] {
+            let _ = write!(s, "  {:<22}", format!("{class} {what}"));
+            for p in parts {
+                let ns = if pick == 0 { p.mean_ns } else { p.p99_ns as f64 };
+                let _ = write!(s, " {:>12.1}", ns / 1000.0);
+            }
+            let _ = writeln!(s);
+        }
+    }
+    for (class, c) in [("reads", &a.read), ("writes", &a.write)] {
+        if c.over_attributed > 0 {
+            let _ = writeln!(
+                s,
+                "  warning: {} {class} were attributed more time than their response time (an engine bug)",
+                c.over_attributed
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{Attribution, OpKind, OpMix, RequestStats};
+    use lamina_nand_model::{Nanos, SimTime};
+
+    #[test]
+    fn flash_commands_table_lists_issued_kinds_and_nonzero_widths() {
+        let mut m = OpMix::default();
+        m.record(OpKind::Read, 1, 1, 1);
+        m.record(OpKind::Program, 2, 1, 2);
+        m.record(OpKind::Program, 4, 2, 8);
+        m.record(OpKind::SomlRead, 1, 1, 4);
+        let mut s = String::new();
+        write_flash_ops(&mut s, &m.report());
+        assert_eq!(
+            s,
+            "flash commands              ops    1-plane  multi-die    txns/op  multi-plane by planes\n\
+             \x20 read                        1          1          0      1.000  -\n\
+             \x20 soml read                   1          1          0      4.000  -\n\
+             \x20 program                     2          0          1      5.000  ×2 1, ×4 1\n\
+             \x20 all                         4          2          1      3.750  ×2 1, ×4 1\n"
+        );
+    }
+
+    #[test]
+    fn attribution_table_gives_mean_and_p99_per_class() {
+        let mut st = RequestStats::default();
+        let a = Attribution {
+            queue_wait: Nanos(10_000),
+            gc_blocked: Nanos(2_000),
+            array: Nanos(78_000),
+            dram: Nanos(500),
+            ..Attribution::default()
+        };
+        st.complete_attributed(true, 4096, SimTime(0), SimTime(90_000), Nanos(10_000), &a);
+        let mut s = String::new();
+        write_attribution(&mut s, &st.attribution().unwrap());
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines.len(), 3, "header, read mean, read p99 (no writes): {s}");
+        assert!(lines[0].starts_with("latency attribution (us)   queue wait   gc blocked"), "{s}");
+        let mean: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(mean, ["read", "mean", "10.0", "2.0", "0.0", "0.0", "78.0", "0.0", "0.5", "1.5"]);
+        assert!(lines[2].starts_with("  read p99"), "{s}");
+        // Over-attribution is flagged.
+        st.complete_attributed(false, 4096, SimTime(0), SimTime(1), Nanos(0), &a);
+        let mut s = String::new();
+        write_attribution(&mut s, &st.attribution().unwrap());
+        assert!(s.contains("warning: 1 writes were attributed more time"), "{s}");
+    }
 }

@@ -38,12 +38,20 @@ pub struct SimulationBuilder {
     pub(crate) cfg: SimConfig,
     pub(crate) ftl: Option<Box<dyn Ftl>>,
     pub(crate) memory_limit: crate::budget::MemoryLimit,
+    latency_log: Option<crate::latency_log::LatencyLog>,
 }
 
 impl SimulationBuilder {
     /// Start from a config.
     pub fn new(cfg: SimConfig) -> Self {
-        SimulationBuilder { cfg, ftl: None, memory_limit: Default::default() }
+        SimulationBuilder { cfg, ftl: None, memory_limit: Default::default(), latency_log: None }
+    }
+
+    /// Log every completed request to `log` (take it back after the run with
+    /// [`Simulation::take_latency_log`] and [`crate::LatencyLog::finish`] it).
+    pub fn latency_log(mut self, log: crate::latency_log::LatencyLog) -> Self {
+        self.latency_log = Some(log);
+        self
     }
 
     /// Use this FTL instead of the one `[ftl]` configures (e.g. your own implementation
@@ -84,7 +92,9 @@ impl SimulationBuilder {
             window: cfg.sched.window,
             soml: device.spec().soml(),
         });
-        Ok(Simulation::new(cfg, device, ftl, placement, scheduler))
+        let mut sim = Simulation::new(cfg, device, ftl, placement, scheduler);
+        sim.latency_log = self.latency_log;
+        Ok(sim)
     }
 }
 
@@ -96,8 +106,21 @@ impl Simulation {
 
     /// Untimed write of one logical page (FTL + device physics, GC run to completion).
     fn untimed_write(&mut self, lpn: u64, versions: &mut Option<LpnTable<u32>>) {
-        let plane = self.ftl.static_plane(Lpn(lpn));
-        let ppa = self.ftl.write(Lpn(lpn), plane).expect("untimed write: FTL out of space");
+        let plane = match self.ftl.write_constraint(Lpn(lpn)) {
+            lamina_ftl::WriteConstraint::Plane(p) => p,
+            _ => self.ftl.static_plane(Lpn(lpn)),
+        };
+        let mut result = self.ftl.write(Lpn(lpn), plane);
+        // A refusal names the plane that must be reclaimed first (under die-aligned
+        // allocation, possibly a sibling of `plane`): park, collect there, retry — as
+        // the timed run and preconditioning do. Logical pages always fit the device.
+        for _ in 0..self.geo.planes_per_die() {
+            let Err(e) = result else { break };
+            self.untimed_gc(e.plane());
+            result = self.ftl.write(Lpn(lpn), plane);
+        }
+        let ppa = result.expect("untimed write: the FTL refused a logical page after GC");
+        let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
         let tag = match versions.as_mut() {
             Some(v) => {
                 let e = v.get_mut(lpn);
@@ -273,6 +296,7 @@ impl Simulation {
     /// Build the report of a finished run.
     pub fn report(&self, trace: TraceInfo) -> Report {
         let st = &self.host.stats;
+        let pct = &self.cfg.stats.percentiles;
         let first = st.first_arrival.unwrap_or_default();
         let span = st.last_completion.saturating_since(first).0;
         let per_s = |x: f64| if span == 0 { 0.0 } else { x * 1e9 / span as f64 };
@@ -343,12 +367,13 @@ impl Simulation {
             device: self.device_summary(),
             trace,
             precondition: self.preconditioned.clone(),
-            read: st.read.summary(),
-            write: st.write.summary(),
-            all: st.all().summary(),
-            read_wait: st.read_wait.summary(),
-            write_wait: st.write_wait.summary(),
-            all_wait: st.all_wait().summary(),
+            read: st.read.summary_at(pct),
+            write: st.write.summary_at(pct),
+            all: st.all().summary_at(pct),
+            read_wait: st.read_wait.summary_at(pct),
+            write_wait: st.write_wait.summary_at(pct),
+            all_wait: st.all_wait().summary_at(pct),
+            latency_attribution: st.attribution(),
             iops: per_s((st.read.count() + st.write.count()) as f64),
             bandwidth_mib_s: per_s((st.read_bytes + st.write_bytes) as f64) / mib,
             read_bandwidth_mib_s: per_s(st.read_bytes as f64) / mib,
@@ -364,6 +389,7 @@ impl Simulation {
                 pending_write_reads: self.host.pending_write_reads,
                 full_plane_redirects: c.full_plane_redirects,
             },
+            flash_ops: Some(self.ctl.op_mix.report()),
             gc: GcReport { jobs: f.gc_jobs - ftl0.gc_jobs, pages_moved: gc_moves, reads: c.gc_reads },
             erases: EraseReport {
                 total: ds.blocks_erased - dev0.blocks_erased,
@@ -500,7 +526,18 @@ pub fn run_trace_with_progress(
     path: &Path,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Report, RunTraceError> {
-    let mut sim = SimulationBuilder::new(cfg.clone()).build()?;
+    run_built(SimulationBuilder::new(cfg.clone()), path, progress).map(|(report, _)| report)
+}
+
+/// [`run_trace_with_progress`] with a simulation from `builder` (e.g. one with a
+/// [`crate::LatencyLog`]); returns the finished simulation beside the report.
+pub fn run_built(
+    builder: SimulationBuilder,
+    path: &Path,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<(Report, Simulation), RunTraceError> {
+    let cfg = &builder.cfg.clone();
+    let mut sim = builder.build()?;
     let cap = sim.logical_capacity_bytes();
     let input = TraceInput::open(path)?;
     sim.precondition()?;
@@ -533,7 +570,7 @@ pub fn run_trace_with_progress(
         changes: summary.changes.clone(),
         warnings,
     };
-    Ok(sim.report(info))
+    Ok((sim.report(info), sim))
 }
 
 /// A generated trace declares the host mode it was made for (`# lamina-trace-gen:

@@ -38,6 +38,17 @@ impl LatencyHist {
         self.max_ns = self.max_ns.max(d.0);
     }
 
+    /// Record `n` samples of `d`.
+    pub fn record_n(&mut self, d: Nanos, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.hist.record_n(d.0, n).expect("auto-resizing histogram");
+        self.sum_ns += d.0 as u128 * n as u128;
+        self.min_ns = self.min_ns.min(d.0);
+        self.max_ns = self.max_ns.max(d.0);
+    }
+
     /// The union of two distributions (exact: same bucket layout, sums added).
     pub fn merged(a: &LatencyHist, b: &LatencyHist) -> LatencyHist {
         let mut hist = a.hist.clone();
@@ -55,31 +66,174 @@ impl LatencyHist {
         self.hist.len()
     }
 
-    /// Summary of the distribution.
-    pub fn summary(&self) -> LatencySummary {
+    /// Exact mean in ns (0 without samples).
+    pub fn mean_ns(&self) -> f64 {
         let n = self.hist.len();
-        // Bucket values clamped to the exact extremes (a percentile never exceeds the
-        // maximum nor falls below the minimum).
-        let q =
-            |p: f64| if n == 0 { 0 } else { self.hist.value_at_quantile(p).clamp(self.min_ns, self.max_ns) };
+        if n == 0 { 0.0 } else { self.sum_ns as f64 / n as f64 }
+    }
+
+    /// The value at percentile `p` (in (0, 100]): the HDR bucket's highest equivalent
+    /// value, clamped to the exact extremes (a percentile never exceeds the maximum nor
+    /// falls below the minimum); 0 without samples.
+    pub fn percentile(&self, p: f64) -> u64 {
+        if self.hist.is_empty() {
+            return 0;
+        }
+        self.hist.value_at_quantile(quantile_of(p)).clamp(self.min_ns, self.max_ns)
+    }
+
+    /// Summary of the distribution at the default percentiles ([`DEFAULT_PERCENTILES`]).
+    pub fn summary(&self) -> LatencySummary {
+        self.summary_at(&DEFAULT_PERCENTILES)
+    }
+
+    /// Summary of the distribution at `percentiles` (each in (0, 100], as
+    /// [`check_percentiles`] accepts; the config key `stats.percentiles`).
+    pub fn summary_at(&self, percentiles: &[f64]) -> LatencySummary {
+        let n = self.hist.len();
         LatencySummary {
             count: n,
-            mean_ns: if n == 0 { 0.0 } else { self.sum_ns as f64 / n as f64 },
+            mean_ns: self.mean_ns(),
             min_ns: if n == 0 { 0 } else { self.min_ns },
-            p50_ns: q(0.5),
-            p90_ns: q(0.9),
-            p95_ns: q(0.95),
-            p99_ns: q(0.99),
-            p99_9_ns: q(0.999),
-            p99_99_ns: q(0.9999),
-            p99_999_ns: q(0.99999),
+            percentiles: Percentiles(
+                percentiles
+                    .iter()
+                    .map(|&p| PercentileValue { percentile: p, ns: self.percentile(p) })
+                    .collect(),
+            ),
             max_ns: self.max_ns,
         }
     }
 }
 
-/// Percentile summary of a latency distribution (values in ns; count, mean, min and
-/// max are exact; percentiles are HDR-histogram values with 3 significant digits).
+/// The percentiles a report gives unless `stats.percentiles` says otherwise: p50, p90,
+/// p95, p99, p99.9, p99.99 and p99.999 (what every report gave before the list became
+/// configurable, issue #9 item 6).
+pub const DEFAULT_PERCENTILES: [f64; 7] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999];
+
+/// Check a percentile list (`stats.percentiles`): not empty, every value finite and in
+/// (0, 100], strictly increasing (so no duplicates). The error says what is wrong.
+pub fn check_percentiles(list: &[f64]) -> Result<(), String> {
+    if list.is_empty() {
+        return Err("the list is empty: give at least one percentile, e.g. [50, 99, 99.9]".into());
+    }
+    for (i, &p) in list.iter().enumerate() {
+        if !(p.is_finite() && p > 0.0 && p <= 100.0) {
+            return Err(format!("{p} is not a percentile: each value must be a number in (0, 100]"));
+        }
+        if i > 0 && p <= list[i - 1] {
+            return Err(format!(
+                "{p} follows {}: the list must be strictly increasing (no duplicates), e.g. [95, 99, 99.9]",
+                list[i - 1]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The quantile (0, 1] of percentile `p`, computed in decimal: `99.9` gives exactly the
+/// `f64` nearest to 0.999, as the literal `0.999` does, where `99.9 / 100.0` would give
+/// 0.9990000000000001 — and an HDR histogram rounds `quantile × count` up, so that last
+/// bit can move a percentile to the next sample.
+pub fn quantile_of(p: f64) -> f64 {
+    // `Display` of an `f64` is its shortest round-trip decimal, never in exponent form.
+    let text = p.to_string();
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let int = format!("{int:0>3}");
+    let (ones, hundredths) = int.split_at(int.len() - 2);
+    format!("{ones}.{hundredths}{frac}").parse().expect("a decimal number")
+}
+
+/// The JSON field of percentile `p`: `p50_ns`, `p99_9_ns`, `p99_999_ns`.
+pub fn percentile_key(p: f64) -> String {
+    format!("p{}_ns", p.to_string().replace('.', "_"))
+}
+
+/// The percentile a JSON field names (the inverse of [`percentile_key`]): `p99_5_ns`
+/// gives 99.5; `None` for a field of another form ([`PERCENTILE_KEY_PATTERN`]).
+pub fn percentile_of_key(key: &str) -> Option<f64> {
+    let body = key.strip_prefix('p')?.strip_suffix("_ns")?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let ok = match body.split_once('_') {
+        Some((int, frac)) => digits(int) && digits(frac),
+        None => digits(body),
+    };
+    if ok { body.replace('_', ".").parse().ok() } else { None }
+}
+
+/// The text-table label of percentile `p`: `p50`, `p99.9`.
+pub fn percentile_label(p: f64) -> String {
+    format!("p{p}")
+}
+
+/// One percentile of a distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PercentileValue {
+    /// The percentile, in (0, 100].
+    pub percentile: f64,
+    /// Its value in ns.
+    pub ns: u64,
+}
+
+/// The percentiles of a [`LatencySummary`] in the configured order. In JSON they are
+/// fields of the summary named by [`percentile_key`] (`p50_ns`, `p99_9_ns`, …), so the
+/// default list gives the same fields as before it was configurable.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Percentiles(pub Vec<PercentileValue>);
+
+impl Percentiles {
+    /// The value at percentile `p`, if `p` is in the list.
+    pub fn get(&self, p: f64) -> Option<u64> {
+        self.0.iter().find(|v| v.percentile == p).map(|v| v.ns)
+    }
+
+    /// The percentiles, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &PercentileValue> {
+        self.0.iter()
+    }
+}
+
+impl Serialize for Percentiles {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for v in &self.0 {
+            m.serialize_entry(&percentile_key(v.percentile), &v.ns)?;
+        }
+        m.end()
+    }
+}
+
+/// The JSON pattern of a percentile field ([`percentile_key`]).
+pub const PERCENTILE_KEY_PATTERN: &str = "^p[0-9]+(_[0-9]+)?_ns$";
+
+impl schemars::JsonSchema for Percentiles {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Percentiles".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Percentiles in ns, one field per value of `stats.percentiles`: `p<P>_ns` with the \
+                            percentile's decimal point written `_` (p50_ns, p99_9_ns, p99_999_ns). HDR-histogram \
+                            values (3 significant digits: at most 0.1 % above the true sample), clamped to \
+                            [min_ns, max_ns].",
+            "type": "object",
+            "patternProperties": {
+                PERCENTILE_KEY_PATTERN: { "type": "integer", "format": "uint64", "minimum": 0 }
+            }
+        })
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+}
+
+/// Summary of a latency distribution (values in ns; count, mean, min and max are exact;
+/// the percentiles are those of `stats.percentiles`, one field `p<P>_ns` each with the
+/// decimal point written `_` (`p50_ns`, `p99_9_ns`), HDR-histogram values with 3
+/// significant digits: at most 1/1024 above the sample, clamped to [min, max]).
 #[derive(Clone, Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct LatencySummary {
     /// Number of requests.
@@ -88,22 +242,18 @@ pub struct LatencySummary {
     pub mean_ns: f64,
     /// Minimum.
     pub min_ns: u64,
-    /// Median.
-    pub p50_ns: u64,
-    /// 90th percentile.
-    pub p90_ns: u64,
-    /// 95th percentile.
-    pub p95_ns: u64,
-    /// 99th percentile.
-    pub p99_ns: u64,
-    /// 99.9th percentile.
-    pub p99_9_ns: u64,
-    /// 99.99th percentile.
-    pub p99_99_ns: u64,
-    /// 99.999th percentile.
-    pub p99_999_ns: u64,
+    /// The configured percentiles (`p50_ns` … `p99_999_ns` by default).
+    #[serde(flatten)]
+    pub percentiles: Percentiles,
     /// Maximum.
     pub max_ns: u64,
+}
+
+impl LatencySummary {
+    /// The value at percentile `p`, if the summary has it.
+    pub fn percentile(&self, p: f64) -> Option<u64> {
+        self.percentiles.get(p)
+    }
 }
 
 /// Request-level statistics collected during a run.
@@ -127,6 +277,9 @@ pub struct RequestStats {
     pub first_arrival: Option<SimTime>,
     /// Completion of the last request.
     pub last_completion: SimTime,
+    /// Latency attribution of reads and writes (allocated by the first
+    /// [`RequestStats::complete_attributed`]; `None` while no request was attributed).
+    attribution: Option<Box<[AttributionHists; 2]>>,
 }
 
 impl RequestStats {
@@ -141,7 +294,8 @@ impl RequestStats {
         LatencyHist::merged(&self.read_wait, &self.write_wait)
     }
 
-    /// Record a completed request.
+    /// Record a completed request whose latency is not attributed to its causes (the
+    /// report's `latency_attribution` counts only [`RequestStats::complete_attributed`]).
     #[inline]
     pub fn complete(&mut self, is_read: bool, bytes: u64, arrival: SimTime, done: SimTime, wait: Nanos) {
         let rt = done.since(arrival);
@@ -157,6 +311,362 @@ impl RequestStats {
         if done > self.last_completion {
             self.last_completion = done;
         }
+    }
+
+    /// Record a completed request ([`RequestStats::complete`]) and where its response
+    /// time went ([`Attribution`]).
+    #[inline]
+    pub fn complete_attributed(
+        &mut self,
+        is_read: bool,
+        bytes: u64,
+        arrival: SimTime,
+        done: SimTime,
+        wait: Nanos,
+        a: &Attribution,
+    ) {
+        self.complete(is_read, bytes, arrival, done, wait);
+        let class = self.attribution.get_or_insert_with(Default::default);
+        class[usize::from(!is_read)].record(done.since(arrival), a);
+    }
+
+    /// Latency attribution of the run, or `None` if no request was attributed.
+    pub fn attribution(&self) -> Option<LatencyAttribution> {
+        self.attribution.as_ref().map(|c| LatencyAttribution { read: c[0].summary(), write: c[1].summary() })
+    }
+}
+
+/// Where one request's response time went, as the controller saw its critical
+/// sub-request (the one that completed last). All durations; the components other
+/// than `gc_blocked` add up to at most the response time, and the report shows the
+/// rest as `unattributed`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Attribution {
+    /// From the request's arrival to the issue of its critical sub-request's flash
+    /// command: host queue, die queue and scheduler wait together.
+    pub queue_wait: Nanos,
+    /// From the issue of the command until the device started it: the channel bus or
+    /// the die was still busy with other work.
+    pub device_wait: Nanos,
+    /// Channel time of the command: its command, address and data cycles on the bus.
+    pub transfer: Nanos,
+    /// Array time of the command (tR, tPROG or tBERS of the page it touched).
+    pub array: Nanos,
+    /// The part of `queue_wait` during which the die of the critical sub-request was
+    /// executing GC work (GC reads, programs, copybacks or erases). Not added to the
+    /// other components: it is contained in `queue_wait`.
+    pub gc_blocked: Nanos,
+    /// Time added to this request's program by reads that suspended it.
+    pub suspension: Nanos,
+    /// Controller DRAM time (buffered writes, buffer read hits, reads served from a
+    /// queued write's data).
+    pub dram: Nanos,
+}
+
+impl Attribution {
+    /// The attributed part of the response time: every component but `gc_blocked`
+    /// (which is part of `queue_wait`).
+    pub fn attributed(&self) -> Nanos {
+        Nanos(
+            self.queue_wait.0
+                + self.device_wait.0
+                + self.transfer.0
+                + self.array.0
+                + self.suspension.0
+                + self.dram.0,
+        )
+    }
+}
+
+/// The components of [`Attribution`] in report order, then `unattributed`.
+const COMPONENTS: usize = 8;
+
+/// Histograms of one request class's [`Attribution`] components.
+#[derive(Default)]
+struct AttributionHists {
+    /// queue_wait, gc_blocked, device_wait, transfer, array, suspension, dram,
+    /// unattributed.
+    parts: [LatencyHist; COMPONENTS],
+    /// Zero samples of each part, not yet in its histogram: most components of most
+    /// requests are 0 (no GC, no suspension, no DRAM), and counting them here halves
+    /// the cost of an attributed completion.
+    zeros: [u64; COMPONENTS],
+    /// Requests whose components add up to more than their response time.
+    over_attributed: u64,
+}
+
+impl AttributionHists {
+    #[inline]
+    fn record(&mut self, response: Nanos, a: &Attribution) {
+        let attributed = a.attributed();
+        self.over_attributed += u64::from(attributed > response);
+        let rest = Nanos(response.0.saturating_sub(attributed.0));
+        let parts =
+            [a.queue_wait, a.gc_blocked, a.device_wait, a.transfer, a.array, a.suspension, a.dram, rest];
+        for ((h, z), d) in self.parts.iter_mut().zip(&mut self.zeros).zip(parts) {
+            if d.0 == 0 {
+                *z += 1;
+            } else {
+                h.record(d);
+            }
+        }
+    }
+
+    fn summary(&self) -> AttributionSummary {
+        let parts: Vec<LatencyHist> = self
+            .parts
+            .iter()
+            .zip(self.zeros)
+            .map(|(h, z)| {
+                let mut h = LatencyHist::merged(h, &LatencyHist::default());
+                h.record_n(Nanos(0), z);
+                h
+            })
+            .collect();
+        let c = |i: usize| {
+            let h = &parts[i];
+            ComponentSummary { mean_ns: h.mean_ns(), p99_ns: h.percentile(99.0), max_ns: h.max_ns }
+        };
+        AttributionSummary {
+            count: parts[0].count(),
+            queue_wait: c(0),
+            gc_blocked: c(1),
+            device_wait: c(2),
+            transfer: c(3),
+            array: c(4),
+            suspension: c(5),
+            dram: c(6),
+            unattributed: c(7),
+            over_attributed: self.over_attributed,
+        }
+    }
+}
+
+/// Mean, 99th percentile and maximum of one latency component, in ns.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct ComponentSummary {
+    /// Exact mean.
+    pub mean_ns: f64,
+    /// 99th percentile (HDR histogram, 3 significant digits).
+    pub p99_ns: u64,
+    /// Exact maximum.
+    pub max_ns: u64,
+}
+
+/// Where the response time of one request class went (see [`Attribution`] for each
+/// component's definition).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct AttributionSummary {
+    /// Requests attributed.
+    pub count: u64,
+    /// Arrival to the issue of the critical sub-request's flash command.
+    pub queue_wait: ComponentSummary,
+    /// The part of `queue_wait` during which the die was executing GC work.
+    pub gc_blocked: ComponentSummary,
+    /// Issue to the start of the command (bus or die busy).
+    pub device_wait: ComponentSummary,
+    /// Channel transfer time of the command.
+    pub transfer: ComponentSummary,
+    /// Array time of the command.
+    pub array: ComponentSummary,
+    /// Time added to the request's program by reads suspending it.
+    pub suspension: ComponentSummary,
+    /// Controller DRAM time.
+    pub dram: ComponentSummary,
+    /// Response time not covered by the components above (0 when they account for all
+    /// of it).
+    pub unattributed: ComponentSummary,
+    /// Requests whose components added up to more than their response time (their
+    /// `unattributed` is recorded as 0); nonzero means the engine double-counts.
+    pub over_attributed: u64,
+}
+
+/// Per-request latency attribution of reads and writes.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct LatencyAttribution {
+    /// Reads.
+    pub read: AttributionSummary,
+    /// Writes.
+    pub write: AttributionSummary,
+}
+
+/// The kind of a flash command, for [`OpMix`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    /// Page read.
+    Read,
+    /// Single-operation multi-location read: several partial reads of one plane in one
+    /// array access.
+    SomlRead,
+    /// Page program.
+    Program,
+    /// Block erase.
+    Erase,
+    /// Partial-block erase.
+    PartialErase,
+    /// Copyback (internal page move: read to the page register, program elsewhere).
+    CopyBack,
+}
+
+impl OpKind {
+    /// Every kind, in report order.
+    pub const ALL: [OpKind; 6] = [
+        OpKind::Read,
+        OpKind::SomlRead,
+        OpKind::Program,
+        OpKind::Erase,
+        OpKind::PartialErase,
+        OpKind::CopyBack,
+    ];
+
+    /// Its name in the report (`soml_read`).
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::SomlRead => "soml_read",
+            OpKind::Program => "program",
+            OpKind::Erase => "erase",
+            OpKind::PartialErase => "partial_erase",
+            OpKind::CopyBack => "copy_back",
+        }
+    }
+}
+
+/// The widest multi-plane command [`OpMix`] counts (planes on one die).
+pub const MAX_PLANES_PER_OP: usize = 16;
+
+/// Counters of one [`OpKind`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct KindCounts {
+    /// Commands by planes touched on one die (index = planes; 0 unused).
+    by_planes: [u64; MAX_PLANES_PER_OP + 1],
+    /// Commands spanning more than one die.
+    multi_die: u64,
+    /// Transactions served.
+    txns: u64,
+}
+
+/// Flash commands by kind and width: what the controller issued. The engine calls
+/// [`OpMix::record`] once per command it issues.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpMix {
+    kinds: [KindCounts; OpKind::ALL.len()],
+}
+
+impl OpMix {
+    /// Count one issued command of `kind` touching `planes` planes on each die
+    /// (1 = single-plane; 2, 4 = multi-plane ×2, ×4; at most [`MAX_PLANES_PER_OP`]) on
+    /// `dies` dies (more than 1 = a multi-die interleaved batch), serving `txns` host or
+    /// GC transactions (for a SOML read: its parts).
+    #[inline]
+    pub fn record(&mut self, kind: OpKind, planes: u32, dies: u32, txns: u32) {
+        assert!(
+            (1..=MAX_PLANES_PER_OP as u32).contains(&planes),
+            "a {} command on {planes} planes (1..={MAX_PLANES_PER_OP})",
+            kind.name()
+        );
+        assert!(dies >= 1, "a {} command on no die", kind.name());
+        let k = &mut self.kinds[kind as usize];
+        k.by_planes[planes as usize] += 1;
+        k.multi_die += u64::from(dies > 1);
+        k.txns += u64::from(txns);
+    }
+
+    /// Commands of `kind` issued.
+    pub fn ops(&self, kind: OpKind) -> u64 {
+        self.kinds[kind as usize].by_planes.iter().sum()
+    }
+
+    /// The report section.
+    pub fn report(&self) -> FlashOps {
+        let of = |k: &KindCounts| OpKindSummary::of(k);
+        let mut all = KindCounts::default();
+        for k in &self.kinds {
+            for (a, b) in all.by_planes.iter_mut().zip(&k.by_planes) {
+                *a += b;
+            }
+            all.multi_die += k.multi_die;
+            all.txns += k.txns;
+        }
+        let k = |kind: OpKind| of(&self.kinds[kind as usize]);
+        FlashOps {
+            read: k(OpKind::Read),
+            soml_read: k(OpKind::SomlRead),
+            program: k(OpKind::Program),
+            erase: k(OpKind::Erase),
+            partial_erase: k(OpKind::PartialErase),
+            copy_back: k(OpKind::CopyBack),
+            all: of(&all),
+        }
+    }
+}
+
+/// Flash commands of one kind.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct OpKindSummary {
+    /// Commands issued.
+    pub ops: u64,
+    /// Commands on one plane of a die.
+    pub single_plane: u64,
+    /// Commands on several planes of a die (multi-plane).
+    pub multi_plane: u64,
+    /// Commands by planes touched per die: element `n` counts commands on `n` planes
+    /// (element 0 is always 0, element 1 = `single_plane`, elements 2.. add up to
+    /// `multi_plane`).
+    pub ops_by_planes: [u64; MAX_PLANES_PER_OP + 1],
+    /// Commands spanning several dies (multi-die interleaved batches).
+    pub multi_die: u64,
+    /// Transactions the commands served (for `soml_read`: the partial reads combined).
+    pub transactions: u64,
+    /// Mean transactions per command (0 without commands).
+    pub txns_per_op: f64,
+}
+
+impl OpKindSummary {
+    fn of(k: &KindCounts) -> OpKindSummary {
+        let ops: u64 = k.by_planes.iter().sum();
+        OpKindSummary {
+            ops,
+            single_plane: k.by_planes[1],
+            multi_plane: ops - k.by_planes[1],
+            ops_by_planes: k.by_planes,
+            multi_die: k.multi_die,
+            transactions: k.txns,
+            txns_per_op: if ops == 0 { 0.0 } else { k.txns as f64 / ops as f64 },
+        }
+    }
+}
+
+/// Flash commands the controller issued, by kind and width.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct FlashOps {
+    /// Page reads.
+    pub read: OpKindSummary,
+    /// SOML reads (their `transactions` are the partial reads they combined).
+    pub soml_read: OpKindSummary,
+    /// Page programs.
+    pub program: OpKindSummary,
+    /// Block erases.
+    pub erase: OpKindSummary,
+    /// Partial-block erases.
+    pub partial_erase: OpKindSummary,
+    /// Copybacks.
+    pub copy_back: OpKindSummary,
+    /// All kinds together.
+    pub all: OpKindSummary,
+}
+
+impl FlashOps {
+    /// The kinds with their names, in report order (without `all`).
+    pub fn kinds(&self) -> [(&'static str, &OpKindSummary); 6] {
+        [
+            ("read", &self.read),
+            ("soml read", &self.soml_read),
+            ("program", &self.program),
+            ("erase", &self.erase),
+            ("partial erase", &self.partial_erase),
+            ("copyback", &self.copy_back),
+        ]
     }
 }
 
@@ -204,8 +714,9 @@ mod tests {
         let s = h.summary();
         assert_eq!(s.count, 1000);
         assert_eq!(s.mean_ns, 500_500.0);
-        assert!((s.p50_ns as i64 - 500_000).abs() <= 500, "{}", s.p50_ns);
-        assert!((s.p99_ns as i64 - 990_000).abs() <= 1000, "{}", s.p99_ns);
+        let p = |q: f64| s.percentile(q).unwrap() as i64;
+        assert!((p(50.0) - 500_000).abs() <= 500, "{}", p(50.0));
+        assert!((p(99.0) - 990_000).abs() <= 1000, "{}", p(99.0));
         assert!((s.max_ns as i64 - 1_000_000).abs() <= 1000);
     }
 
@@ -218,12 +729,15 @@ mod tests {
         h.record(Nanos(1_234_567));
         let s = h.summary();
         assert_eq!((s.min_ns, s.max_ns), (87_591, 1_234_567));
-        assert!(s.p50_ns >= s.min_ns && s.p99_999_ns <= s.max_ns);
+        assert!(s.percentile(50.0).unwrap() >= s.min_ns && s.percentile(99.999).unwrap() <= s.max_ns);
         let mut z = LatencyHist::default();
         z.record(Nanos(0));
         z.record(Nanos(0));
         let s = z.summary();
-        assert_eq!((s.min_ns, s.p50_ns, s.p99_ns, s.max_ns, s.mean_ns), (0, 0, 0, 0, 0.0));
+        assert_eq!(
+            (s.min_ns, s.percentile(50.0), s.percentile(99.0), s.max_ns, s.mean_ns),
+            (0, Some(0), Some(0), 0, 0.0)
+        );
         let m = LatencyHist::merged(&h, &z).summary();
         assert_eq!((m.min_ns, m.max_ns, m.count), (0, 1_234_567, 4));
     }
@@ -250,5 +764,182 @@ mod tests {
         assert_eq!(mv.mean, 5.0);
         assert_eq!(mv.variance, 4.0);
         assert_eq!(mv.max, 9);
+    }
+
+    #[test]
+    fn percentile_lists_are_checked() {
+        assert!(check_percentiles(&DEFAULT_PERCENTILES).is_ok());
+        assert!(check_percentiles(&[95.0, 97.0, 98.0, 99.0, 99.5, 99.9, 99.99, 99.999, 100.0]).is_ok());
+        for (bad, says) in [
+            (vec![], "empty"),
+            (vec![0.0], "(0, 100]"),
+            (vec![-1.0], "(0, 100]"),
+            (vec![100.5], "(0, 100]"),
+            (vec![f64::NAN], "(0, 100]"),
+            (vec![f64::INFINITY], "(0, 100]"),
+            (vec![99.0, 95.0], "strictly increasing"),
+            (vec![99.0, 99.0], "strictly increasing"),
+        ] {
+            let e = check_percentiles(&bad).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn quantiles_are_exact_decimals_and_keys_name_the_percentile() {
+        // The literals the report used before the list was configurable: the same
+        // quantiles give the same (golden) percentiles.
+        for (p, q) in [(50.0, 0.5), (90.0, 0.9), (95.0, 0.95), (99.0, 0.99), (99.9, 0.999), (99.99, 0.9999)] {
+            assert_eq!(quantile_of(p), q, "{p}");
+        }
+        assert_eq!(quantile_of(99.999), 0.99999);
+        assert_eq!(quantile_of(100.0), 1.0);
+        assert_eq!(quantile_of(0.001), 0.00001);
+        assert_ne!(99.9 / 100.0, 0.999, "the naive division is off by one bit");
+        assert_eq!(
+            [50.0, 99.5, 99.999, 100.0, 0.5].map(percentile_key),
+            ["p50_ns", "p99_5_ns", "p99_999_ns", "p100_ns", "p0_5_ns"]
+        );
+        assert_eq!(percentile_label(99.99), "p99.99");
+        for p in [50.0, 99.5, 99.999, 100.0, 0.5] {
+            assert_eq!(percentile_of_key(&percentile_key(p)), Some(p));
+        }
+        for not in ["p_ns", "p99_ns_", "p99__5_ns", "p9a_ns", "mean_ns", "p99_5_6_ns", "p99.5_ns"] {
+            assert_eq!(percentile_of_key(not), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn configured_percentiles_of_a_hand_built_histogram() {
+        // 1 .. 1000 ns: HDR buckets are exact below 2048, so every percentile is exact.
+        let mut h = LatencyHist::default();
+        for v in 1..=1000u64 {
+            h.record(Nanos(v));
+        }
+        let list = [95.0, 97.0, 98.0, 99.0, 99.5, 99.9, 99.99, 99.999, 100.0];
+        let s = h.summary_at(&list);
+        let got: Vec<u64> = s.percentiles.iter().map(|v| v.ns).collect();
+        // ceil(q × 1000)-th sample.
+        assert_eq!(got, [950, 970, 980, 990, 995, 999, 1000, 1000, 1000]);
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(
+            json,
+            "{\"count\":1000,\"mean_ns\":500.5,\"min_ns\":1,\"p95_ns\":950,\"p97_ns\":970,\"p98_ns\":980,\
+             \"p99_ns\":990,\"p99_5_ns\":995,\"p99_9_ns\":999,\"p99_99_ns\":1000,\"p99_999_ns\":1000,\
+             \"p100_ns\":1000,\"max_ns\":1000}"
+        );
+        // The default list gives exactly the fields of schema v2, in its order.
+        let json = serde_json::to_string(&h.summary()).unwrap();
+        let keys: Vec<&str> = json.split('"').skip(1).step_by(2).collect();
+        assert_eq!(
+            keys,
+            [
+                "count",
+                "mean_ns",
+                "min_ns",
+                "p50_ns",
+                "p90_ns",
+                "p95_ns",
+                "p99_ns",
+                "p99_9_ns",
+                "p99_99_ns",
+                "p99_999_ns",
+                "max_ns"
+            ]
+        );
+        // Above 2048 ns a value lands in a bucket at most 1/1024 of it wide: p99.999 of
+        // 100 ns .. 10 ms is within 0.1 % of the 99,999th sample.
+        let mut big = LatencyHist::default();
+        for v in 1..=100_000u64 {
+            big.record(Nanos(v * 100));
+        }
+        let p = big.percentile(99.999);
+        assert!((9_999_900..=9_999_900 + 9_999_900 / 1024).contains(&p), "{p}");
+        // With 10^5 samples p99.999 is the second-largest sample, not the maximum.
+        let mut tail = LatencyHist::default();
+        for _ in 0..99_999 {
+            tail.record(Nanos(1_000_000));
+        }
+        tail.record(Nanos(100_000_000));
+        let p = tail.percentile(99.999);
+        assert!((1_000_000..=1_000_000 + 1_000_000 / 1024).contains(&p), "{p}");
+        assert_eq!(tail.percentile(100.0), 100_000_000);
+    }
+
+    #[test]
+    fn op_mix_counts_by_kind_width_and_dies() {
+        let mut m = OpMix::default();
+        m.record(OpKind::Read, 1, 1, 1);
+        m.record(OpKind::Read, 2, 1, 2);
+        m.record(OpKind::Read, 2, 2, 4);
+        m.record(OpKind::Program, 4, 1, 4);
+        m.record(OpKind::Program, 16, 1, 16);
+        m.record(OpKind::SomlRead, 1, 1, 4);
+        m.record(OpKind::Erase, 1, 1, 0);
+        let r = m.report();
+        assert_eq!((r.read.ops, r.read.single_plane, r.read.multi_plane, r.read.multi_die), (3, 1, 2, 1));
+        assert_eq!(r.read.ops_by_planes[..3], [0, 1, 2]);
+        assert_eq!((r.read.transactions, r.read.txns_per_op), (7, 7.0 / 3.0));
+        assert_eq!((r.program.ops, r.program.single_plane, r.program.multi_plane), (2, 0, 2));
+        assert_eq!((r.program.ops_by_planes[4], r.program.ops_by_planes[16]), (1, 1));
+        assert_eq!((r.soml_read.ops, r.soml_read.transactions, r.soml_read.txns_per_op), (1, 4, 4.0));
+        assert_eq!((r.erase.ops, r.erase.txns_per_op), (1, 0.0));
+        assert_eq!((r.copy_back.ops, r.copy_back.txns_per_op, r.partial_erase.ops), (0, 0.0, 0));
+        assert_eq!((r.all.ops, r.all.single_plane, r.all.multi_plane, r.all.multi_die), (7, 3, 4, 1));
+        assert_eq!((r.all.transactions, r.all.txns_per_op), (31, 31.0 / 7.0));
+        assert_eq!(m.ops(OpKind::Program), 2);
+        // The JSON names every kind.
+        let v = serde_json::to_value(&r).unwrap();
+        for k in OpKind::ALL {
+            assert!(v[k.name()].is_object(), "{}", k.name());
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "17 planes")]
+    fn op_mix_refuses_a_width_beyond_sixteen_planes() {
+        OpMix::default().record(OpKind::Program, 17, 1, 17);
+    }
+
+    #[test]
+    fn attribution_means_p99_and_the_unattributed_rest() {
+        let mut st = RequestStats::default();
+        st.complete(true, 4096, SimTime(0), SimTime(10), Nanos(0));
+        assert!(st.attribution().is_none(), "plain completions are not attributed");
+        let us = |v: u64| Nanos(v * 1000);
+        // 100 reads of 100 us: 10 queue (4 of it behind GC), 5 device wait, 20 transfer,
+        // 60 array, 5 unattributed; one of them also 50 us of suspension (150 us).
+        for i in 0..100u64 {
+            let a = Attribution {
+                queue_wait: us(10),
+                gc_blocked: us(4),
+                device_wait: us(5),
+                transfer: us(20),
+                array: us(60),
+                suspension: if i == 99 { us(50) } else { Nanos(0) },
+                dram: Nanos(0),
+            };
+            let rt = if i == 99 { 150_000 } else { 100_000 };
+            st.complete_attributed(true, 4096, SimTime(i * 1000), SimTime(i * 1000 + rt), us(10), &a);
+        }
+        // A write over-attributed: 30 us of components in a 20 us response.
+        let w = Attribution { dram: us(30), ..Attribution::default() };
+        st.complete_attributed(false, 4096, SimTime(0), SimTime(20_000), Nanos(0), &w);
+        let a = st.attribution().unwrap();
+        assert_eq!((a.read.count, a.write.count), (100, 1));
+        assert_eq!(st.read.count(), 101, "the response times count every read");
+        assert_eq!(a.read.queue_wait.mean_ns, 10_000.0);
+        assert_eq!(a.read.gc_blocked.mean_ns, 4_000.0);
+        assert_eq!(a.read.array.p99_ns, 60_000);
+        assert_eq!(a.read.unattributed.mean_ns, 5_000.0);
+        assert_eq!(
+            (a.read.suspension.mean_ns, a.read.suspension.p99_ns, a.read.suspension.max_ns),
+            (500.0, 0, 50_000)
+        );
+        assert_eq!(a.read.over_attributed, 0);
+        assert_eq!(
+            (a.write.dram.mean_ns, a.write.unattributed.max_ns, a.write.over_attributed),
+            (30_000.0, 0, 1)
+        );
     }
 }

@@ -50,7 +50,18 @@ fn resolve<'a>(root: &'a Value, s: &'a Value) -> &'a Value {
     }
 }
 
-/// Every object in `v` has exactly the properties its schema declares.
+/// True if `key` matches a `patternProperties` pattern of a schema object. The only
+/// pattern the report uses is the percentile field's, matched by `percentile_of_key`.
+fn pattern_matches(schema: &Value, key: &str) -> bool {
+    let Some(patterns) = schema.get("patternProperties").and_then(Value::as_object) else { return false };
+    patterns.keys().any(|p| {
+        assert_eq!(p, lamina_engine::stats::PERCENTILE_KEY_PATTERN, "a pattern this test cannot match");
+        lamina_engine::stats::percentile_of_key(key).is_some()
+    })
+}
+
+/// Every object in `v` has exactly the properties its schema declares (or matches one
+/// of its property patterns).
 fn check(root: &Value, schema: &Value, v: &Value, path: &str) {
     let schema = resolve(root, schema);
     if let Some(any) = schema.get("anyOf").and_then(Value::as_array) {
@@ -63,7 +74,7 @@ fn check(root: &Value, schema: &Value, v: &Value, path: &str) {
     }
     if let (Some(props), Value::Object(obj)) = (schema.get("properties").and_then(Value::as_object), v) {
         let mut want: Vec<&String> = props.keys().collect();
-        let mut got: Vec<&String> = obj.keys().collect();
+        let mut got: Vec<&String> = obj.keys().filter(|k| !pattern_matches(schema, k)).collect();
         want.sort();
         got.sort();
         assert_eq!(got, want, "fields of {path}");
@@ -73,21 +84,80 @@ fn check(root: &Value, schema: &Value, v: &Value, path: &str) {
     }
 }
 
+/// Version 3 only added fields: every field of v2 is a field (or matches a field
+/// pattern) of the same object in the current schema.
+#[test]
+fn the_current_schema_keeps_every_v2_field() {
+    let v2: Value = serde_json::from_str(
+        &std::fs::read_to_string(schema_path().with_file_name("v2.json"))
+            .expect("docs/report-schema/v2.json"),
+    )
+    .unwrap();
+    let now = generated();
+    let objects = |s: &Value| -> Vec<(String, Value)> {
+        let mut v = vec![("report".to_owned(), s.clone())];
+        v.extend(s["$defs"].as_object().unwrap().iter().map(|(k, d)| (k.clone(), d.clone())));
+        v
+    };
+    let current = objects(&now);
+    for (name, old) in objects(&v2) {
+        let new = &current.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("{name} was removed")).1;
+        for key in old["properties"].as_object().into_iter().flat_map(|p| p.keys()) {
+            let kept = new["properties"].get(key).is_some() || pattern_matches(new, key);
+            assert!(kept, "{name}.{key} of v2 is missing from v{SCHEMA_VERSION}");
+        }
+    }
+}
+
+/// The report of the demo trace on `mbm` with `sets` applied.
+fn demo_report(sets: &[&str]) -> Report {
+    let mut b = ConfigBuilder::new().preset("mbm").unwrap();
+    for s in sets {
+        b = b.set(s).unwrap();
+    }
+    let demo = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/demo.trace"));
+    lamina_engine::run_trace(&b.build().unwrap(), &demo).unwrap()
+}
+
+/// A configured percentile list gives exactly its fields, in every latency summary.
+#[test]
+fn a_configured_percentile_list_gives_its_fields() {
+    let report = demo_report(&["stats.percentiles=[95, 97, 98, 99, 99.5, 99.9, 99.99, 99.999]"]);
+    let json = report.to_json();
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let want = ["p95_ns", "p97_ns", "p98_ns", "p99_ns", "p99_5_ns", "p99_9_ns", "p99_99_ns", "p99_999_ns"];
+    for class in ["read", "write", "all", "read_wait", "write_wait", "all_wait"] {
+        let obj = v[class].as_object().unwrap();
+        let pct: Vec<&str> = obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| pattern_matches(&generated()["$defs"]["LatencySummary"], k))
+            .collect();
+        let mut sorted = want.to_vec();
+        sorted.sort();
+        assert_eq!(pct, sorted, "{class}");
+    }
+    // In the list's order in the JSON text, between min_ns and max_ns.
+    let read = &json[json.find("\"read\": {").unwrap()..];
+    let read = &read[..read.find('}').unwrap()];
+    let at = |k: &str| read.find(&format!("\"{k}\"")).unwrap_or_else(|| panic!("{k} in {read}"));
+    let order: Vec<usize> = ["min_ns"].iter().chain(&want).chain(&["max_ns"]).map(|k| at(k)).collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{read}");
+    let root = generated();
+    check(&root, &root, &v, "report");
+    // The text table shows every configured percentile.
+    let text = report.to_text();
+    let header = text.lines().find(|l| l.starts_with("response time (us)")).unwrap();
+    assert!(header.contains("p97") && header.contains("p99.5") && !header.contains("p50"), "{header}");
+}
+
 #[test]
 fn a_real_report_has_exactly_the_schemas_fields() {
-    let cfg = ConfigBuilder::new()
-        .preset("mbm")
-        .unwrap()
-        .set("buffer.size_bytes=1048576")
-        .unwrap()
-        .set("nand.geometry.blocks_per_plane=64")
-        .unwrap()
-        .set("precondition.fill_fraction=0.5")
-        .unwrap()
-        .build()
-        .unwrap();
-    let demo = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/demo.trace"));
-    let report = lamina_engine::run_trace(&cfg, &demo).unwrap();
+    let report = demo_report(&[
+        "buffer.size_bytes=1048576",
+        "nand.geometry.blocks_per_plane=64",
+        "precondition.fill_fraction=0.5",
+    ]);
     let v: Value = serde_json::from_str(&report.to_json()).unwrap();
     assert_eq!(v["schema_version"], SCHEMA_VERSION);
     assert!(v["precondition"].is_object());

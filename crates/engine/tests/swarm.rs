@@ -247,7 +247,7 @@ fn checker_catches_tampered_reports() {
     r.waf = Some(0.5);
     assert!(ids(&r).contains(&"waf.range"));
     let mut r = report.clone();
-    r.all.p50_ns = r.all.max_ns + 1;
+    r.all.percentiles.0[0].ns = r.all.max_ns + 1;
     assert!(ids(&r).contains(&"latency.monotone"));
     let mut r = report.clone();
     r.gc.pages_moved += 1;

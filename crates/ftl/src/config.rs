@@ -586,7 +586,8 @@ mod tests {
     /// accepts `ftl.allocation`, so the check runs against a table in which no kind does.
     #[test]
     fn a_kind_specific_option_is_rejected_under_other_kinds() {
-        let c = FtlConfig { allocation: Allocation::DieAligned, overprovisioning: 0.25, ..FtlConfig::default() };
+        let c =
+            FtlConfig { allocation: Allocation::DieAligned, overprovisioning: 0.25, ..FtlConfig::default() };
         assert!(check_kind_options(&c, KIND_OPTIONS).is_ok());
         let nobody = [KindOption { kinds: &[], ..KIND_OPTIONS[0] }];
         let e = check_kind_options(&c, &nobody).unwrap_err();
@@ -602,7 +603,8 @@ mod tests {
     #[test]
     fn ftl_kind_builds_the_ftl_it_names() {
         let g = geo(1, 1, 2, 2, 16, 8);
-        let c = FtlConfig { allocation: Allocation::DieAligned, overprovisioning: 0.25, ..FtlConfig::default() };
+        let c =
+            FtlConfig { allocation: Allocation::DieAligned, overprovisioning: 0.25, ..FtlConfig::default() };
         let ftl = FtlKind::Page.build(g.clone(), &c).unwrap();
         assert_eq!(ftl.write_constraint(crate::Lpn(0)), crate::WriteConstraint::Die);
         assert_eq!(ftl.logical_pages(), c.validate(&g).unwrap().logical_pages());

@@ -2,9 +2,15 @@
 //!
 //! * [`Ftl`] — the trait every FTL implements: mapping, allocation and GC decisions, no
 //!   time. The engine turns its decisions into timed NAND operations in the same order.
+//!   The write protocol: [`WriteConstraint`]s, park-and-retry on [`FtlError`], predicted
+//!   pages ([`Ftl::next_write_addr`]), all-or-nothing [`Ftl::write_group`]s, timed
+//!   [`Ftl::translation_reads`], GC jobs per plane whose steps are timed on the dies they
+//!   touch.
+//! * [`FtlKind::build`] — the one place `ftl.kind` selects an implementation.
 //! * [`PageFtl`] — the page-mapping baseline: static striping over channel/way/die/plane
-//!   in any of the 24 orders, one active block per plane, greedy per-plane GC, dynamic
-//!   wear levelling, lazily allocated tables.
+//!   in any of the 24 orders, one active block per plane (or die-aligned rows,
+//!   [`Allocation::DieAligned`]), greedy per-plane GC, dynamic wear levelling, lazily
+//!   allocated tables.
 //! * [`precondition()`] — untimed fill + random overwrites to GC steady state.
 //! * `testing` (cargo feature `testing`) — the model-based conformance harness: run it
 //!   against your own FTL, from proptest or from a fuzzer.
@@ -59,7 +65,8 @@ pub mod precondition;
 pub mod testing;
 
 pub use api::{
-    BlockInfo, FlashEffect, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, PageRange, WriteConstraint,
+    BlockInfo, FlashEffect, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, PageRange,
+    WriteConstraint,
 };
 pub use config::{
     Allocation, FtlConfig, FtlConfigError, FtlKind, GcThreshold, Level, StripeOrder, TieBreak,

@@ -221,7 +221,9 @@ impl PageFtl {
                 let ids = first..first + blocks_per_plane;
                 let (fifo, heap, free_set) = match (aligned, wl) {
                     (true, _) => (VecDeque::new(), BinaryHeap::new(), ids.map(|b| b as u64).collect()),
-                    (false, true) => (VecDeque::new(), ids.map(|b| Reverse(b as u64)).collect(), BTreeSet::new()),
+                    (false, true) => {
+                        (VecDeque::new(), ids.map(|b| Reverse(b as u64)).collect(), BTreeSet::new())
+                    }
                     (false, false) => (ids.collect(), BinaryHeap::new(), BTreeSet::new()),
                 };
                 PlaneState {
@@ -1145,6 +1147,9 @@ impl PageFtl {
             + self.blocks.len() * size_of::<BlockMeta>()
             + self.bucket_heads.len() * 4
             + self.planes.iter().map(|p| p.heap.capacity() * 8 + p.fifo.capacity() * 4).sum::<usize>()
+            // B-tree nodes: 8-byte keys plus about as much again in node overhead.
+            + self.planes.iter().map(|p| p.free_set.len() * 16).sum::<usize>()
+            + self.rows.len() * size_of::<Row>()
     }
 }
 

@@ -435,7 +435,14 @@ impl<F: Ftl> Harness<F> {
     /// Wrap a fresh FTL (nothing written yet).
     pub fn new(ftl: F) -> Harness<F> {
         let model = Model::new(&ftl);
-        Harness { ftl, model, dynamic_used: false, exact_write_addr: false, batched: None, scratch: Vec::new() }
+        Harness {
+            ftl,
+            model,
+            dynamic_used: false,
+            exact_write_addr: false,
+            batched: None,
+            scratch: Vec::new(),
+        }
     }
 
     /// Also require [`Ftl::next_write_addr`] to answer `Some` before every write that
@@ -470,7 +477,8 @@ impl<F: Ftl> Harness<F> {
         if let Some(prev) = self.batched.take() {
             self.model.batchable(prev, step)?;
         }
-        if let GcStep::Move { batch_with_next: true, .. } | GcStep::Erase { batch_with_next: true, .. } = step {
+        if let GcStep::Move { batch_with_next: true, .. } | GcStep::Erase { batch_with_next: true, .. } = step
+        {
             self.batched = Some(step);
         }
         self.model
@@ -537,7 +545,11 @@ impl<F: Ftl> Harness<F> {
     /// The page a write of `lpn` passed `plane` got must lie on that plane, or under
     /// [`WriteConstraint::Die`] on its die.
     fn check_page(&self, lpn: Lpn, plane: PlaneId, ppa: Ppa) -> Result<(), Violation> {
-        ensure!(ppa.0 < self.model.pages.len() as u64, "write of {lpn}: page {} is outside the device", ppa.0);
+        ensure!(
+            ppa.0 < self.model.pages.len() as u64,
+            "write of {lpn}: page {} is outside the device",
+            ppa.0
+        );
         let got = self.model.plane_of(ppa);
         let ok = match self.ftl.write_constraint(lpn) {
             WriteConstraint::Die => got / self.model.planes_per_die == plane.0 / self.model.planes_per_die,
@@ -692,10 +704,15 @@ impl<F: Ftl> Harness<F> {
                     let ppd = self.model.planes_per_die;
                     let blamed = writes.iter().find(|&&(_, p)| p == e.plane()).or_else(|| {
                         writes.iter().find(|&&(l, p)| {
-                            self.ftl.write_constraint(l) == WriteConstraint::Die && p.0 / ppd == e.plane().0 / ppd
+                            self.ftl.write_constraint(l) == WriteConstraint::Die
+                                && p.0 / ppd == e.plane().0 / ppd
                         })
                     });
-                    ensure!(blamed.is_some(), "write_group refused naming plane {}, which no write targets", e.plane().0);
+                    ensure!(
+                        blamed.is_some(),
+                        "write_group refused naming plane {}, which no write targets",
+                        e.plane().0
+                    );
                     // A group may be refused for want of room for all of its writes
                     // although GC is not needed: then the engine splits it.
                     let gc_helps = matches!(e, FtlError::MergeNeeded { .. }) || self.ftl.needs_gc(e.plane());
@@ -731,7 +748,10 @@ impl<F: Ftl> Harness<F> {
                 self.ftl.translation_reads(lpn, &mut self.scratch);
                 let pages = self.model.pages.len() as u64;
                 if let Some(p) = self.scratch.iter().find(|p| p.0 >= pages) {
-                    return Err(Violation(format!("translation read of {lpn} names page {}, outside the device", p.0)));
+                    return Err(Violation(format!(
+                        "translation read of {lpn} names page {}, outside the device",
+                        p.0
+                    )));
                 }
                 let got = self.ftl.lookup(lpn);
                 let want = self.model.location(lpn);

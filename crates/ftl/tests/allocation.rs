@@ -44,7 +44,11 @@ fn write(ftl: &mut dyn Ftl, lpn: Lpn) -> Ppa {
         match result {
             Ok(ppa) => {
                 let (b, page) = next.expect("the page FTL always knows the next page");
-                assert_eq!(ppa, Ppa(ftl.geometry().first_page(b).0 + page as u64), "next_write_addr of {lpn}");
+                assert_eq!(
+                    ppa,
+                    Ppa(ftl.geometry().first_page(b).0 + page as u64),
+                    "next_write_addr of {lpn}"
+                );
                 return ppa;
             }
             Err(e) => {
@@ -72,7 +76,8 @@ fn write_rows(ftl: &mut PageFtl, lpns: impl Iterator<Item = u64>) -> Vec<Ppa> {
 fn assert_rows_aligned(g: &Geometry, pages: &[Ppa]) {
     let p = g.planes_per_die() as usize;
     for (k, chunk) in pages.chunks_exact(p).enumerate() {
-        let planes: Vec<u32> = chunk.iter().map(|&x| g.plane_index_in_die(g.plane_of_block(g.block_of(x)))).collect();
+        let planes: Vec<u32> =
+            chunk.iter().map(|&x| g.plane_index_in_die(g.plane_of_block(g.block_of(x)))).collect();
         assert_eq!(planes, (0..p as u32).collect::<Vec<_>>(), "writes {}..: planes", k * p);
         let first = block_index_and_page(g, chunk[0]);
         for &x in chunk {
@@ -112,7 +117,9 @@ fn chunks(g: &Geometry, pages: &[Ppa]) -> Vec<Vec<(u32, (u32, u32))>> {
     pages
         .chunks_exact(p)
         .map(|c| {
-            c.iter().map(|&x| (g.plane_index_in_die(g.plane_of_block(g.block_of(x))), block_index_and_page(g, x))).collect()
+            c.iter()
+                .map(|&x| (g.plane_index_in_die(g.plane_of_block(g.block_of(x))), block_index_and_page(g, x)))
+                .collect()
         })
         .collect()
 }
@@ -420,4 +427,3 @@ fn next_write_addr_is_exact_for_every_plane_through_gc() {
         assert!(ftl.stats().erases > 50);
     }
 }
-

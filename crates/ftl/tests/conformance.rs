@@ -85,7 +85,8 @@ fn page_ftl_conforms_with_every_striping_order() {
     let g = geo(2, 2, 2, 2, 6, 2);
     for a in ALLOCATIONS {
         for order in StripeOrder::all() {
-            let cfg = FtlConfig { striping_order: order, overprovisioning: 0.5, allocation: a, ..small_cfg() };
+            let cfg =
+                FtlConfig { striping_order: order, overprovisioning: 0.5, allocation: a, ..small_cfg() };
             run_conformance(maker(g.clone(), cfg), &ConformanceConfig { hot_lpns: 40, ..conf(4, 200..400) });
         }
     }

@@ -379,6 +379,7 @@ impl Plan {
                 }
             }
             let cfg = b.build().with_context(what)?;
+            check_percentile_metrics(&spec.metrics, &cfg).with_context(what)?;
             cfg.nand.validate().with_context(what)?;
             cfg.trace.validate().with_context(what)?;
             let trace_pick = picks[0];
@@ -433,6 +434,36 @@ impl Plan {
         }
         Ok(Plan { info, runs: execs, warnings })
     }
+}
+
+/// A metric naming a percentile field (`read.p99_5_ns`) that the run's report will not
+/// have, because its `stats.percentiles` lacks that percentile: refused before any run.
+fn check_percentile_metrics(metrics: &[String], cfg: &SimConfig) -> anyhow::Result<()> {
+    use lamina_engine::stats::percentile_of_key;
+    const SUMMARIES: [&str; 6] = ["read", "write", "all", "read_wait", "write_wait", "all_wait"];
+    for m in metrics {
+        let Some((class, field)) = m.split_once('.') else { continue };
+        let Some(p) = percentile_of_key(field).filter(|_| SUMMARIES.contains(&class)) else { continue };
+        let list = &cfg.stats.percentiles;
+        if !list.contains(&p) {
+            let shown: Vec<String> = list.iter().map(f64::to_string).collect();
+            bail!(
+                "metric {m:?}: the report gives the percentiles of stats.percentiles ({}), which lacks {p}: \
+                 add it, e.g. `set = [\"stats.percentiles=[{}]\"]` in the spec",
+                shown.join(", "),
+                with_percentile(list, p)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `list` with `p` inserted in order, as TOML array items.
+fn with_percentile(list: &[f64], p: f64) -> String {
+    let mut v = list.to_vec();
+    v.push(p);
+    v.sort_by(f64::total_cmp);
+    v.iter().map(f64::to_string).collect::<Vec<_>>().join(", ")
 }
 
 impl PlanInfo {

@@ -42,8 +42,13 @@ fn metric(report: &serde_json::Value, path: &str, key: &str) -> anyhow::Result<C
             None => {
                 let here: Vec<&str> =
                     v.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+                let hint = if lamina_engine::stats::percentile_of_key(part).is_some() {
+                    "; percentile fields follow the run's stats.percentiles"
+                } else {
+                    ""
+                };
                 bail!(
-                    "metric {path:?}: the report of run {key} has no {part:?} (keys there: {})",
+                    "metric {path:?}: the report of run {key} has no {part:?} (keys there: {}{hint})",
                     here.join(", ")
                 );
             }
@@ -277,6 +282,9 @@ mod tests {
         // A metric the report lacks is an error naming it.
         let bad = PlanInfo { metrics: vec!["write.p42_ns".into()], ..plan };
         let e = build(&bad, &[rep(1.0), rep(1.0), rep(1.0), rep(1.0)]).err().unwrap().to_string();
-        assert!(e.contains("write.p42_ns") && e.contains("mean_ns"), "{e}");
+        assert!(
+            e.contains("write.p42_ns") && e.contains("mean_ns") && e.contains("stats.percentiles"),
+            "{e}"
+        );
     }
 }

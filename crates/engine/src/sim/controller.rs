@@ -9,7 +9,8 @@
 
 use lamina_ftl::{FtlError, WriteConstraint};
 use lamina_nand_model::{
-    BlockId, ChannelId, Command, DieId, Geometry, Lpn, PageAddr, PlaneId, Ppa, SimTime, SomlPart, Timing,
+    BlockId, ChannelId, Command, DieId, Geometry, Lpn, Nanos, PageAddr, PlaneId, Ppa, SimTime, SomlPart,
+    Timing,
 };
 use lamina_sched::{
     Choice, Decision, DeviceView, DieQueues, PendingOp, Placement, QueuedTxn, Slot, TxnKind, TxnScheduler,
@@ -17,6 +18,7 @@ use lamina_sched::{
 
 use super::{Event, NIL, RunError, Simulation};
 use crate::slab::Slab;
+use crate::stats::{Attribution, OpKind, OpMix};
 
 /// Most transactions one flash operation serves (multi-plane width and SOML parts are
 /// validated against it).
@@ -41,6 +43,10 @@ pub(crate) struct Txn {
     /// Read-modify-write read: the write waiting for it. Flush: its buffer slot.
     pub(crate) link: u32,
     pub(crate) seq: u64,
+    /// When it entered its die's queue, and the die's GC busy time until then (for the
+    /// time it spends blocked behind GC).
+    enq: SimTime,
+    gc_mark: u64,
 }
 
 impl Txn {
@@ -53,7 +59,20 @@ impl Txn {
         offset: u32,
         len: u32,
     ) -> Txn {
-        Txn { kind, lpn, req, die, plane, offset, len, partial: false, link: NIL, seq: 0 }
+        Txn {
+            kind,
+            lpn,
+            req,
+            die,
+            plane,
+            offset,
+            len,
+            partial: false,
+            link: NIL,
+            seq: 0,
+            enq: SimTime::ZERO,
+            gc_mark: 0,
+        }
     }
 
     fn queued(&self, id: u32) -> QueuedTxn {
@@ -77,6 +96,31 @@ pub(crate) struct Op {
     pub(crate) done: SimTime,
     txns: [u32; MAX_OP_TXNS],
     ntxns: u8,
+    /// Where its time went (for the transactions it serves): issue, device start, bus
+    /// and array time, and time added by reads suspending it.
+    issued: SimTime,
+    start: SimTime,
+    transfer: Nanos,
+    array: Nanos,
+    suspended: Nanos,
+}
+
+/// The phase times of a command that the attribution of its transactions needs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Phases {
+    start: SimTime,
+    transfer: Nanos,
+    array: Nanos,
+}
+
+impl Phases {
+    pub(crate) fn of(t: &lamina_nand_model::OpTiming) -> Phases {
+        Phases {
+            start: t.start,
+            transfer: t.bus_end.saturating_since(t.start) + t.data_out_end.saturating_since(t.data_out_start),
+            array: t.array_end.saturating_since(t.array_start),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -105,6 +149,18 @@ pub(crate) struct DieCtl {
     /// The head write found its plane out of free pages: writes wait until an operation
     /// of this die completes (GC frees space) instead of being retried at once.
     pub(crate) write_stalled: bool,
+    /// GC busy time of the die: the total of its GC operations before the latest, and
+    /// the latest's span (GC operations of a die run one after another).
+    gc_before: u64,
+    gc_last: (SimTime, SimTime),
+}
+
+impl DieCtl {
+    /// GC busy time of the die up to `t`.
+    fn gc_busy_until(&self, t: SimTime) -> u64 {
+        let (s, e) = self.gc_last;
+        self.gc_before + t.min(e).saturating_since(s).0
+    }
 }
 
 /// Counters of the controller layer: transactions by kind and what became of them.
@@ -148,6 +204,8 @@ pub(crate) struct Controller {
     /// Arrival order of transactions and GC jobs.
     pub(crate) seq: u64,
     pub(crate) counters: FlashCounters,
+    /// Flash commands by kind and width.
+    pub(crate) op_mix: OpMix,
     /// While a request (or a batch of flushes) is being queued for a batching
     /// scheduler: the dies that received transactions, in first-touch order, to be
     /// offered their work once the whole batch is queued.
@@ -178,6 +236,8 @@ impl Controller {
             pe_kind: PeKind::Program,
             writes_done: 0,
             write_stalled: false,
+            gc_before: 0,
+            gc_last: (SimTime::ZERO, SimTime::ZERO),
         });
         Controller {
             txns: Slab::default(),
@@ -190,6 +250,7 @@ impl Controller {
             recheck_at: SimTime::ZERO,
             seq: 0,
             counters: FlashCounters::default(),
+            op_mix: OpMix::default(),
             deferring: false,
             deferred: Vec::new(),
             deferred_mark: vec![false; geo.total_dies() as usize],
@@ -378,6 +439,8 @@ impl Simulation {
 
     pub(super) fn push_txn(&mut self, mut t: Txn) -> Result<(), RunError> {
         t.seq = self.ctl.next_seq();
+        t.enq = self.now;
+        t.gc_mark = self.ctl.dies[t.die.idx()].gc_busy_until(self.now);
         let die = t.die;
         let is_read = t.kind.is_read();
         let id = self.ctl.txns.insert(t);
@@ -504,19 +567,50 @@ impl Simulation {
     }
 
     /// Count a command issued on `die` now (multi-die interleaving statistics).
-    pub(super) fn note_command(&mut self, die: DieId) {
+    /// Count a command of `kind` over `planes` planes serving `txns` transactions,
+    /// issued on `die` now. A command joins a multi-die interleaved batch when another
+    /// die of its chip received a command at the same instant (it is counted with 2
+    /// dies; the batch's first command with 1).
+    pub(super) fn note_command(&mut self, die: DieId, kind: OpKind, planes: u32, txns: u32) {
         let chip = self.geo.chip_of_die(die);
         let last = &mut self.ctl.chip_last_issue[chip.idx()];
-        if last.0 == self.now && last.1 != die.0 {
+        let joined = last.0 == self.now && last.1 != die.0;
+        if joined {
             self.ctl.counters.interleaved_commands += 1;
         }
         *last = (self.now, die.0);
+        self.ctl.op_mix.record(kind, planes, if joined { 2 } else { 1 }, txns);
     }
 
-    pub(super) fn new_op(&mut self, die: DieId, done: SimTime, txns: &[u32], pe: Option<PeKind>) -> u32 {
+    /// A GC operation occupies `die` over `span` (for GC-blocked attribution).
+    pub(super) fn note_gc_busy(&mut self, die: DieId, start: SimTime, end: SimTime) {
+        let d = &mut self.ctl.dies[die.idx()];
+        let (s, e) = d.gc_last;
+        d.gc_before += e.saturating_since(s).0;
+        d.gc_last = (start.max(e), end.max(e));
+    }
+
+    pub(super) fn new_op(
+        &mut self,
+        die: DieId,
+        done: SimTime,
+        txns: &[u32],
+        pe: Option<PeKind>,
+        ph: Phases,
+    ) -> u32 {
         let mut arr = [NIL; MAX_OP_TXNS];
         arr[..txns.len()].copy_from_slice(txns);
-        let op = self.ctl.ops.insert(Op { die, done, txns: arr, ntxns: txns.len() as u8 });
+        let op = self.ctl.ops.insert(Op {
+            die,
+            done,
+            txns: arr,
+            ntxns: txns.len() as u8,
+            issued: self.now,
+            start: ph.start,
+            transfer: ph.transfer,
+            array: ph.array,
+            suspended: Nanos(0),
+        });
         let d = &mut self.ctl.dies[die.idx()];
         d.unfinished += 1;
         if let Some(k) = pe {
@@ -533,6 +627,7 @@ impl Simulation {
             assert!(pe != NIL, "device suspended an op the engine does not know");
             let op = self.ctl.ops.get_mut(pe);
             assert_eq!(op.done, s.old_done, "suspended op completion mismatch");
+            op.suspended += s.new_done.saturating_since(s.old_done);
             op.done = s.new_done;
             self.events.push(s.new_done, Event::OpDone { op: pe });
         }
@@ -558,7 +653,11 @@ impl Simulation {
             if tx.kind == TxnKind::Read {
                 self.host.unwritten_reads += 1;
             }
-            self.after_txn(tx)?;
+            let a = Attribution {
+                queue_wait: self.now.saturating_since(self.arrival_of(tx.req)),
+                ..Attribution::default()
+            };
+            self.after_txn(tx, &a)?;
             return Ok(false);
         };
         let a = self.geo.addr(ppa);
@@ -651,8 +750,9 @@ impl Simulation {
             }
             self.mark_start(req);
         }
-        self.note_command(die);
-        self.new_op(die, timing.done, &ids, None);
+        let kind = if matches!(cmd, Command::SomlRead { .. }) { OpKind::SomlRead } else { OpKind::Read };
+        self.note_command(die, kind, if kind == OpKind::SomlRead { 1 } else { n as u32 }, n as u32);
+        self.new_op(die, timing.done, &ids, None, Phases::of(&timing));
         self.ctl.addrs = addrs;
         self.ctl.ids = ids;
         Ok(true)
@@ -771,8 +871,8 @@ impl Simulation {
             let req = self.ctl.txns.get(t).req;
             self.mark_start(req);
         }
-        self.note_command(die);
-        self.new_op(die, timing.done, ids, Some(PeKind::Program));
+        self.note_command(die, OpKind::Program, ids.len() as u32, ids.len() as u32);
+        self.new_op(die, timing.done, ids, Some(PeKind::Program), Phases::of(&timing));
         for &ppa in ppas {
             self.maybe_start_gc(self.geo.plane_of_block(self.geo.block_of(ppa)));
         }
@@ -874,7 +974,19 @@ impl Simulation {
         }
         for &t in &o.txns[..o.ntxns as usize] {
             let tx = self.ctl.txns.remove(t);
-            self.after_txn(tx)?;
+            let d = &self.ctl.dies[tx.die.idx()];
+            let arrival = if tx.req == NIL { o.issued } else { self.host.reqs.get(tx.req).arrival };
+            let a = Attribution {
+                queue_wait: o.issued.saturating_since(arrival),
+                device_wait: o.start.saturating_since(o.issued),
+                transfer: o.transfer,
+                array: o.array,
+                gc_blocked: Nanos(d.gc_busy_until(o.issued).saturating_sub(tx.gc_mark))
+                    .min(o.issued.saturating_since(tx.enq)),
+                suspension: o.suspended,
+                dram: Nanos(0),
+            };
+            self.after_txn(tx, &a)?;
         }
         self.dispatch(o.die, false)?;
         if !self.ctl.undecided.is_empty() {
@@ -884,9 +996,9 @@ impl Simulation {
     }
 
     /// Bookkeeping when a transaction's flash work is done.
-    fn after_txn(&mut self, tx: Txn) -> Result<(), RunError> {
+    fn after_txn(&mut self, tx: Txn, a: &Attribution) -> Result<(), RunError> {
         match tx.kind {
-            TxnKind::Read | TxnKind::Write => self.finish_sub(tx.req, 1),
+            TxnKind::Read | TxnKind::Write => self.finish_sub(tx.req, 1, a),
             TxnKind::RmwRead => {
                 let w = tx.link;
                 let wd = self.ctl.txns.get(w).die;

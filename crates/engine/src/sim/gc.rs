@@ -8,8 +8,9 @@ use lamina_ftl::GcStep;
 use lamina_nand_model::{Command, DieId, Geometry, PageAddr, PlaneId};
 use lamina_sched::GcJobRef;
 
-use super::controller::PeKind;
+use super::controller::{PeKind, Phases};
 use super::{RunError, Simulation, pb_of_range};
+use crate::stats::OpKind;
 
 /// The GC driver's state.
 pub(crate) struct GcDriver {
@@ -149,11 +150,13 @@ impl Simulation {
                     tags[i] = self.device.tag(self.geo.ppa(from)).unwrap_or(0);
                 }
                 let (from_die, to_die) = (self.geo.die_id(a[0]), self.geo.die_id(b[0]));
-                let done = if copyback {
-                    self.device
+                let (first, done) = if copyback {
+                    let t = self
+                        .device
                         .issue(self.now, &Command::CopyBack { from: &a[..n], to: &b[..n] })
-                        .map_err(|e| self.nand(e))?
-                        .done
+                        .map_err(|e| self.nand(e))?;
+                    self.note_command(from_die, OpKind::CopyBack, n as u32, 0);
+                    (t, t.done)
                 } else {
                     let ps = self.page_size;
                     let r = self
@@ -162,6 +165,7 @@ impl Simulation {
                         .map_err(|e| self.nand(e))?;
                     self.note_suspension(&r);
                     self.ctl.counters.gc_reads += n as u64;
+                    self.note_command(from_die, OpKind::Read, n as u32, 0);
                     let not_before = if to_die == from_die { self.now } else { r.done };
                     let p = self
                         .device
@@ -171,15 +175,19 @@ impl Simulation {
                             &Command::Program { pages: &b[..n], tags: &tags[..n] },
                         )
                         .map_err(|e| self.nand(e))?;
+                    self.note_command(to_die, OpKind::Program, n as u32, 0);
                     if to_die != from_die {
                         // The read occupies its own die until its data is out.
-                        self.new_op(from_die, r.done, &[], None);
+                        self.note_gc_busy(from_die, r.start, r.done);
+                        self.new_op(from_die, r.done, &[], None, Phases::of(&r));
+                        (p, p.done)
+                    } else {
+                        (r, p.done)
                     }
-                    p.done
                 };
                 self.ctl.dies[to_die.idx()].writes_done += n as u64;
-                self.note_command(from_die);
-                self.new_op(to_die, done, &[], Some(PeKind::Program));
+                self.note_gc_busy(to_die, first.start, done);
+                self.new_op(to_die, done, &[], Some(PeKind::Program), Phases::of(&first));
             }
             Work::Erase { .. } => {
                 for (i, s) in group.iter().enumerate() {
@@ -191,8 +199,9 @@ impl Simulation {
                     .device
                     .issue(self.now, &Command::Erase { blocks: &a[..n] })
                     .map_err(|e| self.nand(e))?;
-                self.note_command(die);
-                self.new_op(die, t.done, &[], Some(PeKind::Erase));
+                self.note_command(die, OpKind::Erase, n as u32, 0);
+                self.note_gc_busy(die, t.start, t.done);
+                self.new_op(die, t.done, &[], Some(PeKind::Erase), Phases::of(&t));
             }
             Work::PartialErase { block, pb } => {
                 let die = self.geo.die_id(block);
@@ -200,8 +209,9 @@ impl Simulation {
                     .device
                     .issue(self.now, &Command::PartialErase { block, pb })
                     .map_err(|e| self.nand(e))?;
-                self.note_command(die);
-                self.new_op(die, t.done, &[], Some(PeKind::Erase));
+                self.note_command(die, OpKind::PartialErase, 1, 0);
+                self.note_gc_busy(die, t.start, t.done);
+                self.new_op(die, t.done, &[], Some(PeKind::Erase), Phases::of(&t));
             }
         }
         Ok(())

@@ -11,7 +11,7 @@ use super::{Completion, Event, NIL, RunError, Simulation};
 use crate::buffer::{self, Put, WriteBuffer};
 use crate::config::{HostMode, SimConfig};
 use crate::slab::Slab;
-use crate::stats::RequestStats;
+use crate::stats::{Attribution, RequestStats};
 use crate::trace::{IoOp, IoRequest};
 
 /// A host request being served.
@@ -25,6 +25,12 @@ pub(crate) struct Request {
     pub(crate) last_start: SimTime,
     /// Index in submission order.
     pub(crate) id: u64,
+    /// First logical page (for the latency log).
+    pub(crate) lpn: u64,
+    /// When its latest controller-DRAM access started.
+    pub(crate) dram_start: SimTime,
+    /// Where the response time of its latest-completing part went.
+    pub(crate) attr: Attribution,
 }
 
 /// How one page of a host request is served when it is admitted.
@@ -107,6 +113,7 @@ impl Simulation {
     }
 
     fn admit(&mut self, r: IoRequest) -> Result<(), RunError> {
+        let first_lpn = self.wrap(r.offset_bytes / self.page_size as u64);
         let h = &mut self.host;
         h.admitted += 1;
         h.peak_outstanding = h.peak_outstanding.max(h.admitted);
@@ -123,6 +130,9 @@ impl Simulation {
             remaining: npages,
             last_start: self.now,
             id,
+            lpn: first_lpn,
+            dram_start: self.now,
+            attr: Attribution::default(),
         });
         let (mut instant, mut dram_pages, mut dram_bytes) = (0u32, 0u32, 0u64);
         let batch = self.begin_batch();
@@ -178,7 +188,7 @@ impl Simulation {
             self.events.push(done, Event::DramDone { req, pages: dram_pages });
         }
         if instant > 0 {
-            self.finish_sub(req, instant)?;
+            self.finish_sub(req, instant, &Attribution::default())?;
         }
         Ok(())
     }
@@ -196,6 +206,7 @@ impl Simulation {
         if start > r.last_start {
             r.last_start = start;
         }
+        r.dram_start = start;
         start + xfer + self.cfg.buffer.dram_latency
     }
 
@@ -313,7 +324,10 @@ impl Simulation {
             if ready > self.now {
                 self.events.push(ready, Event::DramDone { req, pages: 1 });
             } else {
-                self.finish_sub(req, 1)?;
+                // It waited for buffer space: all of it queueing.
+                let arrival = self.host.reqs.get(req).arrival;
+                let a = Attribution { queue_wait: self.now.since(arrival), ..Attribution::default() };
+                self.finish_sub(req, 1, &a)?;
             }
         }
         self.enqueue_flushes()
@@ -330,19 +344,36 @@ impl Simulation {
         }
     }
 
-    /// `n` pages of `req` are done; the request completes with its last page.
-    pub(super) fn finish_sub(&mut self, req: u32, n: u32) -> Result<(), RunError> {
+    /// `pages` pages of `req` finished their controller-DRAM access.
+    pub(super) fn dram_done(&mut self, req: u32, pages: u32) -> Result<(), RunError> {
+        let r = self.host.reqs.get(req);
+        let a = Attribution {
+            queue_wait: r.dram_start.saturating_since(r.arrival),
+            dram: self.now.saturating_since(r.dram_start),
+            ..Attribution::default()
+        };
+        self.finish_sub(req, pages, &a)
+    }
+
+    /// `n` pages of `req` are done, the last of them with attribution `attr`; the
+    /// request completes with its last page.
+    pub(super) fn finish_sub(&mut self, req: u32, n: u32, attr: &Attribution) -> Result<(), RunError> {
         let h = &mut self.host;
         let r = h.reqs.get_mut(req);
         r.remaining -= n;
+        // Parts complete in time order: the last one is the request's critical part.
+        r.attr = *attr;
         if r.remaining > 0 {
             return Ok(());
         }
         let r = h.reqs.remove(req);
         let wait = r.last_start.since(r.arrival);
+        if let Some(log) = self.latency_log.as_mut() {
+            log.record(r.arrival, r.op, r.bytes, r.lpn, self.now.since(r.arrival), wait);
+        }
         match r.op {
-            IoOp::Read => h.stats.complete(true, r.bytes, r.arrival, self.now, wait),
-            IoOp::Write => h.stats.complete(false, r.bytes, r.arrival, self.now, wait),
+            IoOp::Read => h.stats.complete_attributed(true, r.bytes, r.arrival, self.now, wait, &r.attr),
+            IoOp::Write => h.stats.complete_attributed(false, r.bytes, r.arrival, self.now, wait, &r.attr),
             IoOp::Trim => {
                 h.stats.trims += 1;
                 if self.now > h.stats.last_completion {

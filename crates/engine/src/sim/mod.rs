@@ -148,6 +148,8 @@ pub struct Simulation {
     pub(crate) baseline: Option<(lamina_ftl::FtlStats, lamina_nand_model::DeviceStats)>,
     page_size: u32,
     logical_pages: u64,
+    /// Per-request CSV log (`--latency-log`), if any.
+    pub(crate) latency_log: Option<crate::latency_log::LatencyLog>,
 }
 
 impl Simulation {
@@ -179,6 +181,7 @@ impl Simulation {
             baseline: None,
             page_size,
             logical_pages,
+            latency_log: None,
         }
     }
 
@@ -366,7 +369,7 @@ impl Simulation {
                 }
                 self.op_done(op)
             }
-            Event::DramDone { req, pages } => self.finish_sub(req, pages),
+            Event::DramDone { req, pages } => self.dram_done(req, pages),
             Event::Recheck => {
                 if self.ctl.recheck_at == self.now {
                     self.ctl.recheck_at = SimTime::ZERO;

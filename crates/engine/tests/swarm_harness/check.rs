@@ -239,8 +239,10 @@ fn latency_shapes(r: &Report, out: &mut Vec<Violation>) {
 }
 
 fn shape(name: &str, l: &LatencySummary, out: &mut Vec<Violation>) {
-    let p =
-        [l.min_ns, l.p50_ns, l.p90_ns, l.p95_ns, l.p99_ns, l.p99_9_ns, l.p99_99_ns, l.p99_999_ns, l.max_ns];
+    let p: Vec<u64> = std::iter::once(l.min_ns)
+        .chain(l.percentiles.iter().map(|v| v.ns))
+        .chain(std::iter::once(l.max_ns))
+        .collect();
     ensure!(
         out,
         "latency.monotone",
