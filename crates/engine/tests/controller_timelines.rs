@@ -212,3 +212,83 @@ fn stepping_api_matches_run() {
         assert!(b.submit(req(0, IoOp::Read, 0, PAGE)).is_err());
     }
 }
+
+/// A page FTL whose translation step reads the spare area of the page it maps to
+/// (NFTL-style: the mapping is known only after the spare area is read).
+struct SpareAreaFtl {
+    inner: lamina_ftl::PageFtl,
+}
+
+impl lamina_ftl::Ftl for SpareAreaFtl {
+    fn geometry(&self) -> &lamina_nand_model::Geometry {
+        self.inner.geometry()
+    }
+    fn logical_pages(&self) -> u64 {
+        self.inner.logical_pages()
+    }
+    fn lookup(&self, lpn: lamina_ftl::Lpn) -> Option<lamina_nand_model::Ppa> {
+        self.inner.lookup(lpn)
+    }
+    fn translation_reads(&self, lpn: lamina_ftl::Lpn, out: &mut Vec<lamina_nand_model::Ppa>) {
+        out.extend(self.inner.lookup(lpn));
+    }
+    fn static_plane(&self, lpn: lamina_ftl::Lpn) -> lamina_nand_model::PlaneId {
+        self.inner.static_plane(lpn)
+    }
+    fn write(
+        &mut self,
+        lpn: lamina_ftl::Lpn,
+        plane: lamina_nand_model::PlaneId,
+    ) -> Result<lamina_nand_model::Ppa, lamina_ftl::FtlError> {
+        self.inner.write(lpn, plane)
+    }
+    fn trim(&mut self, lpn: lamina_ftl::Lpn) -> Option<lamina_nand_model::Ppa> {
+        self.inner.trim(lpn)
+    }
+    fn needs_gc(&self, plane: lamina_nand_model::PlaneId) -> bool {
+        self.inner.needs_gc(plane)
+    }
+    fn gc_in_progress(&self, plane: lamina_nand_model::PlaneId) -> bool {
+        self.inner.gc_in_progress(plane)
+    }
+    fn gc_begin(&mut self, plane: lamina_nand_model::PlaneId) -> Option<lamina_ftl::GcJob> {
+        self.inner.gc_begin(plane)
+    }
+    fn gc_step(&mut self, plane: lamina_nand_model::PlaneId) -> lamina_ftl::GcStep {
+        self.inner.gc_step(plane)
+    }
+    fn free_blocks(&self, plane: lamina_nand_model::PlaneId) -> u32 {
+        self.inner.free_blocks(plane)
+    }
+    fn page_counts(&self, plane: lamina_nand_model::PlaneId) -> lamina_ftl::PageCounts {
+        self.inner.page_counts(plane)
+    }
+    fn page_lpn(&self, ppa: lamina_nand_model::Ppa) -> Option<lamina_ftl::Lpn> {
+        self.inner.page_lpn(ppa)
+    }
+    fn block_info(&self, block: lamina_nand_model::BlockId) -> lamina_ftl::BlockInfo {
+        self.inner.block_info(block)
+    }
+    fn stats(&self) -> lamina_ftl::FtlStats {
+        self.inner.stats()
+    }
+    fn can_write(&self, plane: lamina_nand_model::PlaneId) -> bool {
+        self.inner.can_write(plane)
+    }
+}
+
+#[test]
+fn translation_reads_cost_flash_time_before_the_data_read() {
+    // The read of LPN 0 first reads the spare area of its page (64 B out), then the data.
+    let cfg = config("");
+    let geo = cfg.nand.validate().unwrap().geometry().clone();
+    let inner = lamina_ftl::PageFtl::new(geo, &cfg.ftl).unwrap();
+    let mut sim = SimulationBuilder::new(cfg).ftl(Box::new(SpareAreaFtl { inner })).build().unwrap();
+    sim.prefill(std::iter::once(Ok(req(0, IoOp::Read, 0, PAGE)))).unwrap();
+    sim.submit(req(0, IoOp::Read, 0, PAGE)).unwrap();
+    sim.drain().unwrap();
+    let mut done = Vec::new();
+    sim.take_completions(&mut done);
+    let spare = T_CMD + T_R + 64;
+    assert_eq!(response(&done[0]), spare + T_CMD + T_R + XFER_PAGE);
+}

@@ -47,6 +47,10 @@ pub(crate) struct Txn {
     /// time it spends blocked behind GC).
     enq: SimTime,
     gc_mark: u64,
+    /// Reads: spare-area reads the FTL's translation still waits for (0 = none left),
+    /// and whether the translation step is done.
+    translating: u8,
+    translated: bool,
 }
 
 impl Txn {
@@ -72,6 +76,8 @@ impl Txn {
             seq: 0,
             enq: SimTime::ZERO,
             gc_mark: 0,
+            translating: 0,
+            translated: false,
         }
     }
 
@@ -103,7 +109,14 @@ pub(crate) struct Op {
     transfer: Nanos,
     array: Nanos,
     suspended: Nanos,
+    /// A spare-area read of the FTL's translation step for the read transaction
+    /// `txns[0]` (which is not complete when this op is).
+    translation: bool,
 }
+
+/// Bytes of a spare-area (OOB) read of the FTL's translation step: the slice of the
+/// spare area where an FTL keeps a page's logical address and sequence number.
+pub(crate) const SPARE_READ_BYTES: u32 = 64;
 
 /// The phase times of a command that the attribution of its transactions needs.
 #[derive(Clone, Copy, Debug)]
@@ -187,6 +200,8 @@ pub struct FlashCounters {
     /// Multi-plane programs the scheduler planned that the FTL's allocation broke up
     /// (pages not at one block and page offset).
     pub misaligned_groups: u64,
+    /// Spare-area reads issued for the FTL's translation step (NFTL-style lookups).
+    pub translation_reads: u64,
 }
 
 /// The controller room.
@@ -610,6 +625,7 @@ impl Simulation {
             transfer: ph.transfer,
             array: ph.array,
             suspended: Nanos(0),
+            translation: false,
         });
         let d = &mut self.ctl.dies[die.idx()];
         d.unfinished += 1;
@@ -671,6 +687,11 @@ impl Simulation {
             self.dispatch(at_die, true)?;
             return Ok(false);
         }
+        if !tx.translated && self.start_translation(die, picks[0], anchor_id)? {
+            // Issued something on this die (its spare-area reads), or nothing here.
+            return Ok(self.ctl.dies[die.idx()].unfinished > 0);
+        }
+        let q = &self.ctl.dies[die.idx()].queues.reads;
         // Gather the members: the anchor, then each pick the device accepts with it.
         let mut members = [0u32; MAX_OP_TXNS]; // positions in `picks`
         let mut addrs = std::mem::take(&mut self.ctl.addrs);
@@ -684,6 +705,9 @@ impl Simulation {
                 break;
             }
             let t = *self.ctl.txns.get(q[p as usize].id);
+            if !t.translated && self.needs_translation(t.lpn) {
+                continue; // it joins once its translation step is done
+            }
             let Some(pp) = self.ftl.lookup(Lpn(t.lpn)) else { continue };
             let b = self.geo.addr(pp);
             if self.geo.die_id(b) != die {
@@ -758,6 +782,64 @@ impl Simulation {
         Ok(true)
     }
 
+    /// True if the FTL must read spare areas before it can translate `lpn`.
+    fn needs_translation(&self, lpn: u64) -> bool {
+        // An empty Vec does not allocate: FTLs without translation reads cost nothing.
+        let mut pages = Vec::new();
+        self.ftl.translation_reads(Lpn(lpn), &mut pages);
+        !pages.is_empty()
+    }
+
+    /// The FTL's timed translation step for read `t` (at position `pos` of `die`'s read
+    /// queue): if it must read spare areas first, issue those reads (each a
+    /// `SPARE_READ_BYTES` read of its page, on the page's die), take the read out of the
+    /// queue until they complete, and return true.
+    fn start_translation(&mut self, die: DieId, pos: u32, t: u32) -> Result<bool, RunError> {
+        let mut pages = std::mem::take(&mut self.ctl.ppas);
+        pages.clear();
+        let lpn = self.ctl.txns.get(t).lpn;
+        self.ftl.translation_reads(Lpn(lpn), &mut pages);
+        if pages.is_empty() {
+            self.ctl.txns.get_mut(t).translated = true;
+            self.ctl.ppas = pages;
+            return Ok(false);
+        }
+        self.ctl.dies[die.idx()].queues.reads.remove(pos as usize);
+        let n = pages.len().min(u8::MAX as usize);
+        self.ctl.txns.get_mut(t).translating = n as u8;
+        let len = SPARE_READ_BYTES.min(self.page_size);
+        for &ppa in &pages[..n] {
+            let a = self.geo.addr(ppa);
+            let on = self.geo.die_id(a);
+            let timing = self
+                .device
+                .issue(self.now, &Command::Read { pages: &[a], offset_bytes: 0, len_bytes: len })
+                .map_err(|e| self.nand(e))?;
+            self.note_suspension(&timing);
+            self.ctl.counters.translation_reads += 1;
+            self.note_command(on, OpKind::Read, 1, 0);
+            let op = self.new_op(on, timing.done, &[t], None, Phases::of(&timing));
+            self.ctl.ops.get_mut(op).translation = true;
+        }
+        self.mark_start(self.ctl.txns.get(t).req);
+        self.ctl.ppas = pages;
+        Ok(true)
+    }
+
+    /// A spare-area read of read `t`'s translation completed; after the last, the read
+    /// goes back to the head of its die's queue, translated.
+    fn translation_read_done(&mut self, t: u32) -> Result<(), RunError> {
+        let x = self.ctl.txns.get_mut(t);
+        x.translating -= 1;
+        if x.translating > 0 {
+            return Ok(());
+        }
+        x.translated = true;
+        let die = x.die;
+        self.requeue_front(t);
+        self.dispatch(die, true)
+    }
+
     // ------------------------------------------------------------------ writes
 
     /// Issue the writes `picks` (positions in the die's write queue) describe: one
@@ -791,12 +873,28 @@ impl Simulation {
         }
         let mut ids = std::mem::take(&mut self.ctl.ids);
         take_picks(&mut self.ctl.dies[die.idx()].queues.writes, &pos[..n], &mut ids);
-        // Allocate: the anchor first (a refusal takes the full-plane path); a refused
-        // joiner goes back to its queue.
+        // Allocate. A group goes to the FTL as one all-or-nothing write group (an FTL
+        // may need the whole group to place it aligned); if it refuses, the anchor is
+        // written alone (a refusal then takes the full-plane path) and the joiners go
+        // back to their queue.
         let mut ppas = std::mem::take(&mut self.ctl.ppas);
         ppas.clear();
-        let mut kept = 0;
-        for i in 0..ids.len() {
+        if ids.len() > 1 {
+            let mut group = [(Lpn(0), PlaneId(0)); MAX_OP_TXNS];
+            for (g, &t) in group.iter_mut().zip(ids.iter()) {
+                let x = self.ctl.txns.get(t);
+                *g = (Lpn(x.lpn), x.plane);
+            }
+            if self.ftl.write_group(&group[..ids.len()], &mut ppas).is_err() {
+                ppas.clear();
+                for &j in ids[1..].iter().rev() {
+                    self.requeue_front(j);
+                }
+                ids.truncate(1);
+            }
+        }
+        let mut kept = if ppas.is_empty() { 0 } else { ids.len() };
+        for i in kept..ids.len() {
             let t = ids[i];
             let x = *self.ctl.txns.get(t);
             match self.ftl.write(Lpn(x.lpn), x.plane) {
@@ -971,6 +1069,11 @@ impl Simulation {
         self.last_op_done = self.now;
         if d.pe_op == op {
             d.pe_op = NIL;
+        }
+        if o.translation {
+            self.translation_read_done(o.txns[0])?;
+            self.dispatch(o.die, false)?;
+            return Ok(());
         }
         for &t in &o.txns[..o.ntxns as usize] {
             let tx = self.ctl.txns.remove(t);
