@@ -366,6 +366,10 @@ impl DeviceView for View<'_> {
 /// `picks` order into `out`.
 fn take_picks(q: &mut std::collections::VecDeque<QueuedTxn>, picks: &[u32], out: &mut Vec<u32>) {
     out.clear();
+    if picks == [0] {
+        out.push(q.pop_front().expect("picked position in range").id);
+        return;
+    }
     if picks.len() == 1 {
         let t = q.remove(picks[0] as usize).expect("picked position in range");
         out.push(t.id);
