@@ -161,6 +161,17 @@ pub struct FlashReport {
     /// reclaim; a dynamic placement piled logical pages onto it) to the next plane with
     /// free blocks.
     pub full_plane_redirects: u64,
+    /// Reads re-queued on another die because GC or a write moved their page while they
+    /// were queued.
+    pub read_redirects: u64,
+    /// Host writes the FTL refused (no free page, merge needed) that waited for GC on
+    /// their plane and were retried (park-and-retry).
+    pub write_retries: u64,
+    /// Multi-plane programs the scheduler planned that the FTL's allocation broke into
+    /// several commands (pages not at one block and page offset).
+    pub misaligned_groups: u64,
+    /// Spare-area reads issued for the FTL's translation step before data reads.
+    pub translation_reads: u64,
 }
 
 /// Resource utilisation: busy time over the simulated span.
@@ -428,6 +439,24 @@ impl Report {
                 s,
                 "reads served from a queued first write's data: {}",
                 self.flash.pending_write_reads
+            );
+        }
+        let f = &self.flash;
+        if f.read_redirects
+            + f.write_retries
+            + f.misaligned_groups
+            + f.translation_reads
+            + f.full_plane_redirects
+            > 0
+        {
+            let _ = writeln!(
+                s,
+                "controller: read redirects {}   write retries {}   full-plane redirects {}   misaligned write groups {}   translation reads {}",
+                f.read_redirects,
+                f.write_retries,
+                f.full_plane_redirects,
+                f.misaligned_groups,
+                f.translation_reads
             );
         }
         if let Some(ops) = &self.flash_ops {

@@ -234,6 +234,7 @@ pub(crate) struct Controller {
     tags: Vec<u64>,
     ids: Vec<u32>,
     ppas: Vec<Ppa>,
+    parts: Vec<SomlPart>,
 }
 
 impl Controller {
@@ -274,6 +275,7 @@ impl Controller {
             tags: Vec::new(),
             ids: Vec::new(),
             ppas: Vec::new(),
+            parts: Vec::new(),
         }
     }
 
@@ -686,7 +688,11 @@ impl Simulation {
             // A write or GC moved the page to another die while the read was queued.
             self.ctl.dies[die.idx()].queues.reads.remove(picks[0] as usize);
             self.ctl.counters.read_redirects += 1;
-            self.ctl.txns.get_mut(anchor_id).die = at_die;
+            let mark = self.ctl.dies[at_die.idx()].gc_busy_until(self.now);
+            let m = self.ctl.txns.get_mut(anchor_id);
+            m.die = at_die;
+            // GC-blocked time counts from here on the die it now waits for.
+            m.gc_mark = mark;
             self.requeue_front(anchor_id);
             self.dispatch(at_die, true)?;
             return Ok(false);
@@ -703,7 +709,12 @@ impl Simulation {
         addrs.push(a);
         let mut n = 1;
         let mut planes = 1u64 << a.plane;
-        let mut parts = [SomlPart { page: a, offset_bytes: tx.offset, len_bytes: tx.len }; MAX_OP_TXNS];
+        // SOML parts (built only for a SOML read: a plain read's hot path stays small).
+        let mut parts = std::mem::take(&mut self.ctl.parts);
+        parts.clear();
+        if soml {
+            parts.push(SomlPart { page: a, offset_bytes: tx.offset, len_bytes: tx.len });
+        }
         for (k, &p) in picks.iter().enumerate().skip(1) {
             if n == MAX_OP_TXNS {
                 break;
@@ -720,14 +731,16 @@ impl Simulation {
             let fits = if soml {
                 // The device checks the SOML rules; the scheduler picked by them, the
                 // engine re-checks only what may have changed (the page's location).
-                b.plane == a.plane && parts[..n].iter().all(|x| x.page.block != b.block)
+                b.plane == a.plane && parts.iter().all(|x| x.page.block != b.block)
             } else {
                 b.block == a.block && b.page == a.page && planes >> b.plane & 1 == 0
             };
             if fits {
                 planes |= 1 << b.plane;
                 members[n] = k as u32;
-                parts[n] = SomlPart { page: b, offset_bytes: t.offset, len_bytes: t.len };
+                if soml {
+                    parts.push(SomlPart { page: b, offset_bytes: t.offset, len_bytes: t.len });
+                }
                 addrs.push(b);
                 n += 1;
             }
@@ -748,7 +761,7 @@ impl Simulation {
             }
         }
         let cmd = if soml && n > 1 {
-            Command::SomlRead { parts: &parts[..n] }
+            Command::SomlRead { parts: &parts }
         } else if n == 1 {
             let (off, len) =
                 if tx.kind == TxnKind::RmwRead { (0, self.page_size) } else { (tx.offset, tx.len) };
@@ -783,6 +796,7 @@ impl Simulation {
         self.new_op(die, timing.done, &ids, None, Phases::of(&timing));
         self.ctl.addrs = addrs;
         self.ctl.ids = ids;
+        self.ctl.parts = parts;
         Ok(true)
     }
 
@@ -1052,9 +1066,11 @@ impl Simulation {
         };
         self.ctl.counters.full_plane_redirects += 1;
         let die = self.geo.die_of_plane(q);
+        let mark = self.ctl.dies[die.idx()].gc_busy_until(self.now);
         let m = self.ctl.txns.get_mut(t);
         m.plane = q;
         m.die = die;
+        m.gc_mark = mark;
         self.requeue_front(t);
         if die != from {
             self.dispatch(die, false)?;

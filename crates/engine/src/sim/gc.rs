@@ -89,22 +89,37 @@ impl Simulation {
         let mut work = [Work::Erase { block: PageAddr::default() }; super::controller::MAX_OP_TXNS];
         let mut w = 0;
         for &plane in &planes[..n] {
-            let step = self.ftl.gc_step(plane);
-            match step {
-                GcStep::Done => self.gc_job_done(die, plane),
-                GcStep::Move { from, to, copyback, .. } => {
-                    work[w] = Work::Move { from: self.geo.addr(from), to: self.geo.addr(to), copyback };
-                    w += 1;
+            // A step the FTL marks `batch_with_next` is taken with the job's next step
+            // (an FTL's own multi-plane move or multi-block erase), while room remains.
+            loop {
+                let batch = match self.ftl.gc_step(plane) {
+                    GcStep::Done => {
+                        self.gc_job_done(die, plane);
+                        false
+                    }
+                    GcStep::Move { from, to, copyback, batch_with_next, .. } => {
+                        work[w] = Work::Move { from: self.geo.addr(from), to: self.geo.addr(to), copyback };
+                        w += 1;
+                        batch_with_next
+                    }
+                    GcStep::Erase { block, batch_with_next } => {
+                        work[w] = Work::Erase { block: self.geo.addr(self.geo.first_page(block)) };
+                        w += 1;
+                        batch_with_next
+                    }
+                    GcStep::PartialErase { block, range } => {
+                        let pb = pb_of_range(self.geo.pages_per_block(), range);
+                        work[w] = Work::PartialErase { block: self.geo.addr(self.geo.first_page(block)), pb };
+                        w += 1;
+                        false
+                    }
+                };
+                if !batch || w == work.len() {
+                    break;
                 }
-                GcStep::Erase { block, .. } => {
-                    work[w] = Work::Erase { block: self.geo.addr(self.geo.first_page(block)) };
-                    w += 1;
-                }
-                GcStep::PartialErase { block, range } => {
-                    let pb = pb_of_range(self.geo.pages_per_block(), range);
-                    work[w] = Work::PartialErase { block: self.geo.addr(self.geo.first_page(block)), pb };
-                    w += 1;
-                }
+            }
+            if w == work.len() {
+                break;
             }
         }
         if w == 0 {
