@@ -100,18 +100,27 @@ impl Txn {
 pub(crate) struct Op {
     pub(crate) die: DieId,
     pub(crate) done: SimTime,
-    txns: [u32; MAX_OP_TXNS],
+    /// The first transaction (NIL for GC work); with more than one, all of them are in
+    /// `Controller::op_txns[more]`. Kept small: the ops in flight stay in L1 cache.
+    txn: u32,
+    more: u32,
     ntxns: u8,
-    /// Where its time went (for the transactions it serves): issue, device start, bus
-    /// and array time, and time added by reads suspending it.
-    issued: SimTime,
-    start: SimTime,
-    transfer: Nanos,
-    array: Nanos,
-    suspended: Nanos,
-    /// A spare-area read of the FTL's translation step for the read transaction
-    /// `txns[0]` (which is not complete when this op is).
+    /// A spare-area read of the FTL's translation step for the read transaction `txn`
+    /// (which is not complete when this op is).
     translation: bool,
+    /// Where its time went (for the transactions it serves): issue, then the device's
+    /// start (ns after issue), bus and array time, and time added by reads suspending
+    /// it (ns, saturating at 4.29 s).
+    issued: SimTime,
+    start_after: u32,
+    transfer: u32,
+    array: u32,
+    suspended: u32,
+}
+
+#[inline]
+fn ns32(n: Nanos) -> u32 {
+    n.0.min(u32::MAX as u64) as u32
 }
 
 /// Bytes of a spare-area (OOB) read of the FTL's translation step: the slice of the
@@ -208,6 +217,8 @@ pub struct FlashCounters {
 pub(crate) struct Controller {
     pub(crate) txns: Slab<Txn>,
     pub(crate) ops: Slab<Op>,
+    /// The transactions of operations serving more than one (see [`Op::more`]).
+    op_txns: Slab<[u32; MAX_OP_TXNS]>,
     pub(crate) dies: Vec<DieCtl>,
     scheduler: Box<dyn TxnScheduler>,
     placement: Box<dyn Placement>,
@@ -258,6 +269,7 @@ impl Controller {
         Controller {
             txns: Slab::default(),
             ops: Slab::default(),
+            op_txns: Slab::default(),
             dies,
             scheduler,
             placement,
@@ -619,19 +631,25 @@ impl Simulation {
         pe: Option<PeKind>,
         ph: Phases,
     ) -> u32 {
-        let mut arr = [NIL; MAX_OP_TXNS];
-        arr[..txns.len()].copy_from_slice(txns);
+        let more = if txns.len() > 1 {
+            let mut arr = [NIL; MAX_OP_TXNS];
+            arr[..txns.len()].copy_from_slice(txns);
+            self.ctl.op_txns.insert(arr)
+        } else {
+            NIL
+        };
         let op = self.ctl.ops.insert(Op {
             die,
             done,
-            txns: arr,
+            txn: txns.first().copied().unwrap_or(NIL),
+            more,
             ntxns: txns.len() as u8,
-            issued: self.now,
-            start: ph.start,
-            transfer: ph.transfer,
-            array: ph.array,
-            suspended: Nanos(0),
             translation: false,
+            issued: self.now,
+            start_after: ns32(ph.start.saturating_since(self.now)),
+            transfer: ns32(ph.transfer),
+            array: ns32(ph.array),
+            suspended: 0,
         });
         let d = &mut self.ctl.dies[die.idx()];
         d.unfinished += 1;
@@ -649,7 +667,7 @@ impl Simulation {
             assert!(pe != NIL, "device suspended an op the engine does not know");
             let op = self.ctl.ops.get_mut(pe);
             assert_eq!(op.done, s.old_done, "suspended op completion mismatch");
-            op.suspended += s.new_done.saturating_since(s.old_done);
+            op.suspended = op.suspended.saturating_add(ns32(s.new_done.saturating_since(s.old_done)));
             op.done = s.new_done;
             self.events.push(s.new_done, Event::OpDone { op: pe });
         }
@@ -752,12 +770,14 @@ impl Simulation {
         }
         let mut ids = std::mem::take(&mut self.ctl.ids);
         take_picks(&mut self.ctl.dies[die.idx()].queues.reads, &pos[..n], &mut ids);
-        for (i, &t) in ids.iter().enumerate() {
-            let tx = *self.ctl.txns.get(t);
-            if tx.kind == TxnKind::Read {
-                let ppa = self.geo.ppa(addrs[i]);
-                let arrival = self.arrival_of(tx.req);
-                self.verifier.check(&self.device, tx.lpn, ppa, self.now, arrival)?;
+        if self.verifier.enabled() {
+            for (i, &t) in ids.iter().enumerate() {
+                let tx = *self.ctl.txns.get(t);
+                if tx.kind == TxnKind::Read {
+                    let ppa = self.geo.ppa(addrs[i]);
+                    let arrival = self.arrival_of(tx.req);
+                    self.verifier.check(&self.device, tx.lpn, ppa, self.now, arrival)?;
+                }
             }
         }
         let cmd = if soml && n > 1 {
@@ -1091,22 +1111,23 @@ impl Simulation {
             d.pe_op = NIL;
         }
         if o.translation {
-            self.translation_read_done(o.txns[0])?;
+            self.translation_read_done(o.txn)?;
             self.dispatch(o.die, false)?;
             return Ok(());
         }
-        for &t in &o.txns[..o.ntxns as usize] {
+        let all = if o.more == NIL { [o.txn; MAX_OP_TXNS] } else { self.ctl.op_txns.remove(o.more) };
+        for &t in &all[..o.ntxns as usize] {
             let tx = self.ctl.txns.remove(t);
             let d = &self.ctl.dies[tx.die.idx()];
             let arrival = if tx.req == NIL { o.issued } else { self.host.reqs.get(tx.req).arrival };
             let a = Attribution {
                 queue_wait: o.issued.saturating_since(arrival),
-                device_wait: o.start.saturating_since(o.issued),
-                transfer: o.transfer,
-                array: o.array,
+                device_wait: Nanos(o.start_after as u64),
+                transfer: Nanos(o.transfer as u64),
+                array: Nanos(o.array as u64),
                 gc_blocked: Nanos(d.gc_busy_until(o.issued).saturating_sub(tx.gc_mark))
                     .min(o.issued.saturating_since(tx.enq)),
-                suspension: o.suspended,
+                suspension: Nanos(o.suspended as u64),
                 dram: Nanos(0),
             };
             self.after_txn(tx, &a)?;

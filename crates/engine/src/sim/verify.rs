@@ -39,6 +39,12 @@ impl Verifier {
         Verifier { versions: enabled.then(|| LpnTable::new(logical_pages, 0u32)) }
     }
 
+    /// True in verify mode.
+    #[inline]
+    pub(crate) fn enabled(&self) -> bool {
+        self.versions.is_some()
+    }
+
     /// A flash program of host data for `lpn` is issued: returns the tag it carries (0
     /// when not verifying). Versions count flash programs of host data (direct writes
     /// and buffer flushes): a flash read must return the latest programmed version;
