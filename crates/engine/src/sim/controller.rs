@@ -931,8 +931,9 @@ impl Simulation {
                 ids.truncate(1);
             }
         }
-        let mut kept = if ppas.is_empty() { 0 } else { ids.len() };
-        for i in kept..ids.len() {
+        let first = if ppas.is_empty() { 0 } else { ids.len() };
+        let mut kept = first;
+        for i in first..ids.len() {
             let t = ids[i];
             let x = *self.ctl.txns.get(t);
             match self.ftl.write(Lpn(x.lpn), x.plane) {
