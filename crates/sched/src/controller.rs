@@ -195,6 +195,31 @@ pub trait TxnScheduler: Send {
     fn batches(&self) -> bool {
         true
     }
+
+    /// True if the scheduler chooses which waiting host request enters the device next
+    /// ([`TxnScheduler::admit`]); false: first come, first admitted.
+    fn reorders_admission(&self) -> bool {
+        false
+    }
+
+    /// Of the requests waiting for a device-queue slot (the host queue, oldest first;
+    /// at most `sched.window + 1` of them), the index of the one to admit now. Only
+    /// called when [`TxnScheduler::reorders_admission`] is true.
+    fn admit(&mut self, waiting: &[Waiting]) -> usize {
+        let _ = waiting;
+        0
+    }
+}
+
+/// A host request waiting for a device-queue slot (`host.queue_depth`), as a scheduler
+/// sees it when it reorders admission.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Waiting {
+    /// Logical pages it covers.
+    pub pages: u32,
+    /// Of them, pages whose die is idle now (reads: the die of the page's current
+    /// physical page; writes: the die of the LPN's static plane, before placement).
+    pub idle_pages: u32,
 }
 
 /// The options every scheduler is built from (config `[sched]`).
@@ -306,6 +331,7 @@ impl SchedulerKind {
                 window: p.window,
                 passed: Vec::new(),
                 scratch: Vec::new(),
+                admit_passed: 0,
             }),
         }
     }
@@ -613,6 +639,11 @@ impl TxnScheduler for MultiplaneScheduler {
 /// schedulers. The head of a queue is passed over (left out of the command) at most
 /// `window` times in a row; then it anchors the command: out-of-order service cannot
 /// starve it. A write with an older queued write of its page is never picked.
+///
+/// RIOS at the device queue: when `host.queue_depth` holds requests back, the request
+/// admitted next is, of the first `window + 1` waiting, the one with the largest share
+/// of its pages on idle dies (the oldest on a tie); the oldest waiting request is passed
+/// over at most `window` times in a row.
 pub struct SprinklerScheduler {
     arbiter: Box<dyn Arbiter>,
     gc: GcMode,
@@ -622,6 +653,8 @@ pub struct SprinklerScheduler {
     passed: Vec<[(u64, u32); 2]>,
     /// Scratch for evaluating candidate commands (allocated once).
     scratch: Vec<u32>,
+    /// How often the oldest waiting host request was passed over in a row.
+    admit_passed: u32,
 }
 
 impl SprinklerScheduler {
@@ -700,6 +733,33 @@ impl SprinklerScheduler {
 }
 
 impl TxnScheduler for SprinklerScheduler {
+    fn reorders_admission(&self) -> bool {
+        true
+    }
+
+    fn admit(&mut self, waiting: &[Waiting]) -> usize {
+        if waiting.is_empty() || self.admit_passed >= self.window {
+            self.admit_passed = 0;
+            return 0;
+        }
+        // Largest idle share p_i / n_i; compare p_i · n_j > p_j · n_i exactly.
+        let mut best = 0;
+        for (i, w) in waiting.iter().enumerate().skip(1) {
+            let b = &waiting[best];
+            if u64::from(w.idle_pages) * u64::from(b.pages.max(1))
+                > u64::from(b.idle_pages) * u64::from(w.pages.max(1))
+            {
+                best = i;
+            }
+        }
+        if best == 0 {
+            self.admit_passed = 0;
+        } else {
+            self.admit_passed += 1;
+        }
+        best
+    }
+
     fn schedule(&mut self, slot: &Slot, q: &DieQueues, view: &dyn DeviceView, out: &mut Decision) {
         match pick_class(self.arbiter.as_mut(), self.gc, slot, q) {
             None => {}

@@ -24,7 +24,7 @@ pub mod placement;
 
 pub use controller::{
     Choice, Decision, DieQueues, FcfsScheduler, GcJobRef, MultiplaneScheduler, NO_REQUEST, QueuedTxn,
-    SchedulerKind, SchedulerParams, Slot, SprinklerScheduler, TxnKind, TxnScheduler,
+    SchedulerKind, SchedulerParams, Slot, SprinklerScheduler, TxnKind, TxnScheduler, Waiting,
 };
 pub use lacr::{ChipRedirect, LacrParams, PendingWriteLayer, ReadScope};
 pub use placement::{

@@ -925,3 +925,27 @@ fn the_property_test_forms_wide_commands() {
         "reads {wide_reads}, soml {soml}, writes {wide_writes}"
     );
 }
+
+/// Sprinkler's RIOS at the device queue: the waiting request with the largest share of
+/// its pages on idle dies enters first (oldest on a tie); the oldest is passed over at
+/// most `window` times in a row. The other schedulers admit first come, first served.
+#[test]
+fn sprinkler_admits_the_request_whose_dies_are_idle() {
+    use lamina_sched::Waiting;
+    let spec = lamina_nand_model::preset("mqsim-default").unwrap().validate().unwrap();
+    for kind in [SchedulerKind::Fcfs, SchedulerKind::Multiplane] {
+        assert!(!build(kind, &spec, ArbiterKind::ReadFirst, GcMode::Blocking, 2, 32).reorders_admission());
+    }
+    let mut s = build(SchedulerKind::Sprinkler, &spec, ArbiterKind::ReadFirst, GcMode::Blocking, 2, 2);
+    assert!(s.reorders_admission());
+    let w = |pages, idle_pages| Waiting { pages, idle_pages };
+    // 1/4 idle, 2/2 idle, 3/3 idle: the first full share wins (oldest on a tie).
+    assert_eq!(s.admit(&[w(4, 1), w(2, 2), w(3, 3)]), 1);
+    // A larger share wins over a larger count: 2/8 < 1/2.
+    assert_eq!(s.admit(&[w(8, 2), w(2, 1)]), 1);
+    // The head has now been passed over twice (= window): it goes next, whatever else.
+    assert_eq!(s.admit(&[w(8, 0), w(1, 1)]), 0);
+    // And the count restarts.
+    assert_eq!(s.admit(&[w(8, 0), w(1, 1)]), 1);
+    assert_eq!(s.admit(&[w(1, 0)]), 0);
+}

@@ -249,6 +249,16 @@ pub(crate) struct Controller {
 }
 
 impl Controller {
+    /// The transaction scheduler.
+    pub(crate) fn scheduler(&self) -> &dyn TxnScheduler {
+        self.scheduler.as_ref()
+    }
+
+    /// The transaction scheduler, mutably.
+    pub(crate) fn scheduler_mut(&mut self) -> &mut dyn TxnScheduler {
+        self.scheduler.as_mut()
+    }
+
     pub(crate) fn new(
         geo: &Geometry,
         placement: Box<dyn Placement>,
@@ -491,6 +501,13 @@ impl Simulation {
             return Ok(());
         }
         self.dispatch(die, is_read)
+    }
+
+    /// True if `die` has no operation in flight or parked work and the device has it
+    /// idle now (what placement policies and admission see as an idle die).
+    pub(super) fn die_idle_now(&self, die: DieId) -> bool {
+        let d = &self.ctl.dies[die.idx()];
+        d.unfinished == 0 && d.parked.is_empty() && self.device.is_die_idle(die, self.now)
     }
 
     /// Start queueing a batch of transactions (a request's pages, a batch of flushes):

@@ -68,6 +68,8 @@ pub(crate) struct Host {
     /// Completions for the stepping API (kept only when it is used).
     pub(crate) completions: Vec<Completion>,
     pub(crate) keep_completions: bool,
+    /// Scratch: the waiting requests a reordering scheduler chooses from.
+    waiting: Vec<lamina_sched::Waiting>,
     /// Reads of pages never written (or trimmed): completed without flash access.
     pub(crate) unwritten_reads: u64,
     /// Reads of pages whose only write is still queued: served from its data in DRAM.
@@ -95,6 +97,7 @@ impl Host {
             stats: RequestStats::default(),
             completions: Vec::new(),
             keep_completions: false,
+            waiting: Vec::new(),
             unwritten_reads: 0,
             pending_write_reads: 0,
         }
@@ -397,12 +400,46 @@ impl Simulation {
         {
             self.events.push(self.now + after, Event::IdleFlush { epoch: h.epoch });
         }
-        if let Some(next) = self.host.host_queue.pop_front() {
+        let i = self.next_admission();
+        if let Some(next) = self.host.host_queue.remove(i) {
             // A request waiting in the host queue enters now; its response still counts
             // from its arrival.
             self.admit(next)?;
         }
         Ok(())
+    }
+
+    /// Which waiting host request enters the device next: the oldest, unless the
+    /// scheduler reorders admission (Sprinkler's RIOS), which then sees, for each of the
+    /// first `sched.window + 1` waiting requests, its pages and how many of them are on
+    /// idle dies.
+    fn next_admission(&mut self) -> usize {
+        if self.host.host_queue.len() < 2 || !self.ctl.scheduler().reorders_admission() {
+            return 0;
+        }
+        let n = self.host.host_queue.len().min(self.cfg.sched.window as usize + 1);
+        let mut waiting = std::mem::take(&mut self.host.waiting);
+        waiting.clear();
+        let ps = self.page_size as u64;
+        for r in self.host.host_queue.iter().take(n) {
+            let first = r.offset_bytes / ps;
+            let last = (r.offset_bytes + r.size_bytes - 1) / ps;
+            let mut w = lamina_sched::Waiting { pages: (last - first + 1) as u32, idle_pages: 0 };
+            for page in first..=last {
+                let lpn = Lpn(self.wrap(page));
+                let die = match (r.op, self.ftl.lookup(lpn)) {
+                    (IoOp::Read, Some(ppa)) => {
+                        self.geo.die_of_plane(self.geo.plane_of_block(self.geo.block_of(ppa)))
+                    }
+                    _ => self.geo.die_of_plane(self.ftl.static_plane(lpn)),
+                };
+                w.idle_pages += u32::from(self.die_idle_now(die));
+            }
+            waiting.push(w);
+        }
+        let i = self.ctl.scheduler_mut().admit(&waiting).min(n - 1);
+        self.host.waiting = waiting;
+        i
     }
 
     /// The arrival of a request being served (for error messages).
