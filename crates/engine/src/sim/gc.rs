@@ -79,7 +79,10 @@ impl Simulation {
 
     /// Take the next step of each picked GC job of `die` (positions in its GC queue) and
     /// issue them, steps of different planes that align as multi-plane commands.
-    /// Returns false if every job ended without issuing anything.
+    /// Returns false if every job ended without issuing anything. Out of line: its
+    /// fixed arrays would otherwise enlarge the stack frame of `dispatch`, which runs for
+    /// every command.
+    #[inline(never)]
     pub(super) fn issue_gc(&mut self, die: DieId, picks: &[u32]) -> Result<bool, RunError> {
         let mut planes = [PlaneId(0); super::controller::MAX_OP_TXNS];
         let n = picks.len().min(planes.len());

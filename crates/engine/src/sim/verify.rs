@@ -29,6 +29,17 @@ pub(crate) fn tag_of(lpn: u64, version: u32) -> u64 {
     (lpn << 32) | version as u64
 }
 
+/// Count a program of `lpn` and return its tag. Kept out of line: inlined, the lazy
+/// chunk allocation of [`LpnTable::get_mut`] puts a 16 KiB array in the caller's stack
+/// frame, and `program_group` (on every host program) paid for it even when not
+/// verifying.
+#[inline(never)]
+fn bump_version(v: &mut LpnTable<u32>, lpn: u64) -> u64 {
+    let e = v.get_mut(lpn);
+    *e = e.wrapping_add(1);
+    tag_of(lpn, *e)
+}
+
 /// Latest write version per LPN (verify mode only; otherwise empty and free).
 pub(crate) struct Verifier {
     versions: Option<LpnTable<u32>>,
@@ -52,11 +63,7 @@ impl Verifier {
     #[inline]
     pub(crate) fn program(&mut self, lpn: u64) -> u64 {
         match self.versions.as_mut() {
-            Some(v) => {
-                let e = v.get_mut(lpn);
-                *e = e.wrapping_add(1);
-                tag_of(lpn, *e)
-            }
+            Some(v) => bump_version(v, lpn),
             None => 0,
         }
     }
