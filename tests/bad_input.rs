@@ -62,6 +62,9 @@ struct Case {
     first: &'static [&'static str],
     /// Substrings that must not appear in the first line of stderr.
     first_not: &'static [&'static str],
+    /// Substrings of the whole of stderr (a parse error names its key on the line
+    /// after its first: ``in `sched.scheduler` ``).
+    anywhere: &'static [&'static str],
     /// Substrings of stdout (for cases that must succeed).
     stdout: &'static [&'static str],
     /// Refused before anything is built: must finish within 2 s.
@@ -79,6 +82,7 @@ const BASE: Case = Case {
     code: BAD,
     first: &[],
     first_not: &[],
+    anywhere: &[],
     stdout: &[],
     fast: false,
 };
@@ -231,6 +235,154 @@ const MAIN: &[Case] = &[
         &["run", "--preset", "mbm", "--set", "trace.skip=abc", "@demo"],
         &["invalid type", "u64"],
     ),
+    // ---- the flash controller's keys (issue #9): each error names its key ----
+    Case {
+        anywhere: &["in `sched.scheduler`"],
+        ..set(
+            "unknown scheduler",
+            &["run", "--preset", "mbm", "--set", "sched.scheduler=\"fifo\"", "@demo"],
+            &["`fifo`", "`fcfs`", "`multiplane`", "`sprinkler`", "`soml`"],
+        )
+    },
+    Case {
+        fast: true,
+        ..set(
+            "soml scheduler on a device without SOML",
+            &["run", "--preset", "mqsim-default", "--set", "sched.scheduler=\"soml\"", "@demo"],
+            &[
+                "sched.scheduler",
+                "soml-tlc64",
+                "--set nand.soml.max_parts=4 --set nand.geometry.partial_read_bytes=2048",
+                "multiplane",
+            ],
+        )
+    },
+    Case {
+        fast: true,
+        ..set(
+            "soml scheduler on a device with partial reads but without SOML",
+            &[
+                "run",
+                "--preset",
+                "mbm",
+                "--set",
+                "nand.geometry.partial_read_bytes=4096",
+                "--set",
+                "sched.scheduler=soml",
+                "@demo",
+            ],
+            &["sched.scheduler", "--set nand.soml.max_parts=2,"],
+        )
+    },
+    Case {
+        fast: true,
+        ..set(
+            "multi-plane width above the planes per die",
+            &["run", "--preset", "mbm", "--set", "sched.multiplane_width=3", "@demo"],
+            &["sched.multiplane_width", "3 is not", "planes per die (2)", "omit the key"],
+        )
+    },
+    Case {
+        fast: true,
+        ..set(
+            "multi-plane width 0",
+            &["run", "--preset", "mbm", "--set", "sched.multiplane_width=0", "@demo"],
+            &["sched.multiplane_width", "0 is not", "1 ..= planes per die (2)"],
+        )
+    },
+    Case {
+        anywhere: &["in `sched.multiplane_width`"],
+        ..set(
+            "negative multi-plane width",
+            &["run", "--preset", "mbm", "--set", "sched.multiplane_width=-1", "@demo"],
+            &["`-1`", "u32"],
+        )
+    },
+    Case {
+        anywhere: &["in `sched.suspend_threshold`"],
+        ..set(
+            "negative suspend threshold",
+            &["run", "--preset", "mbm", "--set", "sched.suspend_threshold=\"-5us\"", "@demo"],
+            &["\"-5us\"", "expected a positive duration like 78us"],
+        )
+    },
+    Case {
+        anywhere: &["in `sched.suspend_threshold`"],
+        ..set(
+            "negative integer suspend threshold",
+            &["run", "--preset", "mbm", "--set", "sched.suspend_threshold=-5000", "@demo"],
+            &["-5000", "expected a positive duration like 78us"],
+        )
+    },
+    Case {
+        anywhere: &["in `sched.suspend_threshold`"],
+        ..set(
+            "word for a suspend threshold",
+            &["run", "--preset", "mbm", "--set", "sched.suspend_threshold=soon", "@demo"],
+            &["\"soon\"", "expected a positive duration like 78us"],
+        )
+    },
+    Case {
+        anywhere: &["in `sched.window`"],
+        ..set(
+            "negative scheduler window",
+            &["run", "--preset", "mbm", "--set", "sched.window=-1", "@demo"],
+            &["`-1`", "u32"],
+        )
+    },
+    Case {
+        anywhere: &["in `ftl.allocation`"],
+        ..set(
+            "unknown allocation",
+            &["run", "--preset", "mbm", "--set", "ftl.allocation=diagonal", "@demo"],
+            &["`diagonal`", "`per-plane`", "`die-aligned`"],
+        )
+    },
+    Case {
+        files: &[("c.toml", Content::Text("[ftl]\nallocation = \"die_aligned\"\n"))],
+        anywhere: &["in `ftl.allocation`"],
+        ..set(
+            "config with an unknown allocation",
+            &["run", "--preset", "mbm", "--config", "@c.toml", "@demo"],
+            &["`die_aligned`", "`die-aligned`"],
+        )
+    },
+    Case {
+        files: &[("c.toml", Content::Text("[sched]\nscheduler = \"soml\"\n"))],
+        ..set(
+            "config with the soml scheduler on a device without SOML",
+            &["run", "--preset", "mbm", "--config", "@c.toml", "@demo"],
+            &["sched.scheduler", "soml-tlc64", "nand.geometry.partial_read_bytes=2048"],
+        )
+    },
+    set(
+        "percentiles out of order",
+        &["run", "--preset", "mbm", "--set", "stats.percentiles=[99, 95]", "@demo"],
+        &["stats.percentiles", "95 follows 99", "strictly increasing"],
+    ),
+    set(
+        "percentile 0",
+        &["run", "--preset", "mbm", "--set", "stats.percentiles=[0, 50]", "@demo"],
+        &["stats.percentiles", "0 is not a percentile", "(0, 100]"],
+    ),
+    set(
+        "percentile above 100",
+        &["run", "--preset", "mbm", "--set", "stats.percentiles=[50, 100.5]", "@demo"],
+        &["stats.percentiles", "100.5 is not a percentile"],
+    ),
+    set(
+        "empty percentile list",
+        &["run", "--preset", "mbm", "--set", "stats.percentiles=[]", "@demo"],
+        &["stats.percentiles", "empty", "e.g. [50, 99, 99.9]"],
+    ),
+    Case {
+        anywhere: &["in `stats.percentiles`"],
+        ..set(
+            "percentile as a word",
+            &["run", "--preset", "mbm", "--set", "stats.percentiles=[\"p99\"]", "@demo"],
+            &["\"p99\"", "f64"],
+        )
+    },
     // ---- presets and --set syntax ----
     set(
         "unknown preset",
@@ -1038,6 +1190,11 @@ fn run_case(case: &Case) -> Result<(), String> {
     for unwanted in case.first_not {
         if first.contains(unwanted) {
             problems.push(format!("first line of stderr contains {unwanted:?}"));
+        }
+    }
+    for want in case.anywhere {
+        if !stderr.contains(want) {
+            problems.push(format!("stderr lacks {want:?}"));
         }
     }
     for want in case.stdout {

@@ -397,12 +397,7 @@ impl SimConfig {
         }
         if self.sched.scheduler.needs_soml() {
             match &self.nand.soml {
-                None => {
-                    return bad(
-                        "sched.scheduler",
-                        "the soml scheduler needs a device with SOML reads: add a [nand.soml] section or use a preset that has one (soml-tlc64), or choose multiplane",
-                    );
-                }
+                None => return bad("sched.scheduler", &self.soml_remedy()),
                 Some(s) if s.max_parts as usize > MAX_COMMAND_TXNS => {
                     return Err(ConfigError::Invalid {
                         key: "nand.soml.max_parts".into(),
@@ -418,6 +413,31 @@ impl SimConfig {
             return bad("stats.percentiles", &reason);
         }
         Ok(())
+    }
+
+    /// Why the `soml` scheduler cannot run on this device (it has no `[nand.soml]`), and
+    /// the settings that would give it SOML reads. A `[nand.soml]` section alone is not
+    /// enough on a device that reads whole pages only (`soml.max_parts` is bounded by the
+    /// partial-read slots of a page), so the remedy names the partial-read size too.
+    fn soml_remedy(&self) -> String {
+        let page = self.nand.geometry.page_size_bytes;
+        let partial = self.nand.geometry.partial_read_bytes.unwrap_or(page);
+        let add = if partial < page {
+            // Partial reads exist already: SOML needs only its section.
+            format!("--set nand.soml.max_parts={}", (page / partial).min(4))
+        } else if page % 2 == 0 {
+            // The largest split into at most four equal parts.
+            let parts = if page % 4 == 0 { 4 } else { 2 };
+            format!(
+                "--set nand.soml.max_parts={parts} --set nand.geometry.partial_read_bytes={} (SOML combines reads of part of a page)",
+                page / parts
+            )
+        } else {
+            return "the soml scheduler needs a device with SOML reads (partial reads of several blocks of a plane in one operation): use a preset that has them (soml-tlc64), or choose another scheduler (multiplane)".into();
+        };
+        format!(
+            "the soml scheduler needs a device with SOML reads (partial reads of several blocks of a plane in one operation): use a preset that has them (soml-tlc64), add them to this device with {add}, or choose another scheduler (multiplane)"
+        )
     }
 
     /// True if the seed can change the result: only preconditioning draws random

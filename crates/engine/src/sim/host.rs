@@ -47,7 +47,8 @@ pub(crate) enum Served {
 /// The host front end's state.
 pub(crate) struct Host {
     pub(crate) reqs: Slab<Request>,
-    pub(crate) host_queue: VecDeque<IoRequest>,
+    /// Requests waiting for a device-queue slot, with their submission index.
+    pub(crate) host_queue: VecDeque<(u64, IoRequest)>,
     pub(crate) admitted: u32,
     pub(crate) peak_outstanding: u32,
     pub(crate) buffer: Option<WriteBuffer>,
@@ -107,15 +108,18 @@ impl Host {
 impl Simulation {
     pub(super) fn arrive(&mut self, r: IoRequest) -> Result<(), RunError> {
         self.host.epoch = self.host.epoch.wrapping_add(1);
+        // Requests are numbered in submission order, whatever order they enter in.
+        let id = self.host.submitted;
+        self.host.submitted += 1;
         let depth = self.cfg.host.queue_depth;
         if self.cfg.host.mode == HostMode::Open && depth != 0 && self.host.admitted >= depth {
-            self.host.host_queue.push_back(r);
+            self.host.host_queue.push_back((id, r));
             return Ok(());
         }
-        self.admit(r)
+        self.admit(id, r)
     }
 
-    fn admit(&mut self, r: IoRequest) -> Result<(), RunError> {
+    fn admit(&mut self, id: u64, r: IoRequest) -> Result<(), RunError> {
         let first_lpn = self.wrap(r.offset_bytes / self.page_size as u64);
         let h = &mut self.host;
         h.admitted += 1;
@@ -124,8 +128,6 @@ impl Simulation {
         let first = r.offset_bytes / ps;
         let last = (r.offset_bytes + r.size_bytes - 1) / ps;
         let npages = (last - first + 1) as u32;
-        let id = h.submitted;
-        h.submitted += 1;
         let req = h.reqs.insert(Request {
             arrival: SimTime(r.arrival.as_ns()),
             op: r.op,
@@ -401,10 +403,10 @@ impl Simulation {
             self.events.push(self.now + after, Event::IdleFlush { epoch: h.epoch });
         }
         let i = self.next_admission();
-        if let Some(next) = self.host.host_queue.remove(i) {
+        if let Some((id, next)) = self.host.host_queue.remove(i) {
             // A request waiting in the host queue enters now; its response still counts
             // from its arrival.
-            self.admit(next)?;
+            self.admit(id, next)?;
         }
         Ok(())
     }
@@ -421,7 +423,7 @@ impl Simulation {
         let mut waiting = std::mem::take(&mut self.host.waiting);
         waiting.clear();
         let ps = self.page_size as u64;
-        for r in self.host.host_queue.iter().take(n) {
+        for (_, r) in self.host.host_queue.iter().take(n) {
             let first = r.offset_bytes / ps;
             let last = (r.offset_bytes + r.size_bytes - 1) / ps;
             let mut w = lamina_sched::Waiting { pages: (last - first + 1) as u32, idle_pages: 0 };
