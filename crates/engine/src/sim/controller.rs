@@ -1082,8 +1082,12 @@ impl Simulation {
             self.ctl.dies[from.idx()].write_stalled = true;
             return Ok(false);
         }
-        let constrained =
-            matches!(self.ftl.write_constraint(Lpn(self.ctl.txns.get(t).lpn)), WriteConstraint::Plane(_));
+        let constraint = self.ftl.write_constraint(Lpn(self.ctl.txns.get(t).lpn));
+        let constrained = matches!(constraint, WriteConstraint::Plane(_));
+        // Under `Die` the FTL picks the plane inside the die: another plane of the same
+        // die would be refused again (a livelock the property test found), so a redirect
+        // must leave the die.
+        let other_die = constraint == WriteConstraint::Die;
         // Nothing to reclaim on this plane: every page holds valid data (a dynamic
         // placement piled logical pages onto it). Write elsewhere: the next plane, in
         // plane order, with free blocks or GC that frees some.
@@ -1093,10 +1097,15 @@ impl Simulation {
         } else {
             (1..n)
                 .map(|i| PlaneId((plane.0 + i) % n))
-                .find(|&q| self.can_take_writes(q))
+                .find(|&q| (!other_die || self.geo.die_of_plane(q) != from) && self.can_take_writes(q))
                 // Past the GC threshold with nothing to reclaim, a plane may still
                 // have pages above its reserve.
-                .or_else(|| (1..n).map(|i| PlaneId((plane.0 + i) % n)).find(|&q| self.ftl.can_write(q)))
+                .or_else(|| {
+                    (1..n)
+                        .map(|i| PlaneId((plane.0 + i) % n))
+                        .filter(|&q| !other_die || self.geo.die_of_plane(q) != from)
+                        .find(|&q| self.ftl.can_write(q))
+                })
         };
         let Some(q) = next else {
             // No plane has room: the device is truly out of space.
