@@ -203,9 +203,6 @@ pub struct FlashCounters {
     /// Host writes the FTL refused (no free page, merge needed) that waited for GC on
     /// their plane and were retried.
     pub write_retries: u64,
-    /// Flash commands issued on a die of a chip on which another die received a command
-    /// at the same instant (multi-die interleaved batches).
-    pub interleaved_commands: u64,
     /// Multi-plane programs the scheduler planned that the FTL's allocation broke up
     /// (pages not at one block and page offset).
     pub misaligned_groups: u64,
@@ -625,9 +622,6 @@ impl Simulation {
         let chip = self.geo.chip_of_die(die);
         let last = &mut self.ctl.chip_last_issue[chip.idx()];
         let joined = last.0 == self.now && last.1 != die.0;
-        if joined {
-            self.ctl.counters.interleaved_commands += 1;
-        }
         *last = (self.now, die.0);
         self.ctl.op_mix.record(kind, planes, if joined { 2 } else { 1 }, txns);
     }
