@@ -202,6 +202,15 @@ pub trait TxnScheduler: Send {
         false
     }
 
+    /// True if, whenever exactly one of the slot's eligible queues (reads; writes unless
+    /// suspending or [`Slot::writes_blocked`]; GC unless suspending) holds work, the
+    /// scheduler's decision is the head of that queue alone, whatever the device's state.
+    /// The engine then skips the call (the common case of a free die at light load); the
+    /// result is the same decision. False by default; `fcfs` says true.
+    fn serves_lone_head(&self) -> bool {
+        false
+    }
+
     /// Of the requests waiting for a device-queue slot (the host queue, oldest first;
     /// at most `sched.window + 1` of them), the index of the one to admit now. Only
     /// called when [`TxnScheduler::reorders_admission`] is true.
@@ -364,6 +373,10 @@ pub struct FcfsScheduler {
 impl TxnScheduler for FcfsScheduler {
     fn batches(&self) -> bool {
         false
+    }
+
+    fn serves_lone_head(&self) -> bool {
+        true
     }
 
     fn schedule(&mut self, slot: &Slot, q: &DieQueues, _view: &dyn DeviceView, out: &mut Decision) {

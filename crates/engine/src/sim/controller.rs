@@ -218,6 +218,8 @@ pub(crate) struct Controller {
     op_txns: Slab<[u32; MAX_OP_TXNS]>,
     pub(crate) dies: Vec<DieCtl>,
     scheduler: Box<dyn TxnScheduler>,
+    /// The scheduler's [`TxnScheduler::serves_lone_head`] (asked once).
+    lone_head: bool,
     placement: Box<dyn Placement>,
     decision: Decision,
     /// Host writes and flushes whose placement the policy deferred, FCFS.
@@ -278,6 +280,7 @@ impl Controller {
             ops: Slab::default(),
             op_txns: Slab::default(),
             dies,
+            lone_head: scheduler.serves_lone_head(),
             scheduler,
             placement,
             decision: Decision::default(),
@@ -578,6 +581,29 @@ impl Simulation {
             }
             if d.queues.is_empty() {
                 return Ok(());
+            }
+            if self.ctl.lone_head {
+                // The scheduler would serve the head of the one eligible queue with work.
+                let q = &d.queues;
+                let writes = !suspend && !d.write_stalled && !q.writes.is_empty();
+                let gc = !suspend && !q.gc.is_empty();
+                let lone = match (!q.reads.is_empty(), writes, gc) {
+                    (true, false, false) => Some(Choice::Read),
+                    (false, true, false) => Some(Choice::Write),
+                    (false, false, true) => Some(Choice::Gc),
+                    _ => None,
+                };
+                if let Some(choice) = lone {
+                    let issued = match choice {
+                        Choice::Read => self.issue_reads(die, &[0], false),
+                        Choice::Write => self.issue_writes(die, &[0]),
+                        _ => self.issue_gc(die, &[0]),
+                    };
+                    if issued? {
+                        return Ok(());
+                    }
+                    continue;
+                }
             }
             let slot = Slot { die, suspend, writes_blocked: d.write_stalled };
             let mut dec = std::mem::take(&mut self.ctl.decision);
