@@ -443,6 +443,12 @@ pub trait Ftl: Send {
         Ok(())
     }
 
+    /// False only if [`Ftl::translation_reads`] never yields a page (the engine then
+    /// skips asking, once per read). Default true, the safe answer for any FTL.
+    fn has_translation_reads(&self) -> bool {
+        true
+    }
+
     /// Pages whose spare area (out-of-band bytes) must be read from flash before the
     /// answer of [`Ftl::lookup`]`(lpn)` is known — e.g. NFTL scans the spare areas of the
     /// LPN's replacement block to find its newest copy. Appended to `out` in the order

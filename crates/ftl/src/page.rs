@@ -882,6 +882,10 @@ fn bits(mask: u64) -> impl Iterator<Item = u32> {
 }
 
 impl Ftl for PageFtl {
+    fn has_translation_reads(&self) -> bool {
+        false
+    }
+
     fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
         if self.aligned {
             let row = self.rows[(self.check_plane(plane) as u32 / self.planes_per_die) as usize];

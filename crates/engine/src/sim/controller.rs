@@ -220,6 +220,8 @@ pub(crate) struct Controller {
     scheduler: Box<dyn TxnScheduler>,
     /// The scheduler's [`TxnScheduler::serves_lone_head`] (asked once).
     lone_head: bool,
+    /// The FTL's [`lamina_ftl::Ftl::has_translation_reads`] (asked once).
+    ftl_translates: bool,
     placement: Box<dyn Placement>,
     decision: Decision,
     /// Host writes and flushes whose placement the policy deferred, FCFS.
@@ -241,7 +243,6 @@ pub(crate) struct Controller {
     chip_last_issue: Vec<(SimTime, u32)>,
     /// Scratch buffers (kept to avoid allocating per command).
     addrs: Vec<PageAddr>,
-    tags: Vec<u64>,
     ids: Vec<u32>,
     ppas: Vec<Ppa>,
     parts: Vec<SomlPart>,
@@ -262,6 +263,7 @@ impl Controller {
         geo: &Geometry,
         placement: Box<dyn Placement>,
         scheduler: Box<dyn TxnScheduler>,
+        ftl_translates: bool,
     ) -> Controller {
         let mut dies = Vec::with_capacity(geo.total_dies() as usize);
         dies.resize_with(geo.total_dies() as usize, || DieCtl {
@@ -281,6 +283,7 @@ impl Controller {
             op_txns: Slab::default(),
             dies,
             lone_head: scheduler.serves_lone_head(),
+            ftl_translates,
             scheduler,
             placement,
             decision: Decision::default(),
@@ -294,7 +297,6 @@ impl Controller {
             deferred_mark: vec![false; geo.total_dies() as usize],
             chip_last_issue: vec![(SimTime::MAX, u32::MAX); geo.total_chips() as usize],
             addrs: Vec::new(),
-            tags: Vec::new(),
             ids: Vec::new(),
             ppas: Vec::new(),
             parts: Vec::new(),
@@ -595,8 +597,8 @@ impl Simulation {
                 };
                 if let Some(choice) = lone {
                     let issued = match choice {
-                        Choice::Read => self.issue_reads(die, &[0], false),
-                        Choice::Write => self.issue_writes(die, &[0]),
+                        Choice::Read => self.issue_head_read(die),
+                        Choice::Write => self.issue_head_write(die),
                         _ => self.issue_gc(die, &[0]),
                     };
                     if issued? {
@@ -626,8 +628,10 @@ impl Simulation {
                     self.ctl.decision = dec;
                     return Ok(());
                 }
+                Choice::Read if dec.picks == [0] => self.issue_head_read(die),
                 Choice::Read => self.issue_reads(die, &dec.picks, false),
                 Choice::SomlRead => self.issue_reads(die, &dec.picks, true),
+                Choice::Write if dec.picks == [0] => self.issue_head_write(die),
                 Choice::Write => self.issue_writes(die, &dec.picks),
                 Choice::Gc => self.issue_gc(die, &dec.picks),
             };
@@ -712,11 +716,57 @@ impl Simulation {
 
     // ------------------------------------------------------------------ reads
 
+    /// [`Self::issue_reads`] of the head of `die`'s read queue alone, in its common case
+    /// (mapped, still on `die`, translated, no verifier): a small function for the hot
+    /// path; every other case takes the general path, which decides the same way.
+    fn issue_head_read(&mut self, die: DieId) -> Result<bool, RunError> {
+        let head = self.ctl.dies[die.idx()].queues.reads.front().expect("a read is queued").id;
+        let tx = *self.ctl.txns.get(head);
+        let general = (!tx.translated && self.ctl.ftl_translates) || self.verifier.enabled();
+        let Some(ppa) = self.ftl.lookup(Lpn(tx.lpn)).filter(|_| !general) else {
+            return self.issue_reads(die, &[0], false);
+        };
+        let a = self.geo.addr(ppa);
+        if self.geo.die_id(a) != die {
+            return self.issue_reads(die, &[0], false);
+        }
+        self.ctl.dies[die.idx()].queues.reads.pop_front();
+        let (off, len) = if tx.kind == TxnKind::RmwRead { (0, self.page_size) } else { (tx.offset, tx.len) };
+        let cmd = Command::Read { pages: &[a], offset_bytes: off, len_bytes: len };
+        self.read_command(die, &[head], &cmd)?;
+        Ok(true)
+    }
+
+    /// Issue the read command `cmd` serving the transactions `ids` (already out of
+    /// their queue) on `die`, and account for it.
+    fn read_command(&mut self, die: DieId, ids: &[u32], cmd: &Command<'_>) -> Result<(), RunError> {
+        let timing = self.device.issue(self.now, cmd).map_err(|e| self.nand(e))?;
+        self.note_suspension(&timing);
+        for &t in ids {
+            let (kind, req) = {
+                let x = self.ctl.txns.get(t);
+                (x.kind, x.req)
+            };
+            if kind == TxnKind::RmwRead {
+                self.ctl.counters.rmw_reads += 1;
+            } else {
+                self.ctl.counters.host_reads += 1;
+            }
+            self.mark_start(req);
+        }
+        let n = ids.len() as u32;
+        let kind = if matches!(cmd, Command::SomlRead { .. }) { OpKind::SomlRead } else { OpKind::Read };
+        self.note_command(die, kind, if kind == OpKind::SomlRead { 1 } else { n }, n);
+        self.new_op(die, timing.done, ids, None, Phases::of(&timing));
+        Ok(())
+    }
+
     /// Issue the read command `picks` (positions in the die's read queue) describe: one
     /// read, a multi-plane read, or (`soml`) a SOML read. The anchor (first pick) is
     /// handled as a lone read would be — trimmed while queued, moved to another die —
     /// and the others join only if the device would accept them with it; the rest stay
     /// queued in place. Returns false if nothing was issued.
+    #[inline(never)]
     fn issue_reads(&mut self, die: DieId, picks: &[u32], soml: bool) -> Result<bool, RunError> {
         let q = &self.ctl.dies[die.idx()].queues.reads;
         let anchor_id = q[picks[0] as usize].id;
@@ -834,23 +884,7 @@ impl Simulation {
             }
             Command::Read { pages: &addrs[..n], offset_bytes: lo, len_bytes: hi - lo }
         };
-        let timing = self.device.issue(self.now, &cmd).map_err(|e| self.nand(e))?;
-        self.note_suspension(&timing);
-        for &t in &ids {
-            let (kind, req) = {
-                let x = self.ctl.txns.get(t);
-                (x.kind, x.req)
-            };
-            if kind == TxnKind::RmwRead {
-                self.ctl.counters.rmw_reads += 1;
-            } else {
-                self.ctl.counters.host_reads += 1;
-            }
-            self.mark_start(req);
-        }
-        let kind = if matches!(cmd, Command::SomlRead { .. }) { OpKind::SomlRead } else { OpKind::Read };
-        self.note_command(die, kind, if kind == OpKind::SomlRead { 1 } else { n as u32 }, n as u32);
-        self.new_op(die, timing.done, &ids, None, Phases::of(&timing));
+        self.read_command(die, &ids, &cmd)?;
         self.ctl.addrs = addrs;
         self.ctl.ids = ids;
         self.ctl.parts = parts;
@@ -859,6 +893,9 @@ impl Simulation {
 
     /// True if the FTL must read spare areas before it can translate `lpn`.
     fn needs_translation(&self, lpn: u64) -> bool {
+        if !self.ctl.ftl_translates {
+            return false;
+        }
         // An empty Vec does not allocate: FTLs without translation reads cost nothing.
         let mut pages = Vec::new();
         self.ftl.translation_reads(Lpn(lpn), &mut pages);
@@ -917,12 +954,32 @@ impl Simulation {
 
     // ------------------------------------------------------------------ writes
 
+    /// [`Self::issue_writes`] of the head of `die`'s write queue alone, in its common
+    /// case (no read-modify-write possible): a small function for the hot path; the
+    /// general path decides every other case the same way.
+    fn issue_head_write(&mut self, die: DieId) -> Result<bool, RunError> {
+        let head = self.ctl.dies[die.idx()].queues.writes.front().expect("a write is queued").id;
+        let tx = *self.ctl.txns.get(head);
+        if tx.partial && self.cfg.host.read_modify_write {
+            return self.issue_writes(die, &[0]);
+        }
+        self.ctl.dies[die.idx()].queues.writes.pop_front();
+        match self.ftl.write(Lpn(tx.lpn), tx.plane) {
+            Ok(ppa) => {
+                self.program_group(&[head], &[ppa])?;
+                Ok(true)
+            }
+            Err(e) => self.write_refused(head, e),
+        }
+    }
+
     /// Issue the writes `picks` (positions in the die's write queue) describe: one
     /// program, or a multi-plane program when the pages the FTL allocates share block
     /// index and page offset on distinct planes. The anchor is handled as a lone write
     /// would be (read-modify-write, a refused write); others join only if they need no
     /// read-modify-write and the FTL accepts them. Pages that do not align are
     /// programmed by their own commands, right after. Returns false if nothing issued.
+    #[inline(never)]
     fn issue_writes(&mut self, die: DieId, picks: &[u32]) -> Result<bool, RunError> {
         let q = &self.ctl.dies[die.idx()].queues.writes;
         let anchor = q[picks[0] as usize].id;
@@ -1023,35 +1080,54 @@ impl Simulation {
 
     /// Program the allocated pages of the host writes `ids` as one (multi-plane) command.
     fn program_group(&mut self, ids: &[u32], ppas: &[Ppa]) -> Result<(), RunError> {
-        let mut addrs = std::mem::take(&mut self.ctl.addrs);
-        let mut tags = std::mem::take(&mut self.ctl.tags);
-        addrs.clear();
-        tags.clear();
-        for (&t, &ppa) in ids.iter().zip(ppas) {
-            let x = *self.ctl.txns.get(t);
-            if x.kind == TxnKind::Write {
-                self.write_mapped(x.lpn);
-            }
-            tags.push(self.verifier.program(x.lpn));
-            addrs.push(self.geo.addr(ppa));
+        if let ([t], [ppa]) = (ids, ppas) {
+            // One page (the common case): no arrays to fill.
+            let (a, tag) = self.program_page(*t, *ppa);
+            return self.program_command(ids, ppas, &[a], &[tag]);
         }
+        let n = ids.len();
+        let mut addrs = [PageAddr::default(); MAX_OP_TXNS];
+        let mut tags = [0u64; MAX_OP_TXNS];
+        for (i, (&t, &ppa)) in ids.iter().zip(ppas).enumerate() {
+            (addrs[i], tags[i]) = self.program_page(t, ppa);
+        }
+        self.program_command(ids, ppas, &addrs[..n], &tags[..n])
+    }
+
+    /// Host write `t` is about to program `ppa`: the page's address and its verifier tag.
+    #[inline]
+    fn program_page(&mut self, t: u32, ppa: Ppa) -> (PageAddr, u64) {
+        let x = *self.ctl.txns.get(t);
+        if x.kind == TxnKind::Write {
+            self.write_mapped(x.lpn);
+        }
+        (self.geo.addr(ppa), self.verifier.program(x.lpn))
+    }
+
+    /// Issue the program of `addrs` (tags `tags`) serving host writes `ids` at `ppas`.
+    fn program_command(
+        &mut self,
+        ids: &[u32],
+        ppas: &[Ppa],
+        addrs: &[PageAddr],
+        tags: &[u64],
+    ) -> Result<(), RunError> {
+        let n = ids.len();
         let die = self.geo.die_id(addrs[0]);
         let timing = self
             .device
-            .issue(self.now, &Command::Program { pages: &addrs, tags: &tags })
+            .issue(self.now, &Command::Program { pages: addrs, tags })
             .map_err(|e| self.nand(e))?;
-        self.ctl.dies[die.idx()].writes_done += ids.len() as u64;
+        self.ctl.dies[die.idx()].writes_done += n as u64;
         for &t in ids {
             let req = self.ctl.txns.get(t).req;
             self.mark_start(req);
         }
-        self.note_command(die, OpKind::Program, ids.len() as u32, ids.len() as u32);
+        self.note_command(die, OpKind::Program, n as u32, n as u32);
         self.new_op(die, timing.done, ids, Some(PeKind::Program), Phases::of(&timing));
         for &ppa in ppas {
             self.maybe_start_gc(self.geo.plane_of_block(self.geo.block_of(ppa)));
         }
-        self.ctl.addrs = addrs;
-        self.ctl.tags = tags;
         Ok(())
     }
 

@@ -165,7 +165,7 @@ impl Simulation {
         let page_size = geo.page_size_bytes();
         Simulation {
             host: Host::new(&cfg, logical_pages, page_size),
-            ctl: Controller::new(&geo, placement, scheduler),
+            ctl: Controller::new(&geo, placement, scheduler, ftl.has_translation_reads()),
             gc: GcDriver::new(&geo),
             verifier: Verifier::new(cfg.host.verify, logical_pages),
             cfg,
