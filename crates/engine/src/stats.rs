@@ -378,6 +378,82 @@ impl Attribution {
     }
 }
 
+/// A high-dynamic-range (log-linear) histogram of one attribution component: exact count, sum and maximum;
+/// percentiles to within 1/1024 of the value, about the 3 significant digits of the
+/// HDR histograms (buckets of width 1 ns below 2048 ns, then 1024 per power of two). Recording is a shift and an add — every request records
+/// up to eight components, so an HDR histogram per component would cost more than the
+/// rest of the statistics together.
+#[derive(Default)]
+struct ComponentHist {
+    /// Samples per bucket ([`ComponentHist::bucket`]), grown on demand.
+    counts: Vec<u64>,
+    n: u64,
+    sum: u128,
+    max: u64,
+}
+
+/// Mantissa bits of a [`ComponentHist`] bucket.
+const COMPONENT_SUB_BITS: u32 = 10;
+
+impl ComponentHist {
+    #[inline]
+    fn bucket(v: u64) -> usize {
+        let sub = 1u64 << COMPONENT_SUB_BITS;
+        if v < sub {
+            return v as usize;
+        }
+        let shift = 63 - v.leading_zeros() - COMPONENT_SUB_BITS;
+        ((u64::from(shift + 1) << COMPONENT_SUB_BITS) | ((v >> shift) & (sub - 1))) as usize
+    }
+
+    /// The largest value of bucket `b`.
+    fn highest(b: usize) -> u64 {
+        let sub = 1u64 << COMPONENT_SUB_BITS;
+        let (hi, m) = ((b as u64) >> COMPONENT_SUB_BITS, b as u64 & (sub - 1));
+        if hi == 0 {
+            return m;
+        }
+        let shift = hi - 1;
+        ((sub | m) << shift) + ((1u64 << shift) - 1)
+    }
+
+    #[inline]
+    fn record(&mut self, v: u64) {
+        let b = Self::bucket(v);
+        if b >= self.counts.len() {
+            self.counts.resize(b + 1, 0);
+        }
+        self.counts[b] += 1;
+        self.n += 1;
+        self.sum += u128::from(v);
+        self.max = self.max.max(v);
+    }
+
+    /// Mean, 99th percentile and maximum, counting `zeros` more samples of 0.
+    fn summary(&self, zeros: u64) -> ComponentSummary {
+        let total = self.n + zeros;
+        if total == 0 {
+            return ComponentSummary::default();
+        }
+        let rank = ((0.99 * total as f64).ceil() as u64).max(1);
+        let p99 = if rank <= zeros {
+            0
+        } else {
+            let mut left = rank - zeros;
+            let mut v = self.max;
+            for (b, &c) in self.counts.iter().enumerate() {
+                if c >= left {
+                    v = Self::highest(b);
+                    break;
+                }
+                left -= c;
+            }
+            v.min(self.max)
+        };
+        ComponentSummary { mean_ns: self.sum as f64 / total as f64, p99_ns: p99, max_ns: self.max }
+    }
+}
+
 /// The components of [`Attribution`] in report order, then `unattributed`.
 const COMPONENTS: usize = 8;
 
@@ -386,10 +462,9 @@ const COMPONENTS: usize = 8;
 struct AttributionHists {
     /// queue_wait, gc_blocked, device_wait, transfer, array, suspension, dram,
     /// unattributed.
-    parts: [LatencyHist; COMPONENTS],
-    /// Zero samples of each part, not yet in its histogram: most components of most
-    /// requests are 0 (no GC, no suspension, no DRAM), and counting them here halves
-    /// the cost of an attributed completion.
+    parts: [ComponentHist; COMPONENTS],
+    /// Zero samples of each part, not in its histogram: most components of most
+    /// requests are 0 (no GC, no suspension, no DRAM).
     zeros: [u64; COMPONENTS],
     /// Requests whose components add up to more than their response time.
     over_attributed: u64,
@@ -407,28 +482,15 @@ impl AttributionHists {
             if d.0 == 0 {
                 *z += 1;
             } else {
-                h.record(d);
+                h.record(d.0);
             }
         }
     }
 
     fn summary(&self) -> AttributionSummary {
-        let parts: Vec<LatencyHist> = self
-            .parts
-            .iter()
-            .zip(self.zeros)
-            .map(|(h, z)| {
-                let mut h = LatencyHist::merged(h, &LatencyHist::default());
-                h.record_n(Nanos(0), z);
-                h
-            })
-            .collect();
-        let c = |i: usize| {
-            let h = &parts[i];
-            ComponentSummary { mean_ns: h.mean_ns(), p99_ns: h.percentile(99.0), max_ns: h.max_ns }
-        };
+        let c = |i: usize| self.parts[i].summary(self.zeros[i]);
         AttributionSummary {
-            count: parts[0].count(),
+            count: self.parts[0].n + self.zeros[0],
             queue_wait: c(0),
             gc_blocked: c(1),
             device_wait: c(2),
@@ -704,6 +766,49 @@ impl MeanVar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn component_buckets_cover_every_value_once() {
+        // Each bucket's highest value is the last value mapping to it, and the next
+        // value starts the next bucket: no gaps, no overlaps, width ≤ value/1024.
+        let mut probes: Vec<u64> = (0..8192).collect();
+        for e in 13..64 {
+            let p = 1u64 << e;
+            probes.extend([p - 1, p, p + 1, p + p / 3]);
+        }
+        probes.push(u64::MAX);
+        for v in probes {
+            let b = ComponentHist::bucket(v);
+            let hi = ComponentHist::highest(b);
+            assert!(hi >= v, "v {v} above its bucket's highest {hi}");
+            assert_eq!(ComponentHist::bucket(hi), b, "highest of bucket {b} maps elsewhere");
+            if hi < u64::MAX {
+                assert_eq!(ComponentHist::bucket(hi + 1), b + 1, "gap after bucket {b}");
+            }
+            assert!(hi - v <= v / 1024, "bucket of {v} too wide: highest {hi}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn component_p99_is_within_one_1024th(samples in proptest::collection::vec(0u64..50_000_000, 1..400), zeros in 0u64..50) {
+            let mut h = ComponentHist::default();
+            for &v in samples.iter().filter(|&&v| v > 0) {
+                h.record(v);
+            }
+            let zeros = zeros + samples.iter().filter(|&&v| v == 0).count() as u64;
+            let mut all: Vec<u64> = samples.iter().copied().filter(|&v| v > 0).collect();
+            all.extend(std::iter::repeat_n(0, zeros as usize));
+            all.sort_unstable();
+            let s = h.summary(zeros);
+            let rank = ((0.99 * all.len() as f64).ceil() as usize).max(1);
+            let exact = all[rank - 1];
+            proptest::prop_assert!(s.p99_ns >= exact && s.p99_ns - exact <= exact / 1024, "p99 {} vs exact {exact}", s.p99_ns);
+            proptest::prop_assert_eq!(s.max_ns, *all.last().unwrap());
+            let mean = all.iter().map(|&v| v as f64).sum::<f64>() / all.len() as f64;
+            proptest::prop_assert!((s.mean_ns - mean).abs() <= mean * 1e-12 + 1e-9);
+        }
+    }
 
     #[test]
     fn summary_of_known_samples() {

@@ -61,6 +61,16 @@ impl BusCalendar {
         if s == e {
             return;
         }
+        // The common case: at or after the last reservation (append, or extend it).
+        match self.iv.last_mut() {
+            None => return self.iv.push((s, e)),
+            Some(last) if last.1 == s => {
+                last.1 = e;
+                return;
+            }
+            Some(last) if last.1 < s => return self.iv.push((s, e)),
+            Some(_) => {}
+        }
         let i = self.iv.partition_point(|iv| iv.0 < s);
         if i > 0 {
             assert!(self.iv[i - 1].1 <= s, "bus double-booked: [{s}, {e}) overlaps {:?}", self.iv[i - 1]);
