@@ -24,6 +24,39 @@ impl BusCalendar {
     }
 
     /// Earliest `t ≥ earliest` such that `[t, t + dur)` is free.
+    /// Prune what ended by `now`, then reserve the first gap of `dur` at or after
+    /// `earliest` and return its start ([`BusCalendar::find_gap`] then
+    /// [`BusCalendar::reserve`], without the search when nothing is reserved past
+    /// `earliest` — the common case).
+    #[inline]
+    pub(crate) fn book(&mut self, now: u64, earliest: u64, dur: u64) -> u64 {
+        if self.iv.first().is_some_and(|iv| iv.1 <= now) {
+            self.prune(now);
+        }
+        match self.iv.last_mut() {
+            None => {}
+            Some(last) if last.1 <= earliest => {
+                if dur > 0 {
+                    if last.1 == earliest {
+                        last.1 = earliest + dur;
+                    } else {
+                        self.iv.push((earliest, earliest + dur));
+                    }
+                }
+                return earliest;
+            }
+            Some(_) => {
+                let s = self.find_gap(earliest, dur);
+                self.reserve(s, s + dur);
+                return s;
+            }
+        }
+        if dur > 0 {
+            self.iv.push((earliest, earliest + dur));
+        }
+        earliest
+    }
+
     #[inline]
     pub(crate) fn find_gap(&self, earliest: u64, dur: u64) -> u64 {
         let mut t = earliest;
@@ -123,6 +156,25 @@ mod tests {
         assert_eq!(c.len(), 1);
         c.prune(60);
         assert_eq!(c.len(), 0);
+    }
+
+    proptest::proptest! {
+        /// `book` is `prune`, `find_gap` and `reserve` in one (its fast path included).
+        #[test]
+        fn book_is_prune_find_gap_reserve(ops in proptest::collection::vec((0u64..50, 0u64..40, 0u64..30), 1..60)) {
+            let (mut a, mut b) = (BusCalendar::default(), BusCalendar::default());
+            let mut now = 0;
+            for (step, after, dur) in ops {
+                now += step;
+                let earliest = now + after;
+                let s = a.book(now, earliest, dur);
+                b.prune(now);
+                let t = b.find_gap(earliest, dur);
+                b.reserve(t, t + dur);
+                proptest::prop_assert_eq!(s, t);
+                proptest::prop_assert_eq!(&a.iv, &b.iv);
+            }
+        }
     }
 
     #[test]

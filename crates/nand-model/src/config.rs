@@ -281,9 +281,13 @@ impl BusTiming {
         match self {
             BusTiming::NsPerByte(ns) => Nanos(ns * bytes),
             BusTiming::Rate { width_bits, rate_mts } => {
-                let num = bytes as u128 * 8_000;
-                let den = width_bits as u128 * rate_mts as u128;
-                Nanos(num.div_ceil(den) as u64)
+                let den = u64::from(width_bits) * u64::from(rate_mts);
+                match bytes.checked_mul(8_000) {
+                    // A 64-bit division: the 128-bit one is a slow library call, and
+                    // every command computes a transfer time.
+                    Some(num) => Nanos(num.div_ceil(den)),
+                    None => Nanos((bytes as u128 * 8_000).div_ceil(den as u128) as u64),
+                }
             }
         }
     }

@@ -764,9 +764,7 @@ impl Device {
     fn reserve_bus(&mut self, ch: ChannelId, earliest: u64, dur: u64) -> u64 {
         let c = &mut self.channels[ch.idx()];
         // Reservations ending before the current issue time can never matter again.
-        c.cal.prune(self.last_at);
-        let s = c.cal.find_gap(earliest, dur);
-        c.cal.reserve(s, s + dur);
+        let s = c.cal.book(self.last_at, earliest, dur);
         c.busy_ns += dur;
         s
     }
