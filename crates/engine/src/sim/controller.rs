@@ -489,6 +489,24 @@ impl Simulation {
         let die = t.die;
         let is_read = t.kind.is_read();
         let id = self.ctl.txns.insert(t);
+        let d = &self.ctl.dies[die.idx()];
+        if self.ctl.lone_head
+            && !self.ctl.deferring
+            && d.unfinished == 0
+            && d.queues.is_empty()
+            && (is_read || !d.write_stalled)
+        {
+            // A free die with nothing queued: `dispatch` would serve this transaction
+            // as the lone head of its queue. Issue it without the round trip.
+            if is_read {
+                if self.try_direct_read(die, id, &t, false)? {
+                    return Ok(());
+                }
+            } else if let Some(issued) = self.try_direct_write(die, id, &t, false)? {
+                // Refused: dispatch goes on as it would after a head that issued nothing.
+                return if issued { Ok(()) } else { self.dispatch(die, false) };
+            }
+        }
         let q = &mut self.ctl.dies[die.idx()].queues;
         if is_read {
             q.reads.push_back(t.queued(id))
@@ -643,7 +661,6 @@ impl Simulation {
         }
     }
 
-    /// Count a command issued on `die` now (multi-die interleaving statistics).
     /// Count a command of `kind` over `planes` planes serving `txns` transactions,
     /// issued on `die` now. A command joins a multi-die interleaved batch when another
     /// die of its chip received a command at the same instant (it is counted with 2
@@ -716,24 +733,37 @@ impl Simulation {
 
     // ------------------------------------------------------------------ reads
 
-    /// [`Self::issue_reads`] of the head of `die`'s read queue alone, in its common case
-    /// (mapped, still on `die`, translated, no verifier): a small function for the hot
-    /// path; every other case takes the general path, which decides the same way.
+    /// [`Self::issue_reads`] of the head of `die`'s read queue alone: the common case in
+    /// a small function for the hot path, every other case on the general path (which
+    /// decides the same way).
     fn issue_head_read(&mut self, die: DieId) -> Result<bool, RunError> {
         let head = self.ctl.dies[die.idx()].queues.reads.front().expect("a read is queued").id;
         let tx = *self.ctl.txns.get(head);
-        let general = (!tx.translated && self.ctl.ftl_translates) || self.verifier.enabled();
-        let Some(ppa) = self.ftl.lookup(Lpn(tx.lpn)).filter(|_| !general) else {
-            return self.issue_reads(die, &[0], false);
-        };
+        if self.try_direct_read(die, head, &tx, true)? {
+            return Ok(true);
+        }
+        self.issue_reads(die, &[0], false)
+    }
+
+    /// Issue read `id` (`tx`) alone on `die` if it is the common case — mapped, still on
+    /// `die`, translated, no verifier — taking it off the head of the read queue if
+    /// `dequeue`. False (and nothing changed) otherwise.
+    #[inline]
+    fn try_direct_read(&mut self, die: DieId, id: u32, tx: &Txn, dequeue: bool) -> Result<bool, RunError> {
+        if (!tx.translated && self.ctl.ftl_translates) || self.verifier.enabled() {
+            return Ok(false);
+        }
+        let Some(ppa) = self.ftl.lookup(Lpn(tx.lpn)) else { return Ok(false) };
         let a = self.geo.addr(ppa);
         if self.geo.die_id(a) != die {
-            return self.issue_reads(die, &[0], false);
+            return Ok(false);
         }
-        self.ctl.dies[die.idx()].queues.reads.pop_front();
+        if dequeue {
+            self.ctl.dies[die.idx()].queues.reads.pop_front();
+        }
         let (off, len) = if tx.kind == TxnKind::RmwRead { (0, self.page_size) } else { (tx.offset, tx.len) };
         let cmd = Command::Read { pages: &[a], offset_bytes: off, len_bytes: len };
-        self.read_command(die, &[head], &cmd)?;
+        self.read_command(die, &[id], &cmd)?;
         Ok(true)
     }
 
@@ -954,22 +984,35 @@ impl Simulation {
 
     // ------------------------------------------------------------------ writes
 
-    /// [`Self::issue_writes`] of the head of `die`'s write queue alone, in its common
-    /// case (no read-modify-write possible): a small function for the hot path; the
-    /// general path decides every other case the same way.
+    /// [`Self::issue_writes`] of the head of `die`'s write queue alone: the common case
+    /// (no read-modify-write) in a small function for the hot path; the general
+    /// path decides every other case the same way.
     fn issue_head_write(&mut self, die: DieId) -> Result<bool, RunError> {
         let head = self.ctl.dies[die.idx()].queues.writes.front().expect("a write is queued").id;
         let tx = *self.ctl.txns.get(head);
-        if tx.partial && self.cfg.host.read_modify_write {
-            return self.issue_writes(die, &[0]);
+        match self.try_direct_write(die, head, &tx, true)? {
+            Some(issued) => Ok(issued),
+            None => self.issue_writes(die, &[0]),
         }
-        self.ctl.dies[die.idx()].queues.writes.pop_front();
+    }
+
+    /// Allocate and program write `id` (`tx`) alone if it needs no read-modify-write, taking it off the head of `die`'s write queue if `dequeue`:
+    /// `Some(issued)` (`false`: the FTL refused it, see [`Self::write_refused`]);
+    /// `None` (nothing changed) otherwise.
+    #[inline]
+    fn try_direct_write(&mut self, die: DieId, id: u32, tx: &Txn, dequeue: bool) -> Result<Option<bool>, RunError> {
+        if self.needs_rmw(tx) {
+            return Ok(None);
+        }
+        if dequeue {
+            self.ctl.dies[die.idx()].queues.writes.pop_front();
+        }
         match self.ftl.write(Lpn(tx.lpn), tx.plane) {
             Ok(ppa) => {
-                self.program_group(&[head], &[ppa])?;
-                Ok(true)
+                self.program_group(&[id], &[ppa])?;
+                Ok(Some(true))
             }
-            Err(e) => self.write_refused(head, e),
+            Err(e) => self.write_refused(id, e).map(Some),
         }
     }
 
@@ -1241,6 +1284,15 @@ impl Simulation {
         let all = if o.more == NIL { [o.txn; MAX_OP_TXNS] } else { self.ctl.op_txns.remove(o.more) };
         for &t in &all[..o.ntxns as usize] {
             let tx = self.ctl.txns.remove(t);
+            if matches!(tx.kind, TxnKind::Read | TxnKind::Write) {
+                let r = self.host.reqs.get_mut(tx.req);
+                if r.remaining > 1 {
+                    // Not the request's last part: only the last one's attribution counts
+                    // (`finish_sub`), so skip building this one.
+                    r.remaining -= 1;
+                    continue;
+                }
+            }
             let d = &self.ctl.dies[tx.die.idx()];
             let arrival = if tx.req == NIL { o.issued } else { self.host.reqs.get(tx.req).arrival };
             let a = Attribution {
