@@ -17,6 +17,11 @@ impl BusCalendar {
     /// issue times never decrease).
     #[inline]
     pub(crate) fn prune(&mut self, now: u64) {
+        if self.iv.last().is_some_and(|iv| iv.1 <= now) {
+            // All of it is past (the common case at light load).
+            self.iv.clear();
+            return;
+        }
         let k = self.iv.iter().take_while(|iv| iv.1 <= now).count();
         if k > 0 {
             self.iv.drain(..k);

@@ -1000,7 +1000,13 @@ impl Simulation {
     /// `Some(issued)` (`false`: the FTL refused it, see [`Self::write_refused`]);
     /// `None` (nothing changed) otherwise.
     #[inline]
-    fn try_direct_write(&mut self, die: DieId, id: u32, tx: &Txn, dequeue: bool) -> Result<Option<bool>, RunError> {
+    fn try_direct_write(
+        &mut self,
+        die: DieId,
+        id: u32,
+        tx: &Txn,
+        dequeue: bool,
+    ) -> Result<Option<bool>, RunError> {
         if self.needs_rmw(tx) {
             return Ok(None);
         }

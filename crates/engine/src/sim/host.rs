@@ -242,7 +242,7 @@ impl Simulation {
         len: u32,
         mapped: Option<Ppa>,
     ) -> Result<Served, RunError> {
-        let mask = self.mask_of(offset, len);
+        let mask = if self.host.buffer.is_some() { self.mask_of(offset, len) } else { 0 };
         if let Some(b) = self.host.buffer.as_mut()
             && b.read(lpn, mask)
         {
@@ -266,8 +266,9 @@ impl Simulation {
     }
 
     fn sub_write(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Result<Served, RunError> {
-        let mask = self.mask_of(offset, len);
-        if let Some(b) = self.host.buffer.as_mut() {
+        if self.host.buffer.is_some() {
+            let mask = self.mask_of(offset, len);
+            let b = self.host.buffer.as_mut().expect("buffer");
             return Ok(match b.write(lpn, mask, &mut self.host.flushes) {
                 Put::Stored => Served::Dram(len),
                 Put::Evicted { victim } => {
