@@ -313,7 +313,11 @@ where
             // The data's range with a margin (not from 0: ratios near 1 would be flat).
             let (lo, hi) = span(ys).expect("x had points");
             let pad = (hi - lo) * 0.1;
-            (if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad }, hi + pad)
+            let lo = if lo >= 0.0 { (lo - pad).max(0.0) } else { lo - pad };
+            // Room above the data for the legend (upper left, ~20 px a series of a
+            // ~470 px plot), so it never hides a point.
+            let legend = ((20 * c.series.len() + 24) as f64 / 470.0).min(0.5);
+            (lo, lo + (hi + pad - lo) / (1.0 - legend))
         }
     };
     // A margin on linear x so the end markers are not cut by the axes.
@@ -386,17 +390,17 @@ where
                 bail!("figure {:?}: a logarithmic x axis needs positive values (smallest {x_lo})", c.title);
             }
             let chart = b.build_cartesian_2d((x_lo..x_hi).log_scale(), y_lo..y_hi).map_err(err)?;
-            // Label only 1, 2, 3 and 5 times a power of ten: the decade's other lines
-            // crowd each other.
+            // Label only 1, 2, 3 and 5 times a power of ten (the decade's other lines
+            // crowd each other), unless the axis spans about a decade only.
             let fmt = |x: &f64| {
                 let m = *x / 10f64.powf(x.log10().floor());
-                if [1.0, 2.0, 3.0, 5.0].iter().any(|k| (m - k).abs() < 1e-3) {
-                    num(*x)
+                if [1.0, 2.0, 3.0, 5.0].iter().any(|k| (m - k).abs() < 1e-3) || x_hi / x_lo < 12.0 {
+                    num((*x * 100.0).round() / 100.0)
                 } else {
                     String::new()
                 }
             };
-            finish!(chart, &fmt, 10)
+            finish!(chart, &fmt, 40)
         }
         XAxis::Categories(labels) => {
             let n = labels.len();

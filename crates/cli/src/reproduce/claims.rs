@@ -12,8 +12,9 @@ use crate::plot::data::{self, Table};
 pub const RULES: &str = "Verdicts: *ours* is the geometric mean, over the runs the claim covers, of the \
 policy's metric divided by the baseline's in the same configuration, minus 1 (for a trend claim: that \
 ratio at the second axis value over the ratio at the first, minus 1). **reproduced**: ours moves in \
-the paper's direction and by at least three quarters of the paper's magnitude (any amount when the paper gives \
-only a direction); **direction only**: the right direction, less than three quarters of the magnitude; \
+the paper's direction and by at least three quarters of the paper's magnitude (at least 1 % when the paper \
+gives only a direction); **direction only**: the right direction, but less than three quarters of the \
+paper's magnitude or under 1 %; \
 **not reproduced**: no change or the other direction; **not evaluated**: the experiment lacks the runs.";
 
 /// One checked claim.
@@ -42,6 +43,10 @@ pub struct ClaimRow {
 /// The share of the paper's magnitude ours must reach to count as reproduced.
 pub const REPRODUCED_FRACTION: f64 = 0.75;
 
+/// A change smaller than this (1 %) is too small to confirm a claim on its own: at
+/// best "direction only".
+pub const NOISE_FLOOR: f64 = 0.01;
+
 /// The verdict for a change `ours` against the paper's direction and magnitude.
 pub fn verdict(direction: Direction, paper: Option<f64>, ours: f64) -> &'static str {
     let signed = match direction {
@@ -50,6 +55,9 @@ pub fn verdict(direction: Direction, paper: Option<f64>, ours: f64) -> &'static 
     };
     if signed <= 0.0 {
         return "not reproduced";
+    }
+    if signed < NOISE_FLOOR {
+        return "direction only";
     }
     match paper {
         Some(p) if signed < REPRODUCED_FRACTION * p.abs() => "direction only",
@@ -215,7 +223,8 @@ mod tests {
         assert_eq!(verdict(Direction::Lower, Some(-0.20), 0.0), "not reproduced");
         assert_eq!(verdict(Direction::Lower, Some(-0.20), 0.05), "not reproduced");
         // Direction only in the paper: any amount the right way.
-        assert_eq!(verdict(Direction::Higher, None, 0.001), "reproduced");
+        assert_eq!(verdict(Direction::Higher, None, 0.01), "reproduced");
+        assert_eq!(verdict(Direction::Higher, None, 0.009), "direction only");
         assert_eq!(verdict(Direction::Higher, None, -0.001), "not reproduced");
     }
 }
