@@ -490,3 +490,28 @@ where
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tail axis puts p90, p99, … p99.999 at 1, 2, … 5, labelled in percent.
+    #[test]
+    fn the_tail_axis_spaces_the_nines_evenly() {
+        for (q, y) in [(0.0, 0.0), (0.9, 1.0), (0.99, 2.0), (0.999, 3.0), (0.99999, 5.0), (1.0, 5.0)] {
+            assert!((tail_y(q) - y).abs() < 1e-9, "q {q}");
+        }
+        let labels: Vec<String> = (0..=5).map(|y| tail_label(y as f64)).collect();
+        assert_eq!(labels, ["0", "90", "99", "99.9", "99.99", "99.999"]);
+        assert_eq!(tail_label(1.5), "");
+    }
+
+    #[test]
+    fn numbers_print_short_and_formats_follow_flag_then_extension() {
+        assert_eq!((num(3.0), num(0.25), num(1.0 / 3.0)), ("3".into(), "0.25".into(), "0.333333".into()));
+        assert_eq!(Format::choose(None, Some(Path::new("a.PNG"))).unwrap(), Format::Png);
+        assert_eq!(Format::choose(Some(Format::Svg), Some(Path::new("a.png"))).unwrap(), Format::Svg);
+        assert_eq!(Format::choose(None, None).unwrap(), Format::Svg);
+        assert!(Format::choose(None, Some(Path::new("a.jpg"))).is_err());
+    }
+}

@@ -554,3 +554,77 @@ pub fn line_over_axis(
         reference: baseline.map(|_| 1.0),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> Table {
+        let row = |t: &str, x: &str, p: &str, v: f64| {
+            (vec![t.to_owned(), x.to_owned(), p.to_owned()], vec![Some(v)])
+        };
+        Table {
+            axes: vec!["trace".into(), "trace.time_scale".into(), "sched.placement".into()],
+            metrics: vec!["m".into()],
+            rows: vec![
+                row("dir/a.csv.gz", "1", "static", 10.0),
+                row("dir/a.csv.gz", "1", "uq", 5.0),
+                row("b.trace", "1", "static", 10.0),
+                row("b.trace", "1", "uq", 20.0),
+                row("dir/a.csv.gz", "0.01", "static", 10.0),
+                row("dir/a.csv.gz", "0.01", "uq", 4.0),
+                row("b.trace", "0.01", "static", 10.0),
+                row("b.trace", "0.01", "uq", 9.0),
+            ],
+        }
+    }
+
+    /// Ratios per group, groups named by the varying axes (traces shortened), the
+    /// geometric mean over the complete groups.
+    #[test]
+    fn normalisation_by_hand() {
+        let t = table();
+        let n = normalise(&t, 0, 2, "static", &[(1, "1".into())]).unwrap();
+        assert_eq!(n.groups, ["a", "b"]);
+        assert_eq!(n.series, ["static", "uq"]);
+        assert_eq!(n.ratios, [[Some(1.0), Some(0.5)], [Some(1.0), Some(2.0)]]);
+        assert_eq!((n.geomean[1], n.n_geo), (Some(1.0), 2));
+        let all = normalise(&t, 0, 2, "static", &[]).unwrap();
+        assert_eq!(
+            all.groups,
+            ["a · time_scale 1", "b · time_scale 1", "a · time_scale 0.01", "b · time_scale 0.01"]
+        );
+        let e = normalise(&t, 0, 2, "fcfs", &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("baseline \"fcfs\" is not a value of axis sched.placement (values: static, uq)"),
+            "{e}"
+        );
+    }
+
+    /// A line over a numeric axis spanning 100× is drawn on a log x axis, sorted by x,
+    /// each point the geometric mean over the traces of the normalised values.
+    #[test]
+    fn line_over_a_load_axis() {
+        let t = table();
+        let c = line_over_axis(&t, 0, 1, Some(2), Some("static"), &[], "t").unwrap();
+        assert_eq!(c.x_axis, XAxis::Log);
+        assert_eq!(c.reference, Some(1.0));
+        let uq = &c.series[1];
+        assert_eq!(uq.name, "uq");
+        assert_eq!(uq.points.len(), 2);
+        assert_eq!(uq.points[0].0, 0.01);
+        assert!((uq.points[0].1 - (0.4f64 * 0.9).sqrt()).abs() < 1e-12);
+        assert!((uq.points[1].1 - 1.0).abs() < 1e-12);
+        // Categories when the labels are not numbers.
+        let c = line_over_axis(&t, 0, 0, Some(2), None, &[], "t").unwrap();
+        assert_eq!(c.x_axis, XAxis::Categories(vec!["a".into(), "b".into()]));
+    }
+
+    #[test]
+    fn trace_labels_are_shortened_to_their_stem() {
+        assert_eq!(short_label("trace", "msr-csv/hm_0-window1k.csv"), "hm_0-window1k");
+        assert_eq!(short_label("trace", "systor17/vdi-sample.csv.gz"), "vdi-sample");
+        assert_eq!(short_label("trace", "traces/fixtures/msr.csv.zst"), "msr");
+        assert_eq!(short_label("layers", "16.5"), "16.5");
+    }
+}

@@ -145,6 +145,13 @@ pub fn resolve_filters(t: &Table, filters: &[(&str, &str)]) -> Vec<(String, Stri
             Some(a) => (true, a),
             None => (false, axis),
         };
+        let axis = match axis {
+            papers::LOAD => match papers::LOAD_AXES.iter().find(|a| t.axis(a).is_ok()) {
+                Some(a) => a,
+                None => continue,
+            },
+            a => a,
+        };
         let Ok(i) = t.axis(axis) else { continue };
         let labels = t.labels(i);
         let same = |l: &String| match (l.parse::<f64>(), value.parse::<f64>()) {
@@ -291,4 +298,76 @@ fn index(
     let _ = writeln!(s, "{}", claims::to_markdown(rows));
     let _ = writeln!(s, "{}", claims::RULES);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(axes: &[&str], rows: &[(&[&str], f64)]) -> Table {
+        Table {
+            axes: axes.iter().map(|a| a.to_string()).collect(),
+            metrics: vec!["write.mean_ns".into()],
+            rows: rows
+                .iter()
+                .map(|(l, v)| (l.iter().map(|x| x.to_string()).collect(), vec![Some(*v)]))
+                .collect(),
+        }
+    }
+
+    /// A load axis, under any of its names, is pinned to the recorded rate (matched as a
+    /// number: "1.0" is 1); an experiment without one, or without the value, is not
+    /// filtered; a required filter on a present axis stays even when the value is absent
+    /// (and then fails with the axis's values listed).
+    #[test]
+    fn filters_resolve_against_the_experiments_axes() {
+        let rows: &[(&[&str], f64)] = &[(&["a", "0.1", "static"], 1.0), (&["a", "1.0", "static"], 2.0)];
+        for name in papers::LOAD_AXES {
+            let t = table(&["trace", name, "sched.placement"], rows);
+            assert_eq!(resolve_filters(&t, &[("?@load", "1")]), [(name.to_owned(), "1.0".to_owned())]);
+        }
+        let t = table(&["trace", "sched.placement"], &[(&["a", "static"], 1.0)]);
+        assert!(resolve_filters(&t, &[("?@load", "1"), ("preset", "x")]).is_empty());
+        let t = table(&["trace", "trace.time_scale", "sched.placement"], &[(&["a", "0.5", "static"], 1.0)]);
+        assert!(resolve_filters(&t, &[("?@load", "1")]).is_empty());
+        let f = resolve_filters(&t, &[("trace", "b")]);
+        assert_eq!(f, [("trace".to_owned(), "b".to_owned())]);
+        assert!(t.filters(&f).unwrap_err().to_string().contains("axis trace has no value \"b\" (values: a)"));
+    }
+
+    /// Claims on a hand-made table: a ratio claim is the geomean of policy / baseline
+    /// over the configurations, a trend claim the ratio of two such geomeans.
+    #[test]
+    fn claims_are_geomeans_of_ratios() {
+        let t = table(
+            &["trace", "variation", "sched.placement"],
+            &[
+                (&["a", "2", "static"], 100.0),
+                (&["a", "2", "lacr"], 80.0),
+                (&["b", "2", "static"], 100.0),
+                (&["b", "2", "lacr"], 45.0),
+                (&["a", "4", "static"], 100.0),
+                (&["a", "4", "lacr"], 50.0),
+                (&["b", "4", "static"], 100.0),
+                (&["b", "4", "lacr"], 40.0),
+            ],
+        );
+        let paper = papers::find("lacr").unwrap();
+        let rows = claims::check(paper, &t).unwrap();
+        let row = |id: &str| rows.iter().find(|r| r.id == id).unwrap();
+        // lacr / static at variation 2 (layers absent: not filtered): sqrt(0.8 * 0.45) = 0.6.
+        let w = row("lacr-write");
+        assert!((w.our_change.unwrap() - (0.6 - 1.0)).abs() < 1e-12, "{w:?}");
+        assert_eq!(w.verdict, "reproduced");
+        assert!(w.scope.contains("variation=2") && w.scope.contains("geomean of 2 configurations"), "{w:?}");
+        // Trend over variation: sqrt(0.5 * 0.4) / 0.6 - 1.
+        let tr = row("lacr-better-with-variation");
+        assert!((tr.our_change.unwrap() - ((0.2f64).sqrt() / 0.6 - 1.0)).abs() < 1e-12, "{tr:?}");
+        assert_eq!(tr.verdict, "reproduced");
+        // No OCR runs, no all.mean_ns column: not evaluated; no layers axis: the layer
+        // trend neither.
+        assert_eq!(row("ocr-write").verdict, "not evaluated");
+        assert_eq!(row("lacr-overall").verdict, "not evaluated");
+        assert_eq!(row("lacr-gain-shrinks-with-layers").verdict, "not evaluated");
+    }
 }

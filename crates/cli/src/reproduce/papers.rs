@@ -3,17 +3,20 @@
 //! claims with the paper's magnitudes. Adding a paper (PEN, MBM, SOML) is one entry in
 //! [`PAPERS`]; nothing else changes.
 //!
-//! Filters name axes by their name in the experiment file. A filter whose axis the
-//! experiment lacks is ignored, and one marked optional (`?` before the axis) is also
-//! ignored when the axis lacks the value: the load axis (`trace.time_scale`) is pinned
-//! to the recorded rate (1) when the experiment has one, as the papers replay traces
-//! at their recorded rate.
+//! Filters name axes by their name in the experiment file (`@load`: whichever load axis
+//! of [`LOAD_AXES`] it has). A filter whose axis the experiment lacks is ignored, and
+//! one marked optional (`?` before the axis) is also ignored when the axis lacks the
+//! value: the load axis (`trace.time_scale`) is pinned to the recorded rate (1) when the
+//! experiment has one, as the papers replay traces at their recorded rate.
 
 /// Axis names a load (arrival-rate scaling) axis may have in an experiment file.
 pub const LOAD_AXES: [&str; 3] = ["trace.time_scale", "time_scale", "load"];
 
+/// Stands for whichever of [`LOAD_AXES`] the experiment has, in a filter.
+pub const LOAD: &str = "@load";
+
 /// The optional "recorded rate" filter every paper figure and claim carries.
-const AT_RECORDED_RATE: (&str, &str) = ("?trace.time_scale", "1");
+const AT_RECORDED_RATE: (&str, &str) = ("?@load", "1");
 
 /// One paper.
 pub struct Paper {
