@@ -274,8 +274,8 @@ fn index(
     );
     let _ = writeln!(s, "## Figures\n");
     for (f, path) in drawn {
-        let _ = writeln!(s, "### {} — {}\n", f.paper_figure, f.file);
-        let _ = writeln!(s, "{}\n", f.caption);
+        let _ = writeln!(s, "### {}\n", f.title);
+        let _ = writeln!(s, "Paper: {}. {}\n", f.paper_figure, f.caption);
         match path {
             Ok(p) => {
                 let rel = p.strip_prefix(out).unwrap_or(p).display().to_string();

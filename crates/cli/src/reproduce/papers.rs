@@ -44,7 +44,7 @@ pub struct FigureSpec {
     pub file: &'static str,
     /// Title drawn above the figure.
     pub title: &'static str,
-    /// The paper's figure number, or `—` for a figure of ours.
+    /// The paper's figure number, or `none (ours)` for a figure of ours.
     pub paper_figure: &'static str,
     /// Caption in the index.
     pub caption: &'static str,
@@ -164,7 +164,7 @@ pub const PAPERS: &[Paper] = &[
             FigureSpec {
                 file: "load-ssd1-write-response",
                 title: "SSD1: write response time against load, static = 1",
-                paper_figure: "— (ours)",
+                paper_figure: "none (ours)",
                 caption: "Write response time relative to static against load (trace.time_scale: arrival gaps scaled; 1 = recorded rate), SSD1, geometric mean over the traces. The paper evaluates the recorded rate only.",
                 kind: FigureKind::Line {
                     metric: "write.mean_ns",
@@ -176,7 +176,7 @@ pub const PAPERS: &[Paper] = &[
             FigureSpec {
                 file: "cdf-ssd1-write",
                 title: "SSD1: write response-time CDF by policy",
-                paper_figure: "— (ours)",
+                paper_figure: "none (ours)",
                 caption: "Write response-time CDF of each policy on financial1, SSD1, recorded rate (from the runs' report histograms).",
                 kind: FigureKind::WriteCdf {
                     filters: &[("preset", "die-binding-4x2"), AT_RECORDED_RATE, FINANCIAL1],
@@ -300,7 +300,7 @@ pub const PAPERS: &[Paper] = &[
             FigureSpec {
                 file: "load-write-response",
                 title: "Write response time against load, static = 1",
-                paper_figure: "— (ours)",
+                paper_figure: "none (ours)",
                 caption: "Write response time relative to static against load (trace.time_scale; 1 = recorded rate), variation 2, 16 layers, geometric mean over the traces.",
                 kind: FigureKind::Line {
                     metric: "write.mean_ns",
@@ -312,7 +312,7 @@ pub const PAPERS: &[Paper] = &[
             FigureSpec {
                 file: "cdf-write",
                 title: "Write response-time CDF by policy",
-                paper_figure: "— (ours)",
+                paper_figure: "none (ours)",
                 caption: "Write response-time CDF of each policy on financial1 (variation 2, 16 layers, recorded rate).",
                 kind: FigureKind::WriteCdf {
                     filters: &[("variation", "2"), ("layers", "16"), AT_RECORDED_RATE, FINANCIAL1],
