@@ -401,3 +401,68 @@ fn reproduce_shards_and_emits_slurm_like_sweep() {
     assert!(script.contains("--array=") && script.contains("--shard"), "{script}");
     assert!(script.contains("# When the array is done: lamina reproduce lacr --quick --out"), "{script}");
 }
+
+/// An experiment with a load axis (`trace.time_scale`, issue #10 item 3): the load
+/// figure is drawn over it (one line per policy, a point per load), and the paper's
+/// figures and claims are pinned to the recorded rate 1. Policies the experiment does
+/// not run leave their claims "not evaluated". Bundled traces only: runs without
+/// `../shared`.
+#[test]
+fn reproduce_draws_the_load_axis_and_pins_claims_to_the_recorded_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("experiments");
+    std::fs::create_dir_all(exp.join("ci")).unwrap();
+    std::fs::write(
+        exp.join("ci/die-binding-tiny.toml"),
+        format!(
+            r#"name = "db-load"
+trace_root = {root:?}
+traces = ["traces/demo.trace"]
+set = ["trace.limit=600"]
+metrics = ["write.mean_ns", "all.mean_ns"]
+baseline = {{ "sched.placement" = "static" }}
+
+[[axis]]
+key = "preset"
+values = ["die-binding-4x2", "die-binding-4x4"]
+
+[[axis]]
+key = "trace.time_scale"
+values = [1.0, 0.1, 0.01]
+
+[[axis]]
+key = "sched.placement"
+values = ["static", "queue", "uq"]
+"#,
+            root = root().display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (stdout, _) = ok(lamina()
+        .args(["reproduce", "die-binding", "--quick", "--out"])
+        .arg(&out)
+        .arg("--experiments")
+        .arg(&exp)
+        .output()
+        .unwrap());
+    let load = out.join("figures/load-ssd1-write-response.svg");
+    let s = parse_svg(&load);
+    assert!(s.has_text("trace.time_scale (arrival gaps × this: smaller = heavier load)"), "{:?}", s.texts);
+    let rows = csv_rows(&load.with_extension("csv"));
+    assert_eq!(rows, [("static".to_owned(), 3), ("queue".to_owned(), 3), ("uq".to_owned(), 3)]);
+    let claims = std::fs::read_to_string(out.join("claims.csv")).unwrap();
+    let uq = claims.lines().find(|l| l.starts_with("uq-ssd1,")).unwrap();
+    assert!(
+        uq.contains("preset=die-binding-4x2, trace.time_scale=1") && uq.contains("geomean of 1 "),
+        "{uq}"
+    );
+    let dynamic = claims.lines().find(|l| l.starts_with("dynamic-ssd1,")).unwrap();
+    assert!(dynamic.contains(",n/a,not evaluated,"), "{dynamic}");
+    assert!(stdout.contains("**not evaluated**"), "{stdout}");
+    // Fig. 3 covers the recorded rate only: one group (the trace), no geomean row.
+    let fig3 = csv_rows(&out.join("figures/fig3-ssd1-write-response.csv"));
+    assert_eq!(fig3, [("demo".to_owned(), 3)]);
+    let index = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(index.contains("](figures/load-ssd1-write-response.svg)"), "{index}");
+}

@@ -431,7 +431,12 @@ pub fn normalise(
                     axis => format!("{} {}", axis.rsplit('.').next().unwrap_or(axis), labels[a]),
                 })
                 .collect();
-            groups.push(if name.is_empty() { "all".into() } else { name.join(" · ") });
+            // A single configuration is named by its trace (or "all" without a trace axis).
+            let single = || match t.axes.iter().position(|a| a == "trace") {
+                Some(a) => short_label("trace", &labels[a]),
+                None => "all".into(),
+            };
+            groups.push(if name.is_empty() { single() } else { name.join(" · ") });
             values.push(vec![None; series.len()]);
             groups.len() - 1
         });
@@ -545,7 +550,10 @@ pub fn line_over_axis(
     };
     Ok(LineChart {
         title: title.to_owned(),
-        x_label: t.axes[x_axis].clone(),
+        x_label: match t.axes[x_axis].as_str() {
+            a if a.ends_with("time_scale") => format!("{a} (arrival gaps × this: smaller = heavier load)"),
+            a => a.to_owned(),
+        },
         y_label,
         x_axis: x_axis_kind,
         y_axis: YAxis::Linear,
