@@ -123,6 +123,13 @@ fn png_size(path: &Path) -> (u32, u32) {
     (be(16), be(20))
 }
 
+/// Write a sweep spec over the bundled traces: `name`, the repository as trace root,
+/// then `body` (traces, metrics, baseline, axes).
+fn write_spec(path: &Path, name: &str, body: &str) {
+    let root = root().display().to_string();
+    std::fs::write(path, format!("name = {name:?}\ntrace_root = {root:?}\n{body}")).unwrap();
+}
+
 /// A run of the bundled demo trace with its JSON report and latency log.
 fn demo_run(dir: &Path) -> (PathBuf, PathBuf) {
     let (json, log) = (dir.join("run.json"), dir.join("lat.csv"));
@@ -225,16 +232,14 @@ fn a_timeline_renders_to_a_png_that_opens() {
 fn bars_and_lines_from_a_sweep() {
     let dir = tempfile::tempdir().unwrap();
     let spec = dir.path().join("s.toml");
-    std::fs::write(
+    write_spec(
         &spec,
-        format!(
-            r#"name = "s"
-trace_root = {root:?}
-traces = ["traces/demo.trace", "traces/fixtures/msr.csv.zst"]
+        "s",
+        r#"traces = ["traces/demo.trace", "traces/fixtures/msr.csv.zst"]
 preset = "die-binding-4x2"
 set = ["trace.limit=400"]
 metrics = ["write.mean_ns", "all.mean_ns"]
-baseline = {{ "sched.placement" = "static" }}
+baseline = { "sched.placement" = "static" }
 
 [[axis]]
 key = "host.queue_depth"
@@ -244,10 +249,7 @@ values = [1, 4, 16]
 key = "sched.placement"
 values = ["static", "queue", "uq"]
 "#,
-            root = root().display().to_string()
-        ),
-    )
-    .unwrap();
+    );
     let out = dir.path().join("sw");
     ok(lamina().arg("sweep").arg(&spec).arg("--out").arg(&out).args(["--threads", "2"]).output().unwrap());
     let results = out.join("results.csv");
@@ -412,15 +414,13 @@ fn reproduce_draws_the_load_axis_and_pins_claims_to_the_recorded_rate() {
     let dir = tempfile::tempdir().unwrap();
     let exp = dir.path().join("experiments");
     std::fs::create_dir_all(exp.join("ci")).unwrap();
-    std::fs::write(
-        exp.join("ci/die-binding-tiny.toml"),
-        format!(
-            r#"name = "db-load"
-trace_root = {root:?}
-traces = ["traces/demo.trace"]
+    write_spec(
+        &exp.join("ci/die-binding-tiny.toml"),
+        "db-load",
+        r#"traces = ["traces/demo.trace"]
 set = ["trace.limit=600"]
 metrics = ["write.mean_ns", "all.mean_ns"]
-baseline = {{ "sched.placement" = "static" }}
+baseline = { "sched.placement" = "static" }
 
 [[axis]]
 key = "preset"
@@ -434,10 +434,7 @@ values = [1.0, 0.1, 0.01]
 key = "sched.placement"
 values = ["static", "queue", "uq"]
 "#,
-            root = root().display().to_string()
-        ),
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let (stdout, _) = ok(lamina()
         .args(["reproduce", "die-binding", "--quick", "--out"])
