@@ -331,6 +331,8 @@ where
     let mut b = ChartBuilder::on(root);
     b.caption(&c.title, title_style()).margin(16).x_label_area_size(52).y_label_area_size(80);
     let series_style = |i: usize| ShapeStyle::from(&colour(i)).stroke_width(2);
+    // The same mesh, series and legend for every x mapping; a macro because each
+    // mapping gives the chart another coordinate type.
     macro_rules! finish {
         ($chart:expr, $x_fmt:expr, $x_labels:expr) => {{
             let mut chart = $chart;

@@ -489,8 +489,7 @@ pub fn line_over_axis(
         match (series_axis, baseline) {
             (Some(s), Some(b)) => {
                 let n = normalise(t, m, s, b, &f)?;
-                for (g, row) in n.ratios.iter().enumerate() {
-                    let _ = g;
+                for row in &n.ratios {
                     for (si, r) in row.iter().enumerate() {
                         let idx = series_names.iter().position(|x| x == &n.series[si]).expect("same axis");
                         if let Some(r) = r.filter(|r| *r > 0.0) {
