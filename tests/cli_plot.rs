@@ -313,6 +313,20 @@ fn bad_plot_input_is_named() {
     assert!(e.contains("bad.csv:1: not a latency log") && e.contains("--latency-log FILE"), "{e}");
     let e = failed(lamina().args(["plot", "cdf"]).arg(&log).output().unwrap());
     assert!(e.contains("not a JSON report"), "{e}");
+    // Only trims: nothing to plot is bad input too, not a drawing failure.
+    std::fs::write(&log, "arrival_ns,op,bytes,lpn,response_ns,wait_ns\n0,trim,8192,1,0,0\n").unwrap();
+    let e = failed(lamina().args(["plot", "timeline"]).arg(&log).output().unwrap());
+    assert!(e.contains("bad.csv: the log has no read or write request"), "{e}");
+    // A report whose requests were all trims (or none): no CDF to draw.
+    let (json, _) = demo_run(dir.path());
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("histograms");
+    for class in ["read", "write", "all"] {
+        v[class]["count"] = 0.into();
+    }
+    std::fs::write(&json, v.to_string()).unwrap();
+    let e = failed(lamina().args(["plot", "cdf"]).arg(&json).output().unwrap());
+    assert!(e.contains("nothing to draw"), "{e}");
 }
 
 fn reproduce(paper: &str, out: &Path, extra: &[&str]) -> (String, String) {

@@ -170,6 +170,14 @@ pub enum Figure {
 }
 
 impl Figure {
+    /// True when there is nothing to draw (no point, no bar).
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Figure::Lines(c) => c.series.iter().all(|s| s.points.is_empty()),
+            Figure::Bars(c) => c.values.iter().flatten().all(Option::is_none),
+        }
+    }
+
     /// The figure's data as CSV: `series,x,y` per point of a line chart (x the category
     /// label on a categorical axis), `group,series,value` per bar.
     pub fn to_csv(&self) -> String {

@@ -152,6 +152,12 @@ fn emit(fig: &Figure, path: &Path, format: Format) -> anyhow::Result<()> {
     {
         return Err(usage(format!("output {}: directory {} does not exist", path.display(), dir.display())));
     }
+    if fig.is_empty() {
+        return Err(usage(format!(
+            "{}: nothing to draw — the input has no value for this figure (no completed request of the kind, or every metric value n/a)",
+            path.display()
+        )));
+    }
     let written = fig.write(path, format)?;
     eprintln!("figure: {} (data: {})", written.display(), written.with_extension("csv").display());
     Ok(())

@@ -116,7 +116,10 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         .map_err(|e| usage(format!("output directory {}: {e}", figures_dir.display())))?;
     let mut drawn = Vec::new();
     for f in paper.figures {
-        let fig = figure(paper, f, &table, &plan.info, &sweep_dir)?;
+        let fig = match figure(paper, f, &table, &plan.info, &sweep_dir)? {
+            Ok(f) if f.is_empty() => Err("not drawn: the runs have no value for it".to_owned()),
+            other => other,
+        };
         let path = match &fig {
             Ok(fig) => {
                 Ok(fig.write(&figures_dir.join(format!("{}.{}", f.file, args.format.ext())), args.format)?)
