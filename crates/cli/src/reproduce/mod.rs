@@ -33,10 +33,10 @@ use papers::{FigureKind, Paper};
 /// Arguments of `lamina reproduce`.
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
-    /// The paper: die-binding or lacr.
+    /// The paper (one entry of the registry in reproduce/papers.rs).
     #[arg(value_parser = clap::builder::PossibleValuesParser::new(papers::PAPERS.iter().map(|p| p.id)))]
     paper: String,
-    /// The CI-sized experiment (minutes on 2 cores; experiments/ci/) instead of the full one.
+    /// The CI-sized experiment (experiments/ci/: seconds on 2 cores) instead of the full one.
     #[arg(long)]
     quick: bool,
     /// Output folder [default: reproduce/<paper>, or reproduce/<paper>-quick].
