@@ -3,7 +3,6 @@
 //! missing/duplicate detection, spec errors, the Slurm script, and the CI-sized versions
 //! of the checked-in experiments.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -17,6 +16,9 @@ fn root() -> PathBuf {
 
 #[path = "support/shared.rs"]
 mod shared;
+#[path = "support/tree.rs"]
+mod tree;
+use tree::tree;
 
 fn ok(out: Output) -> String {
     assert!(
@@ -61,23 +63,6 @@ values = [0, 1048576]
     );
     std::fs::write(&spec, text).unwrap();
     spec
-}
-
-/// Every file under `dir` (relative path → bytes).
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(base: &Path, d: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                walk(base, &p, out);
-            } else {
-                out.insert(p.strip_prefix(base).unwrap().display().to_string(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
 }
 
 /// A finished sweep's standard output (the comparison table only) and standard error

@@ -6,7 +6,9 @@ use clap::{Parser, Subcommand};
 
 mod exit;
 mod out;
+mod plot;
 mod progress;
+mod reproduce;
 mod run_cmd;
 mod sweep;
 mod trace_args;
@@ -39,6 +41,14 @@ enum Command {
     /// Gather the output directories of a sharded sweep into one set of tables.
     #[command(after_help = exit::EXIT_CODES_HELP)]
     Merge(sweep::MergeArgs),
+    /// Draw figures (SVG or PNG, data as CSV beside): CDFs, normalised bars, a metric
+    /// against a sweep axis, latency over time.
+    #[command(subcommand, after_help = exit::EXIT_CODES_HELP)]
+    Plot(plot::PlotCmd),
+    /// Run a paper's experiment and write its figures, tables and a claims check
+    /// (paper vs ours) into one folder.
+    #[command(after_help = exit::EXIT_CODES_HELP)]
+    Reproduce(reproduce::ReproduceArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,5 +60,7 @@ fn main() -> ExitCode {
         Command::Trace(cmd) => trace_cmd::run(cmd),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Merge(args) => sweep::merge(args),
+        Command::Plot(cmd) => plot::run(cmd),
+        Command::Reproduce(args) => reproduce::run(args),
     })
 }

@@ -11,11 +11,13 @@
 //! `latency_attribution` (or null), `iops`, `bandwidth_mib_s`, `read_bandwidth_mib_s`,
 //! `write_bandwidth_mib_s`, `sim_time_ns`, `waf` (null when no host page was
 //! programmed), `flash`, `flash_ops` (or null), `gc`, `erases`, `utilisation`,
-//! `suspensions`, `buffer`, `events`. Nothing in it depends on the wall clock, so equal
+//! `suspensions`, `buffer`, `events`, `histograms`. Nothing in it depends on the wall clock, so equal
 //! inputs give equal bytes.
 //!
 //! Version 3 (issue #9 item 6) added the configurable percentile fields,
-//! `latency_attribution` and `flash_ops`.
+//! `latency_attribution` and `flash_ops`. Version 4 (issue #10 item 1) added
+//! `histograms`: the whole response-time and queue-wait distributions, compact, so
+//! `lamina plot cdf` draws a run's CDFs from its report without re-running it.
 
 use std::fmt::Write as _;
 
@@ -225,7 +227,7 @@ pub struct EventReport {
 }
 
 /// Version of the JSON report schema (see the module docs).
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The simulated device and policies, in words (issue #8, item 16).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
@@ -340,6 +342,39 @@ pub struct Report {
     pub buffer: BufferReport,
     /// Simulation effort.
     pub events: EventReport,
+    /// The full distributions behind `read`, `write`, `read_wait` and `write_wait`
+    /// (the `all` ones are their unions), for CDFs.
+    pub histograms: Histograms,
+}
+
+/// A run's latency distributions, each encoded as [`Histograms::encoding`] says (the
+/// HDR histograms the summaries come from: 3 significant digits, values in ns).
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+pub struct Histograms {
+    /// How each field is encoded: [`crate::stats::HISTOGRAM_ENCODING`]
+    /// (`hdrhistogram-v2-deflate-base64`).
+    pub encoding: String,
+    /// Read response times.
+    pub read: String,
+    /// Write response times.
+    pub write: String,
+    /// Read queue waits.
+    pub read_wait: String,
+    /// Write queue waits.
+    pub write_wait: String,
+}
+
+impl Histograms {
+    /// Encode the request statistics' four distributions.
+    pub fn of(stats: &crate::stats::RequestStats) -> Histograms {
+        Histograms {
+            encoding: crate::stats::HISTOGRAM_ENCODING.to_owned(),
+            read: stats.read.encoded(),
+            write: stats.write.encoded(),
+            read_wait: stats.read_wait.encoded(),
+            write_wait: stats.write_wait.encoded(),
+        }
+    }
 }
 
 impl Report {

@@ -408,6 +408,7 @@ impl Simulation {
                 processed: self.events_processed,
                 peak_outstanding: self.host.peak_outstanding,
             },
+            histograms: crate::report::Histograms::of(st),
         }
     }
 }

@@ -106,6 +106,38 @@ impl LatencyHist {
     }
 }
 
+/// How [`LatencyHist::encoded`] writes a distribution: hdrhistogram's V2 serialisation,
+/// deflate-compressed (the "V2 compressed" form every HdrHistogram implementation reads),
+/// then standard base64 with padding. The report's `histograms.encoding` names it.
+pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
+
+impl LatencyHist {
+    /// The whole distribution in the compact form [`HISTOGRAM_ENCODING`] names, for the
+    /// report (issue #10 item 1: CDFs drawn later without re-running). Deterministic:
+    /// equal histograms give equal text (the deflate level is fixed).
+    pub fn encoded(&self) -> String {
+        use base64::Engine as _;
+        use hdrhistogram::serialization::Serializer as _;
+        let mut bytes = Vec::new();
+        hdrhistogram::serialization::V2DeflateSerializer::new()
+            .serialize(&self.hist, &mut bytes)
+            .expect("a histogram serializes into memory");
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+}
+
+/// Read a histogram that [`LatencyHist::encoded`] wrote; the error says what is wrong
+/// with the text (not base64, not a V2 histogram).
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| format!("not base64 ({e})"))?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| format!("not an HdrHistogram V2 serialisation ({e:?})"))
+}
+
 /// The percentiles a report gives unless `stats.percentiles` says otherwise: p50, p90,
 /// p95, p99, p99.9, p99.99 and p99.999 (what every report gave before the list became
 /// configurable, issue #9 item 6).
@@ -766,6 +798,31 @@ impl MeanVar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The report's compact histograms decode to the very distribution recorded
+    /// (issue #10 item 1), and equal histograms encode to equal text.
+    #[test]
+    fn encoded_histograms_round_trip() {
+        let mut h = LatencyHist::default();
+        for (ns, n) in [(0, 3), (1_234, 10), (78_000, 500), (1_300_000, 7), (9_000_000_000_000, 1)] {
+            h.record_n(Nanos(ns), n);
+        }
+        let text = h.encoded();
+        assert!(text.len() < 400, "compact: {} bytes", text.len());
+        let back = decode_histogram(&text).unwrap();
+        assert_eq!(back.len(), 521);
+        for p in [1.0, 50.0, 99.0, 99.9, 100.0] {
+            assert_eq!(back.value_at_quantile(p / 100.0), h.hist.value_at_quantile(p / 100.0), "p{p}");
+        }
+        assert_eq!(back.max(), h.hist.max());
+        let mut again = LatencyHist::default();
+        for (ns, n) in [(0, 3), (1_234, 10), (78_000, 500), (1_300_000, 7), (9_000_000_000_000, 1)] {
+            again.record_n(Nanos(ns), n);
+        }
+        assert_eq!(again.encoded(), text);
+        assert!(decode_histogram("not base64!").unwrap_err().contains("not base64"));
+        assert!(decode_histogram("aGVsbG8=").unwrap_err().contains("not an HdrHistogram"));
+    }
 
     #[test]
     fn component_buckets_cover_every_value_once() {

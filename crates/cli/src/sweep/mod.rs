@@ -6,8 +6,8 @@
 //! to a temporary name and renamed, so a file that exists is complete), and, once every
 //! run is there, `results.csv`, `results.compare.csv` and `results.compare.md`.
 
-mod slurm;
-mod spec;
+pub mod slurm;
+pub mod spec;
 mod table;
 
 use std::collections::BTreeMap;
@@ -62,22 +62,36 @@ pub struct SweepArgs {
     /// Output directory (default: `sweeps/<spec name>`).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Worker threads (default: all cores). Results do not depend on it.
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
-    /// Run only the K-th of N deterministic slices (run i belongs to shard i mod N + 1).
-    #[arg(long, value_name = "K/N")]
-    shard: Option<Shard>,
-    /// Directory the spec's trace paths are relative to (overrides $LAMINA_TRACE_ROOT and
-    /// the spec's `trace_root`).
-    #[arg(long, value_name = "DIR")]
-    trace_root: Option<PathBuf>,
+    #[command(flatten)]
+    exec: ExecArgs,
     /// Print the planned runs (index, shard, key, axis values) and exit.
     #[arg(long)]
     list: bool,
+    #[command(flatten)]
+    slurm: SlurmArgs,
+}
+
+/// How a sweep's runs execute (flags of `lamina sweep` and `lamina reproduce`).
+#[derive(Args, Debug)]
+pub struct ExecArgs {
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Run only the K-th of N deterministic slices (run i belongs to shard i mod N + 1).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
+    /// Directory the spec's trace paths are relative to (overrides $LAMINA_TRACE_ROOT and
+    /// the spec's `trace_root`).
+    #[arg(long, value_name = "DIR")]
+    pub trace_root: Option<PathBuf>,
+}
+
+/// The `--emit-slurm` flags (of `lamina sweep` and `lamina reproduce`).
+#[derive(Args, Debug)]
+pub struct SlurmArgs {
     /// Print an sbatch job-array script (plus the dependent merge job) and exit.
     #[arg(long)]
-    emit_slurm: bool,
+    pub emit_slurm: bool,
     /// Array tasks in the emitted Slurm script.
     #[arg(long, value_name = "N", default_value_t = 8)]
     slurm_shards: usize,
@@ -90,6 +104,29 @@ pub struct SweepArgs {
     /// Partition for the emitted Slurm script (sbatch --partition).
     #[arg(long, value_name = "NAME")]
     slurm_partition: Option<String>,
+}
+
+impl SlurmArgs {
+    /// The submit script for the sweep of `spec_path` into `out`.
+    pub fn script(
+        &self,
+        spec_path: &Path,
+        out: &Path,
+        trace_root: Option<&Path>,
+        info: &PlanInfo,
+    ) -> anyhow::Result<String> {
+        let opts = slurm::SlurmOptions {
+            shards: self.slurm_shards,
+            cpus: self.slurm_cpus,
+            time: self.slurm_time.clone(),
+            partition: self.slurm_partition.clone(),
+        };
+        let root = match trace_root {
+            Some(r) => Some(r.to_path_buf()),
+            None => std::env::var_os(spec::TRACE_ROOT_ENV).filter(|v| !v.is_empty()).map(PathBuf::from),
+        };
+        slurm::script(spec_path, out, root.as_deref(), info, &opts)
+    }
 }
 
 /// Arguments of `lamina merge`.
@@ -112,7 +149,8 @@ pub struct MergeArgs {
 const PLAN_FILE: &str = "plan.json";
 const RUNS_DIR: &str = "runs";
 
-fn run_path(dir: &Path, key: &str) -> PathBuf {
+/// Where a run's report lies in a sweep directory.
+pub fn run_path(dir: &Path, key: &str) -> PathBuf {
     dir.join(RUNS_DIR).join(format!("{key}.json"))
 }
 
@@ -123,7 +161,8 @@ fn load_report(path: &Path, digest: &str) -> Option<serde_json::Value> {
     (v["trace"]["digest"] == digest).then_some(v)
 }
 
-fn plan_for(spec_path: &Path, trace_root_flag: Option<&Path>) -> anyhow::Result<Plan> {
+/// Plan the sweep of a spec file (warnings on standard error).
+pub fn plan_for(spec_path: &Path, trace_root_flag: Option<&Path>) -> anyhow::Result<Plan> {
     let spec = spec::read_spec(spec_path)?;
     let root = spec::trace_root(spec_path, &spec, trace_root_flag);
     let plan = Plan::from_spec(spec_path, &spec, &root)?;
@@ -164,7 +203,7 @@ impl TableFiles {
 
     /// Write the tables, print the comparison on standard output and the file names on
     /// standard error.
-    fn write(self, plan: &PlanInfo, reports: &[serde_json::Value]) -> anyhow::Result<()> {
+    fn write(self, plan: &PlanInfo, reports: &[serde_json::Value], print: bool) -> anyhow::Result<()> {
         let t = table::build(plan, reports)?;
         let mut written = Vec::new();
         let mut put = |(path, mut f): (PathBuf, OutputFile), text: &str| -> anyhow::Result<()> {
@@ -179,7 +218,7 @@ impl TableFiles {
             put(md, &t.compare_md)?;
         }
         eprintln!("tables: {}", written.join(", "));
-        if plan.baseline.is_some() {
+        if print && plan.baseline.is_some() {
             out::print(&t.compare_md)?;
         }
         Ok(())
@@ -229,14 +268,15 @@ impl Progress {
 
 /// Run `lamina sweep`.
 pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
-    let plan = plan_for(&args.spec, args.trace_root.as_deref())?;
+    let plan = plan_for(&args.spec, args.exec.trace_root.as_deref())?;
     let info = &plan.info;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("sweeps").join(&info.name));
     if args.list {
         use std::io::Write as _;
         let mut stdout = std::io::stdout().lock();
         for r in &info.runs {
-            let shard = args.shard.map_or(String::new(), |s| format!(" shard {}/{}", r.index % s.n + 1, s.n));
+            let shard =
+                args.exec.shard.map_or(String::new(), |s| format!(" shard {}/{}", r.index % s.n + 1, s.n));
             let axes: Vec<String> =
                 info.axes.iter().zip(&r.labels).map(|(a, l)| format!("{a}={l}")).collect();
             // A closed pipe (`| head`) ends the listing quietly.
@@ -246,33 +286,50 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    if args.emit_slurm {
-        let opts = slurm::SlurmOptions {
-            shards: args.slurm_shards,
-            cpus: args.slurm_cpus,
-            time: args.slurm_time.clone(),
-            partition: args.slurm_partition.clone(),
-        };
-        let root = match &args.trace_root {
-            Some(r) => Some(r.clone()),
-            None => std::env::var_os(spec::TRACE_ROOT_ENV).filter(|v| !v.is_empty()).map(PathBuf::from),
-        };
-        return out::print(&slurm::script(&args.spec, &out, root.as_deref(), info, &opts)?);
+    if args.slurm.emit_slurm {
+        return out::print(&args.slurm.script(&args.spec, &out, args.exec.trace_root.as_deref(), info)?);
     }
+    if execute(&plan, &out, args.exec.threads, args.exec.shard)? {
+        write_tables(info, &out, true)?;
+    }
+    Ok(())
+}
 
+/// Every run's report when all are in `out`, in plan order.
+pub fn complete_reports(info: &PlanInfo, out: &Path) -> Option<Vec<serde_json::Value>> {
+    info.runs.iter().map(|r| load_report(&run_path(out, &r.key), &r.trace_digest)).collect()
+}
+
+/// Write the result tables of a complete sweep in `out`; `print`: the comparison on
+/// standard output too.
+pub fn write_tables(info: &PlanInfo, out: &Path, print: bool) -> anyhow::Result<()> {
+    let reports = complete_reports(info, out).context("every run of the sweep is there")?;
+    TableFiles::prepare(info, &out.join("results.csv"))?.write(info, &reports, print)
+}
+
+/// Run the plan's runs that `shard` owns and `out` does not hold yet (resumable), on
+/// `threads` workers; true when every run of the sweep is then in `out`.
+pub fn execute(
+    plan: &Plan,
+    out: &Path,
+    threads: Option<usize>,
+    shard: Option<Shard>,
+) -> anyhow::Result<bool> {
+    let info = &plan.info;
     std::fs::create_dir_all(out.join(RUNS_DIR))
         .map_err(|e| usage(format!("output directory {}: {e}", out.display())))?;
     write_atomic(&out.join(PLAN_FILE), info.to_json().as_bytes())?;
-    let tables = TableFiles::prepare(info, &out.join("results.csv"))?;
+    // The table files are checked writable before any run.
+    drop(TableFiles::prepare(info, &out.join("results.csv"))?);
 
-    let mine: Vec<usize> = (0..info.runs.len()).filter(|&i| args.shard.is_none_or(|s| s.owns(i))).collect();
+    let mine: Vec<usize> = (0..info.runs.len()).filter(|&i| shard.is_none_or(|s| s.owns(i))).collect();
     let pending: Vec<usize> = mine
         .iter()
         .copied()
-        .filter(|&i| load_report(&run_path(&out, &info.runs[i].key), &info.runs[i].trace_digest).is_none())
+        .filter(|&i| load_report(&run_path(out, &info.runs[i].key), &info.runs[i].trace_digest).is_none())
         .collect();
     let earlier = mine.len() - pending.len();
-    let scope = match args.shard {
+    let scope = match shard {
         Some(s) => format!("shard {}/{}: {} of {} runs", s.k, s.n, mine.len(), info.runs.len()),
         None => format!("{} runs", info.runs.len()),
     };
@@ -283,7 +340,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         out.display()
     );
 
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if threads == 0 {
         return Err(usage("--threads must be at least 1"));
     }
@@ -311,7 +368,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
                         report.trace.digest
                     );
                 }
-                write_atomic(&run_path(&out, &r.key), report.to_json().as_bytes())?;
+                write_atomic(&run_path(out, &r.key), report.to_json().as_bytes())?;
                 progress.finished(format!("{} in {:.1} s", what(), t0.elapsed().as_secs_f64()));
                 Ok(())
             })
@@ -342,22 +399,13 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         )
         .into());
     }
-    // Tabulate when every run of the sweep is in this directory (always so unsharded).
-    let mut reports = Vec::with_capacity(info.runs.len());
-    for r in &info.runs {
-        match load_report(&run_path(&out, &r.key), &r.trace_digest) {
-            Some(v) => reports.push(v),
-            None => {
-                let s = args.shard.expect("an unsharded sweep has every run");
-                eprintln!(
-                    "shard {}/{} done; gather the shards with `lamina merge DIR... --out results.csv`",
-                    s.k, s.n
-                );
-                return Ok(());
-            }
-        }
+    // Complete when every run of the sweep is in this directory (always so unsharded).
+    if complete_reports(info, out).is_some() {
+        return Ok(true);
     }
-    tables.write(info, &reports)
+    let s = shard.expect("an unsharded sweep has every run");
+    eprintln!("shard {}/{} done; gather the shards with `lamina merge DIR... --out results.csv`", s.k, s.n);
+    Ok(false)
 }
 
 /// Run `lamina merge`.
@@ -466,7 +514,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
         dirs.len(),
         if dirs.len() == 1 { "y" } else { "ies" }
     );
-    tables.write(&plan, &reports)
+    tables.write(&plan, &reports, true)
 }
 
 /// Duplicate runs shown in an error: the first few with their files, then a count

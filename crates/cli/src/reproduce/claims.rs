@@ -1,0 +1,239 @@
+//! The claims check: each headline claim of a paper as a machine-readable row — the
+//! metric, the direction, the paper's magnitude, ours, and a verdict.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::papers::{Claim, Direction, Paper};
+use crate::plot::data::{self, Table};
+
+/// How verdicts are decided (also in the index).
+pub const RULES: &str = "Verdicts: *ours* is the geometric mean, over the runs the claim covers, of the \
+policy's metric divided by the baseline's in the same configuration, minus 1 (for a trend claim: that \
+ratio at the second axis value over the ratio at the first, minus 1). **reproduced**: ours moves in \
+the paper's direction and by at least three quarters of the paper's magnitude (at least 1 % when the paper \
+gives only a direction); **direction only**: the right direction, but less than three quarters of the \
+paper's magnitude or under 1 %; \
+**not reproduced**: no change or the other direction; **not evaluated**: the experiment lacks the runs.";
+
+/// One checked claim.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClaimRow {
+    /// Claim id.
+    pub id: String,
+    /// The claim in words.
+    pub claim: String,
+    /// The metric.
+    pub metric: String,
+    /// `policy / baseline`.
+    pub comparison: String,
+    /// `lower` or `higher`.
+    pub direction: String,
+    /// The paper's relative change (None: direction only).
+    pub paper_change: Option<f64>,
+    /// Ours (None: not evaluated).
+    pub our_change: Option<f64>,
+    /// reproduced / direction only / not reproduced / not evaluated.
+    pub verdict: String,
+    /// What the geometric mean covers.
+    pub scope: String,
+}
+
+/// The share of the paper's magnitude ours must reach to count as reproduced.
+pub const REPRODUCED_FRACTION: f64 = 0.75;
+
+/// A change smaller than this (1 %) is too small to confirm a claim on its own: at
+/// best "direction only".
+pub const NOISE_FLOOR: f64 = 0.01;
+
+/// The verdict for a change `ours` against the paper's direction and magnitude.
+pub fn verdict(direction: Direction, paper: Option<f64>, ours: f64) -> &'static str {
+    let signed = match direction {
+        Direction::Lower => -ours,
+        Direction::Higher => ours,
+    };
+    if signed <= 0.0 {
+        return "not reproduced";
+    }
+    if signed < NOISE_FLOOR {
+        return "direction only";
+    }
+    match paper {
+        Some(p) if signed < REPRODUCED_FRACTION * p.abs() => "direction only",
+        _ => "reproduced",
+    }
+}
+
+/// The geometric-mean ratio of `claim.policy` over `claim.baseline` under `filters`, and
+/// the number of configurations it covers.
+fn ratio(
+    t: &Table,
+    claim: &Claim,
+    filters: &[(String, String)],
+    policy_axis: usize,
+) -> anyhow::Result<Option<(f64, usize)>> {
+    // A policy the experiment does not run, or a metric it does not tabulate, leaves
+    // the claim not evaluated.
+    let labels = t.labels(policy_axis);
+    if !labels.iter().any(|l| l == claim.baseline)
+        || !labels.iter().any(|l| l == claim.policy)
+        || t.metric(claim.metric).is_err()
+    {
+        return Ok(None);
+    }
+    let fl = t.filters(filters)?;
+    let n = data::normalise(t, t.metric(claim.metric)?, policy_axis, claim.baseline, &fl)?;
+    let Some(s) = n.series.iter().position(|x| x == claim.policy) else { return Ok(None) };
+    Ok(n.geomean[s].map(|g| (g, n.n_geo)))
+}
+
+/// Check every claim of `paper` against the results.
+pub fn check(paper: &Paper, t: &Table) -> anyhow::Result<Vec<ClaimRow>> {
+    let policy_axis = t.axis(paper.policy_axis)?;
+    let mut rows = Vec::new();
+    for c in paper.claims {
+        let filters = super::resolve_filters(t, c.filters);
+        let fixed: Vec<String> = filters.iter().map(|(a, l)| format!("{a}={l}")).collect();
+        let (ours, scope) = match c.trend {
+            None => match ratio(t, c, &filters, policy_axis)? {
+                Some((r, n)) => {
+                    (Some(r - 1.0), format!("{} · geomean of {n} configurations", fixed.join(", ")))
+                }
+                None => (None, fixed.join(", ")),
+            },
+            Some((axis, from, to)) => {
+                let at = |v: &str| -> anyhow::Result<Option<(f64, usize)>> {
+                    let mut f = filters.clone();
+                    f.extend(super::resolve_filters(t, &[(axis, v)]));
+                    if !f.iter().any(|(a, _)| a == axis) {
+                        return Ok(None);
+                    }
+                    ratio(t, c, &f, policy_axis)
+                };
+                match (at(from)?, at(to)?) {
+                    (Some((a, n)), Some((b, _))) => (
+                        Some(b / a - 1.0),
+                        format!(
+                            "{} · {axis} {from} → {to} · geomean of {n} configurations each",
+                            fixed.join(", ")
+                        ),
+                    ),
+                    _ => (None, format!("{} · {axis} {from} → {to}", fixed.join(", "))),
+                }
+            }
+        };
+        let verdict = match ours {
+            Some(o) => verdict(c.direction, c.paper_change, o),
+            None => "not evaluated",
+        };
+        rows.push(ClaimRow {
+            id: c.id.into(),
+            claim: c.statement.into(),
+            metric: c.metric.into(),
+            comparison: format!("{} / {}", c.policy, c.baseline),
+            direction: c.direction.name().into(),
+            paper_change: c.paper_change,
+            our_change: ours,
+            verdict: verdict.into(),
+            scope,
+        });
+    }
+    Ok(rows)
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".into(), |v| format!("{:+.1} %", v * 100.0))
+}
+
+fn csv_num(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".into(), |v| format!("{v:.4}"))
+}
+
+/// claims.csv (changes as fractions, 4 decimals).
+pub fn to_csv(rows: &[ClaimRow]) -> String {
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    let header = [
+        "id",
+        "claim",
+        "metric",
+        "comparison",
+        "direction",
+        "paper_change",
+        "our_change",
+        "verdict",
+        "scope",
+    ];
+    w.write_record(header).expect("in memory");
+    for r in rows {
+        w.write_record([
+            &r.id,
+            &r.claim,
+            &r.metric,
+            &r.comparison,
+            &r.direction,
+            &csv_num(r.paper_change),
+            &csv_num(r.our_change),
+            &r.verdict,
+            &r.scope,
+        ])
+        .expect("in memory");
+    }
+    String::from_utf8(w.into_inner().expect("in memory")).expect("UTF-8")
+}
+
+/// claims.json (changes rounded to 4 decimals, like the CSV, so reruns compare equal).
+pub fn to_json(rows: &[ClaimRow]) -> String {
+    let round = |v: Option<f64>| v.map(|v| (v * 1e4).round() / 1e4);
+    let rows: Vec<ClaimRow> = rows
+        .iter()
+        .map(|r| ClaimRow {
+            paper_change: round(r.paper_change),
+            our_change: round(r.our_change),
+            ..r.clone()
+        })
+        .collect();
+    serde_json::to_string_pretty(&rows).expect("claims serialize") + "\n"
+}
+
+/// The claims as a markdown table (printed at the end and in the index).
+pub fn to_markdown(rows: &[ClaimRow]) -> String {
+    let mut s = String::from(
+        "| claim | metric | comparison | paper | ours | verdict |\n|---|---|---|---:|---:|---|\n",
+    );
+    for r in rows {
+        let paper = match r.paper_change {
+            Some(_) => pct(r.paper_change),
+            None => format!("{} (no number)", r.direction),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {paper} | {} | **{}** |",
+            r.claim.replace('|', "\\|"),
+            r.metric,
+            r.comparison,
+            pct(r.our_change),
+            r.verdict
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_follow_the_rules() {
+        // The paper: 20 % lower.
+        assert_eq!(verdict(Direction::Lower, Some(-0.20), -0.25), "reproduced");
+        assert_eq!(verdict(Direction::Lower, Some(-0.20), -0.151), "reproduced");
+        assert_eq!(verdict(Direction::Lower, Some(-0.20), -0.149), "direction only");
+        assert_eq!(verdict(Direction::Lower, Some(-0.20), 0.0), "not reproduced");
+        assert_eq!(verdict(Direction::Lower, Some(-0.20), 0.05), "not reproduced");
+        // Direction only in the paper: any amount the right way.
+        assert_eq!(verdict(Direction::Higher, None, 0.011), "reproduced");
+        assert_eq!(verdict(Direction::Higher, None, 0.009), "direction only");
+        assert_eq!(verdict(Direction::Higher, None, -0.001), "not reproduced");
+    }
+}

@@ -1,0 +1,420 @@
+//! The registry of reproducible papers: one [`Paper`] entry each, naming its experiment
+//! files, its figures (with the paper's figure numbers and captions) and its headline
+//! claims with the paper's magnitudes. Adding a paper (PEN, MBM, SOML) is one entry in
+//! [`PAPERS`]; nothing else changes.
+//!
+//! Filters name axes by their name in the experiment file (`@load`: whichever load axis
+//! of [`LOAD_AXES`] it has). A filter whose axis the experiment lacks is ignored, and
+//! one marked optional (`?` before the axis) is also ignored when the axis lacks the
+//! value: the load axis (`trace.time_scale`) is pinned to the recorded rate (1) when the
+//! experiment has one, as the papers replay traces at their recorded rate.
+
+/// Axis names a load (arrival-rate scaling) axis may have in an experiment file.
+pub const LOAD_AXES: [&str; 3] = ["trace.time_scale", "time_scale", "load"];
+
+/// Stands for whichever of [`LOAD_AXES`] the experiment has, in a filter.
+pub const LOAD: &str = "@load";
+
+/// The optional "recorded rate" filter every paper figure and claim carries.
+const AT_RECORDED_RATE: (&str, &str) = ("?@load", "1");
+
+/// One paper.
+pub struct Paper {
+    /// Command-line name (`lamina reproduce <id>`).
+    pub id: &'static str,
+    /// Title and authors.
+    pub title: &'static str,
+    /// Where the text is (the shared papers folder).
+    pub source: &'static str,
+    /// The full experiment, relative to the experiments folder.
+    pub full: &'static str,
+    /// The `--quick` experiment (CI-sized), relative to the experiments folder.
+    pub quick: &'static str,
+    /// The axis whose values are the policies compared.
+    pub policy_axis: &'static str,
+    /// Figures, in the index's order.
+    pub figures: &'static [FigureSpec],
+    /// Headline claims.
+    pub claims: &'static [Claim],
+}
+
+/// A figure of a paper (or one of ours that the paper's question needs).
+pub struct FigureSpec {
+    /// File stem in `figures/`.
+    pub file: &'static str,
+    /// Title drawn above the figure.
+    pub title: &'static str,
+    /// The paper's figure number, or `none (ours)` for a figure of ours.
+    pub paper_figure: &'static str,
+    /// Caption in the index.
+    pub caption: &'static str,
+    /// What is drawn.
+    pub kind: FigureKind,
+}
+
+/// How a figure is drawn from the sweep.
+pub enum FigureKind {
+    /// `metric` over the policy axis, normalised to `baseline`, grouped by the other axes.
+    Bars { metric: &'static str, baseline: &'static str, filters: &'static [(&'static str, &'static str)] },
+    /// `metric` relative to `baseline` against the first of `x` the experiment has, one
+    /// line per policy, geometric mean over the rest; not drawn without such an axis.
+    Line {
+        metric: &'static str,
+        baseline: &'static str,
+        x: &'static [&'static str],
+        filters: &'static [(&'static str, &'static str)],
+    },
+    /// Write response-time CDF of each policy, on the first value of every axis the
+    /// filters leave free.
+    WriteCdf { filters: &'static [(&'static str, &'static str)] },
+}
+
+/// Which way a claim says the metric moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// The ratio is below 1 (less time: better).
+    Lower,
+    /// The ratio is above 1.
+    Higher,
+}
+
+impl Direction {
+    /// `lower` / `higher`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Lower => "lower",
+            Direction::Higher => "higher",
+        }
+    }
+}
+
+/// One headline claim, checked as a geometric-mean ratio over the runs its filters keep.
+pub struct Claim {
+    /// Short id (a row key in claims.csv).
+    pub id: &'static str,
+    /// The claim in words, with where the paper makes it.
+    pub statement: &'static str,
+    /// The metric (a results column).
+    pub metric: &'static str,
+    /// The policy whose ratio is checked.
+    pub policy: &'static str,
+    /// The policy it is divided by.
+    pub baseline: &'static str,
+    /// Which way the paper says the ratio goes.
+    pub direction: Direction,
+    /// The paper's relative change (e.g. -0.20 for "20 % lower"); None when the paper
+    /// states only the direction.
+    pub paper_change: Option<f64>,
+    /// Runs the claim covers.
+    pub filters: &'static [(&'static str, &'static str)],
+    /// A trend claim: the ratio at the second value of this axis against the first
+    /// (the claim is about how the ratio moves), e.g. `("variation", "2", "4")`.
+    pub trend: Option<(&'static str, &'static str, &'static str)>,
+}
+
+const DB_4X2: &[(&str, &str)] = &[("preset", "die-binding-4x2"), AT_RECORDED_RATE];
+const DB_4X4: &[(&str, &str)] = &[("preset", "die-binding-4x4"), AT_RECORDED_RATE];
+const LACR_MAIN: &[(&str, &str)] = &[("variation", "2"), ("layers", "16"), AT_RECORDED_RATE];
+/// The CDFs' trace: financial1, the one the die-binding paper discusses by name (the
+/// first trace of the experiment when it lacks it).
+const FINANCIAL1: (&str, &str) = ("?trace", "ssdsim-ascii/financial1-head10k.ascii");
+
+/// A claim on the ratio `policy / baseline` of `metric` over the runs `filters` keep.
+const fn claim(
+    id: &'static str,
+    statement: &'static str,
+    metric: &'static str,
+    (policy, baseline): (&'static str, &'static str),
+    direction: Direction,
+    paper_change: Option<f64>,
+    filters: &'static [(&'static str, &'static str)],
+) -> Claim {
+    Claim { id, statement, metric, policy, baseline, direction, paper_change, filters, trend: None }
+}
+
+/// `c` as a trend claim: the ratio at `to` of `axis` against the ratio at `from`.
+const fn trend(c: Claim, axis_from_to: (&'static str, &'static str, &'static str)) -> Claim {
+    Claim { trend: Some(axis_from_to), ..c }
+}
+
+/// Every paper `lamina reproduce` knows.
+pub const PAPERS: &[Paper] = &[
+    Paper {
+        id: "die-binding",
+        title: "State-based Die Binding for Enhancing SSD Internal Parallelism (S. Jin, I. Shin; UQ)",
+        source: "shared/papers/state-based-die-binding.txt",
+        full: "die-binding.toml",
+        quick: "ci/die-binding-tiny.toml",
+        policy_axis: "sched.placement",
+        figures: &[
+            FigureSpec {
+                file: "fig3-ssd1-write-response",
+                title: "Fig. 3, SSD1 (4 ch × 2 ways): write response time, static = 1",
+                paper_figure: "Fig. 3",
+                caption: "Average response time of write requests in SSD1 (4 channels × 2 ways), relative to static (address-based) binding.",
+                kind: FigureKind::Bars { metric: "write.mean_ns", baseline: "static", filters: DB_4X2 },
+            },
+            FigureSpec {
+                file: "fig4-ssd2-write-response",
+                title: "Fig. 4, SSD2 (4 ch × 4 ways): write response time, static = 1",
+                paper_figure: "Fig. 4",
+                caption: "Average response time of write requests in SSD2 (4 channels × 4 ways), relative to static binding.",
+                kind: FigureKind::Bars { metric: "write.mean_ns", baseline: "static", filters: DB_4X4 },
+            },
+            FigureSpec {
+                file: "load-ssd1-write-response",
+                title: "SSD1: write response time against load, static = 1",
+                paper_figure: "none (ours)",
+                caption: "Write response time relative to static against load (trace.time_scale: arrival gaps scaled; 1 = recorded rate), SSD1, geometric mean over the traces. The paper evaluates the recorded rate only.",
+                kind: FigureKind::Line {
+                    metric: "write.mean_ns",
+                    baseline: "static",
+                    x: &LOAD_AXES,
+                    filters: &[("preset", "die-binding-4x2")],
+                },
+            },
+            FigureSpec {
+                file: "cdf-ssd1-write",
+                title: "SSD1: write response-time CDF by policy",
+                paper_figure: "none (ours)",
+                caption: "Write response-time CDF of each policy on financial1, SSD1, recorded rate (from the runs' report histograms).",
+                kind: FigureKind::WriteCdf {
+                    filters: &[("preset", "die-binding-4x2"), AT_RECORDED_RATE, FINANCIAL1],
+                },
+            },
+        ],
+        claims: &[
+            claim(
+                "uq-ssd1",
+                "UQ improves the average write response time by more than 20 % over static binding on SSD1 (abstract, §4, Fig. 3)",
+                "write.mean_ns",
+                ("uq", "static"),
+                Direction::Lower,
+                Some(-0.20),
+                DB_4X2,
+            ),
+            claim(
+                "uq-ssd2",
+                "UQ improves the average write response time by more than 20 % over static binding on SSD2 (abstract, §4, Fig. 4)",
+                "write.mean_ns",
+                ("uq", "static"),
+                Direction::Lower,
+                Some(-0.20),
+                DB_4X4,
+            ),
+            claim(
+                "dynamic-ssd1",
+                "SSDsim's dynamic binding performs about as well as UQ on SSD1, the similar best (§4, Fig. 3)",
+                "write.mean_ns",
+                ("dynamic", "static"),
+                Direction::Lower,
+                Some(-0.20),
+                DB_4X2,
+            ),
+            claim(
+                "queue-ssd1",
+                "Queue-based binding is faster than static binding on SSD1 (§4, Fig. 3: every other policy is below 1)",
+                "write.mean_ns",
+                ("queue", "static"),
+                Direction::Lower,
+                None,
+                DB_4X2,
+            ),
+            claim(
+                "write-order-ssd1",
+                "Write-order binding is faster than static binding on SSD1 (§4, Fig. 3)",
+                "write.mean_ns",
+                ("write-order", "static"),
+                Direction::Lower,
+                None,
+                DB_4X2,
+            ),
+            claim(
+                "uq-beats-dynamic-ssd2",
+                "On SSD2 UQ beats the dynamic policy (§4, Fig. 4; by about 14 % on financial1, no average given)",
+                "write.mean_ns",
+                ("uq", "dynamic"),
+                Direction::Lower,
+                None,
+                DB_4X4,
+            ),
+        ],
+    },
+    Paper {
+        id: "lacr",
+        title: "Layer-Aware Request Scheduling for 3D Flash-Based SSDs (Xu, Du, Ding; IEEE Access 2021; LaCR)",
+        source: "shared/papers/layer-aware-chip-redirection.txt",
+        full: "lacr.toml",
+        quick: "ci/lacr-tiny.toml",
+        policy_axis: "sched.placement",
+        figures: &[
+            FigureSpec {
+                file: "fig5b-write-queue-time",
+                title: "Fig. 5(b): write queue time, static = 1",
+                paper_figure: "Fig. 5(b)",
+                caption: "Write queue time of OCR and LaCR relative to the static baseline (variation 2, 16 layers).",
+                kind: FigureKind::Bars {
+                    metric: "write_wait.mean_ns",
+                    baseline: "static",
+                    filters: LACR_MAIN,
+                },
+            },
+            FigureSpec {
+                file: "fig6a-write-response",
+                title: "Fig. 6(a): write response time, static = 1",
+                paper_figure: "Fig. 6(a)",
+                caption: "Write response time relative to static (variation 2, 16 layers).",
+                kind: FigureKind::Bars { metric: "write.mean_ns", baseline: "static", filters: LACR_MAIN },
+            },
+            FigureSpec {
+                file: "fig6b-overall-response",
+                title: "Fig. 6(b): overall response time, static = 1",
+                paper_figure: "Fig. 6(b)",
+                caption: "Overall (read and write) response time relative to static (variation 2, 16 layers).",
+                kind: FigureKind::Bars { metric: "all.mean_ns", baseline: "static", filters: LACR_MAIN },
+            },
+            FigureSpec {
+                file: "fig7a-layers",
+                title: "Fig. 7: write response time against layers (variation 4)",
+                paper_figure: "Fig. 7",
+                caption: "Sensitivity to the layer count at layer speed variation 4: write response time relative to static, geometric mean over the traces.",
+                kind: FigureKind::Line {
+                    metric: "write.mean_ns",
+                    baseline: "static",
+                    x: &["layers"],
+                    filters: &[("variation", "4"), AT_RECORDED_RATE],
+                },
+            },
+            FigureSpec {
+                file: "fig7b-variation",
+                title: "Fig. 7: write response time against variation (16 layers)",
+                paper_figure: "Fig. 7",
+                caption: "Sensitivity to the layer speed variation with 16 layers: write response time relative to static, geometric mean over the traces.",
+                kind: FigureKind::Line {
+                    metric: "write.mean_ns",
+                    baseline: "static",
+                    x: &["variation"],
+                    filters: &[("layers", "16"), AT_RECORDED_RATE],
+                },
+            },
+            FigureSpec {
+                file: "load-write-response",
+                title: "Write response time against load, static = 1",
+                paper_figure: "none (ours)",
+                caption: "Write response time relative to static against load (trace.time_scale; 1 = recorded rate), variation 2, 16 layers, geometric mean over the traces.",
+                kind: FigureKind::Line {
+                    metric: "write.mean_ns",
+                    baseline: "static",
+                    x: &LOAD_AXES,
+                    filters: &[("variation", "2"), ("layers", "16")],
+                },
+            },
+            FigureSpec {
+                file: "cdf-write",
+                title: "Write response-time CDF by policy",
+                paper_figure: "none (ours)",
+                caption: "Write response-time CDF of each policy on financial1 (variation 2, 16 layers, recorded rate).",
+                kind: FigureKind::WriteCdf {
+                    filters: &[("variation", "2"), ("layers", "16"), AT_RECORDED_RATE, FINANCIAL1],
+                },
+            },
+        ],
+        claims: &[
+            claim(
+                "ocr-overall",
+                "OCR reduces the I/O (overall) response time by 3.8 % on average against static (§V-B, Fig. 6(b))",
+                "all.mean_ns",
+                ("ocr", "static"),
+                Direction::Lower,
+                Some(-0.038),
+                LACR_MAIN,
+            ),
+            claim(
+                "lacr-overall",
+                "LaCR reduces the I/O (overall) response time by 6.5 % on average against static (§V-B, Fig. 6(b))",
+                "all.mean_ns",
+                ("lacr", "static"),
+                Direction::Lower,
+                Some(-0.065),
+                LACR_MAIN,
+            ),
+            claim(
+                "ocr-write",
+                "OCR improves the write response time by 6.2 % on average (§V-B; the text cites Fig. 5(b), the write queue time, but the number is a write response time, Fig. 6(a))",
+                "write.mean_ns",
+                ("ocr", "static"),
+                Direction::Lower,
+                Some(-0.062),
+                LACR_MAIN,
+            ),
+            claim(
+                "lacr-write",
+                "LaCR improves the write response time by 8.3 % on average (§V-B, Fig. 6(a))",
+                "write.mean_ns",
+                ("lacr", "static"),
+                Direction::Lower,
+                Some(-0.083),
+                LACR_MAIN,
+            ),
+            claim(
+                "lacr-beats-ocr",
+                "LaCR performs best: its write response time is below OCR's (§V-B; 0.917 / 0.938 - 1 = -2.2 % from the two averages)",
+                "write.mean_ns",
+                ("lacr", "ocr"),
+                Direction::Lower,
+                Some(-0.022),
+                LACR_MAIN,
+            ),
+            claim(
+                "lacr-write-queue",
+                "LaCR decreases the write queue time against static (§V-B, Fig. 5(b); no number given)",
+                "write_wait.mean_ns",
+                ("lacr", "static"),
+                Direction::Lower,
+                None,
+                LACR_MAIN,
+            ),
+            trend(
+                claim(
+                    "ocr-worse-with-variation",
+                    "With 16 layers OCR gets worse as the layer speed variation grows from 2 to 4 (§V-C, Fig. 7)",
+                    "write.mean_ns",
+                    ("ocr", "static"),
+                    Direction::Higher,
+                    None,
+                    &[("layers", "16"), AT_RECORDED_RATE],
+                ),
+                ("variation", "2", "4"),
+            ),
+            trend(
+                claim(
+                    "lacr-better-with-variation",
+                    "With 16 layers LaCR gets better as the layer speed variation grows from 2 to 4 (§V-C, Fig. 7)",
+                    "write.mean_ns",
+                    ("lacr", "static"),
+                    Direction::Lower,
+                    None,
+                    &[("layers", "16"), AT_RECORDED_RATE],
+                ),
+                ("variation", "2", "4"),
+            ),
+            trend(
+                claim(
+                    "lacr-gain-shrinks-with-layers",
+                    "At variation 4 LaCR's write improvement shrinks as the layer count grows from 16 to 64 (§V-C, Fig. 7)",
+                    "write.mean_ns",
+                    ("lacr", "static"),
+                    Direction::Higher,
+                    None,
+                    &[("variation", "4"), AT_RECORDED_RATE],
+                ),
+                ("layers", "16", "64"),
+            ),
+        ],
+    },
+];
+
+/// The paper called `id`.
+pub fn find(id: &str) -> Option<&'static Paper> {
+    PAPERS.iter().find(|p| p.id == id)
+}
