@@ -111,6 +111,9 @@ pub struct ChipRedirect {
     channel_reads: Vec<[u64; 2]>,
     /// Per channel: some die of it is doing GC (scratch).
     channel_gc: Vec<bool>,
+    /// Per chip: both flavours' estimates at this decision (scratch; `u64::MAX` for a
+    /// skipped chip).
+    chip_est: Vec<[u64; 2]>,
     /// Mean array (read, program) time per page, per flavour, computed on first use.
     means: Option<[(u64, u64); 2]>,
     counters: RedirectCounters,
@@ -135,6 +138,7 @@ impl ChipRedirect {
             ties: [Vec::new(), Vec::new()],
             channel_reads: Vec::new(),
             channel_gc: Vec::new(),
+            chip_est: Vec::new(),
             means: None,
             counters: RedirectCounters::default(),
         }
@@ -295,12 +299,16 @@ impl Placement for ChipRedirect {
         let mut ties = std::mem::take(&mut self.ties);
         ties[0].clear();
         ties[1].clear();
+        let mut est = std::mem::take(&mut self.chip_est);
+        est.clear();
+        est.resize(geo.total_chips() as usize, [u64::MAX; 2]);
         for chip in 0..geo.total_chips() {
             let ch = ChannelId(chip / cpc);
             if self.channel_gc[ch.idx()] && !all_gc {
                 continue;
             }
             let q = self.die_estimate(view, DieId(chip * dpc + die_in_chip), plane_idx);
+            est[chip as usize] = q;
             for f in 0..2 {
                 if q[f] < shortest[f] {
                     shortest[f] = q[f];
@@ -313,8 +321,9 @@ impl Placement for ChipRedirect {
         }
         let pick = [0, 1].map(|f| ties[f][(self.token % ties[f].len() as u64) as usize]);
         let own = usize::from(self.layer_aware);
-        self.count(view, &pick, shortest[own], ties[own].len(), die_in_chip, plane_idx);
+        self.count(&est, &pick, ties[own].len());
         self.ties = ties;
+        self.chip_est = est;
         let die = DieId(pick[own] * dpc + die_in_chip);
         Some(geo.plane_of_die(die, plane_idx))
     }
@@ -325,22 +334,15 @@ impl Placement for ChipRedirect {
 }
 
 impl ChipRedirect {
-    /// Count one decision: `pick` = the chip each flavour (OCR, LaCR) chose, `least` the
-    /// policy's own least estimate over `ties` tied chips.
-    fn count(
-        &mut self,
-        view: &dyn DeviceView,
-        pick: &[u32; 2],
-        least: u64,
-        ties: usize,
-        die_in_chip: u32,
-        plane_idx: u32,
-    ) {
-        let dpc = view.geometry().dies_per_chip();
-        let est = |chip: u32| self.die_estimate(view, DieId(chip * dpc + die_in_chip), plane_idx);
-        let chosen = est(pick[usize::from(self.layer_aware)]);
+    /// Count one decision: `est` = both flavours' estimates per chip, `pick` = the chip
+    /// each flavour (OCR, LaCR) chose, `ties` the chips tied at the policy's own least.
+    fn count(&mut self, est: &[[u64; 2]], pick: &[u32; 2], ties: usize) {
+        let own = usize::from(self.layer_aware);
+        let chosen = est[pick[own] as usize];
+        let least = chosen[own];
         let differs = pick[0] != pick[1];
-        let gain = if differs { est(pick[0])[1].saturating_sub(est(pick[1])[1]) } else { 0 };
+        let gain =
+            if differs { est[pick[0] as usize][1].saturating_sub(est[pick[1] as usize][1]) } else { 0 };
         let c = &mut self.counters;
         c.decisions += 1;
         c.choice_differs += u64::from(differs);
