@@ -259,18 +259,25 @@ fn lacr_ties_rotate_with_the_token() {
     assert_eq!(picks, [2, 3, 2, 3]);
 }
 
-#[test]
-fn ocr_and_lacr_disagree_when_queued_writes_sit_on_slow_layers() {
-    // Chip 0 (die 0): one write queued on plane 0, whose next page is on the top layer
-    // (slowest, factor 2): LaCR 1200 µs + transfer, OCR 600 µs + transfer.
-    // Chip 1 (die 2): busy for another 700 µs, nothing queued.
-    // Chips 2, 3 (dies 4, 6): busy for 2 ms.
+/// Chip 0 (die 0): one write queued on plane 0, next page on the top (slowest) layer;
+/// chip 1 (die 2) busy for another 700 µs, nothing queued; chips 2, 3 busy for 2 ms.
+fn disagreement_view() -> MockView {
     let mut v = lacr_view();
     v.queue_write(PlaneId(0));
     v.next_page[0] = Some(63);
     v.die_free_at[2] = SimTime::ZERO + Nanos::from_us(700);
     v.die_free_at[4] = SimTime::ZERO + Nanos::from_ms(2);
     v.die_free_at[6] = SimTime::ZERO + Nanos::from_ms(2);
+    v
+}
+
+#[test]
+fn ocr_and_lacr_disagree_when_queued_writes_sit_on_slow_layers() {
+    // Chip 0 (die 0): one write queued on plane 0, whose next page is on the top layer
+    // (slowest, factor 2): LaCR 1200 µs + transfer, OCR 600 µs + transfer.
+    // Chip 1 (die 2): busy for another 700 µs, nothing queued.
+    // Chips 2, 3 (dies 4, 6): busy for 2 ms.
+    let mut v = disagreement_view();
     let t = v.timing().clone();
     let xfer = t.transfer(16384).as_ns();
     assert_eq!(t.program_array(63).as_ns(), 1_200_000);
@@ -303,12 +310,7 @@ fn ocr_and_lacr_disagree_when_queued_writes_sit_on_slow_layers() {
 fn redirect_counters_compare_ocr_and_lacr_per_decision() {
     // The disagreement above: OCR picks chip 0 (600 µs + transfer), LaCR chip 1 (700 µs;
     // LaCR's estimate of chip 0 is 1200 µs + transfer).
-    let mut v = lacr_view();
-    v.queue_write(PlaneId(0));
-    v.next_page[0] = Some(63);
-    v.die_free_at[2] = SimTime::ZERO + Nanos::from_us(700);
-    v.die_free_at[4] = SimTime::ZERO + Nanos::from_ms(2);
-    v.die_free_at[6] = SimTime::ZERO + Nanos::from_ms(2);
+    let v = disagreement_view();
     let xfer = v.timing().transfer(16384).as_ns();
     for mut p in [ChipRedirect::ocr(LacrParams::default()), ChipRedirect::lacr(LacrParams::default())] {
         assert_eq!(Placement::redirect_counters(&p), Some(RedirectCounters::default()));
