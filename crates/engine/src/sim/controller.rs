@@ -611,7 +611,7 @@ impl Simulation {
     /// The report's `placement` section.
     pub(crate) fn placement_report(&self) -> PlacementReport {
         let c = &self.ctl.placement_counters;
-        let div = |a: u64, b: u64| if b == 0 { 0 } else { a / b };
+        let div = |a: u64, b: u64| a.checked_div(b).unwrap_or(0);
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
         let redirect = self.ctl.placement.redirect_counters().map(|r| RedirectReport {
             decisions: r.decisions,
