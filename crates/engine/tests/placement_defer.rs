@@ -136,3 +136,32 @@ fn static_binding_counts_decisions_only() {
     assert_eq!((p.deferred, p.rechecks, p.rechecks_empty), (0, 0, 0));
     assert!(p.redirect.is_none());
 }
+
+/// Regression (found while fixing the test above, on the MSR rw20-80 cut, 4x4, UQ, load
+/// 0.003): read-modify-write reads issued before placement first carried their write's
+/// request. Pre-reads of one page are interchangeable (each readies the oldest waiting
+/// write of the page), so a read could ready another write than its own; that write
+/// completed, its request was freed, and the late read then touched the freed request
+/// ("slab: get of a free handle"; reads of one page end out of order when they wait on
+/// different dies — which move of the page put them there in this run we did not
+/// trace). They now belong to no request. The whole trace runs with verify on, every
+/// request completes.
+#[test]
+fn pre_reads_finishing_out_of_order_touch_no_finished_request() {
+    #[path = "../../../tests/support/shared.rs"]
+    mod shared;
+    let Some(dir) = shared::shared_traces("pre_reads_finishing_out_of_order_touch_no_finished_request")
+    else {
+        return;
+    };
+    for policy in ["uq", "dynamic"] {
+        let mut b = ConfigBuilder::new().preset("die-binding-4x4").unwrap();
+        for s in [&format!("sched.placement=\"{policy}\""), "trace.time_scale=0.003", "host.verify=true"] {
+            b = b.set(s).unwrap();
+        }
+        let cfg = b.build().unwrap();
+        let r = lamina_engine::run_trace(&cfg, &dir.join("flashnet/msr-cut-rw20-80.trace")).unwrap();
+        assert_eq!(r.read.count + r.write.count, r.trace.requests, "{policy}");
+        assert!(r.flash.rmw_reads > 0 && r.placement.deferred > 0, "{policy}: the path is exercised");
+    }
+}

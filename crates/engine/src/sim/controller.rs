@@ -536,9 +536,9 @@ impl Simulation {
     ///
     /// The read belongs to no request (`req = NIL`): pre-reads of one page are
     /// interchangeable — each readies the oldest waiting write of the page — and when
-    /// two of them run on different dies (a newer copy was programmed in between) they
-    /// may end out of order, so the write readied first may complete before the other
-    /// read is even issued; that read must not refer to a finished request.
+    /// two of them wait on different dies (the page moved between them) they may end out
+    /// of order, so the write readied first may complete before the other read is even
+    /// issued; that read must not refer to a finished request.
     fn start_pre_read(&mut self, t: Txn) -> Result<(), RunError> {
         let old = self.ftl.lookup(Lpn(t.lpn)).expect("needs_rmw checked the mapping");
         let plane = self.geo.plane_of_block(self.geo.block_of(old));
