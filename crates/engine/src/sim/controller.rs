@@ -1359,7 +1359,10 @@ impl Simulation {
             self.after_txn(tx, &a)?;
         }
         self.dispatch(o.die, false)?;
-        self.retry_undecided()
+        if !self.ctl.undecided.is_empty() {
+            self.retry_undecided()?;
+        }
+        Ok(())
     }
 
     /// Bookkeeping when a transaction's flash work is done.
