@@ -422,8 +422,8 @@ fn tiny_experiments_run() {
         return;
     }
     for (spec, policies, runs) in [
-        ("die-binding-tiny", &["static", "write-order", "queue", "state", "dynamic", "uq"][..], 24),
-        ("lacr-tiny", &["static", "ocr", "lacr"][..], 36),
+        ("die-binding-tiny", &["static", "write-order", "queue", "state", "dynamic", "uq"][..], 48),
+        ("lacr-tiny", &["static", "ocr", "lacr"][..], 72),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let out = sweep(&root().join("experiments/ci").join(format!("{spec}.toml")), dir.path(), &[]);

@@ -10,14 +10,15 @@
 //! fields are those of `stats.percentiles`: `p<P>_ns`, default p50 … p99.999),
 //! `latency_attribution` (or null), `iops`, `bandwidth_mib_s`, `read_bandwidth_mib_s`,
 //! `write_bandwidth_mib_s`, `sim_time_ns`, `waf` (null when no host page was
-//! programmed), `flash`, `flash_ops` (or null), `gc`, `erases`, `utilisation`,
-//! `suspensions`, `buffer`, `events`, `histograms`. Nothing in it depends on the wall clock, so equal
-//! inputs give equal bytes.
+//! programmed), `flash`, `flash_ops` (or null), `placement`, `gc`, `erases`,
+//! `utilisation`, `suspensions`, `buffer`, `events`, `histograms`. Nothing in it depends
+//! on the wall clock, so equal inputs give equal bytes.
 //!
 //! Version 3 (issue #9 item 6) added the configurable percentile fields,
-//! `latency_attribution` and `flash_ops`. Version 4 (issue #10 item 1) added
-//! `histograms`: the whole response-time and queue-wait distributions, compact, so
-//! `lamina plot cdf` draws a run's CDFs from its report without re-running it.
+//! `latency_attribution` and `flash_ops`. Version 4 (issue #10) added `histograms` (item
+//! 1: the whole response-time and queue-wait distributions, compact, so `lamina plot cdf`
+//! draws a run's CDFs from its report without re-running it) and `placement` (item 3:
+//! write placement decisions and the undecided queue).
 
 use std::fmt::Write as _;
 
@@ -176,6 +177,61 @@ pub struct FlashReport {
     pub translation_reads: u64,
 }
 
+/// Write placement decisions (`placement` in the JSON; docs/policies.md, "Decision
+/// counters"). The undecided-queue fields are zero for policies that never defer.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, JsonSchema)]
+pub struct PlacementReport {
+    /// Calls to the placement policy.
+    pub decisions: u64,
+    /// Sub-writes the policy deferred into the undecided FCFS queue.
+    pub deferred: u64,
+    /// Mean time a deferred sub-write waited there before being bound, in ns.
+    pub undecided_wait_mean_ns: u64,
+    /// Longest such wait, in ns.
+    pub undecided_wait_max_ns: u64,
+    /// Retries of the undecided queue (operation completions, channel releases) while
+    /// writes waited.
+    pub rechecks: u64,
+    /// Rechecks that bound nothing.
+    pub rechecks_empty: u64,
+    /// Rechecks that bound nothing although at least one die was idle.
+    pub rechecks_empty_idle_die: u64,
+    /// Summed over the rechecks that bound nothing: idle dies whose channel was busy.
+    pub idle_dies_channel_busy: u64,
+    /// Summed over the rechecks that bound nothing: idle dies whose channel was idle too.
+    pub idle_dies_channel_idle: u64,
+    /// Mean number of idle dies while writes were undecided (die·ns of idle dies,
+    /// sampled at every recheck, over the time writes were undecided).
+    pub idle_dies_while_undecided: f64,
+    /// Of the idle-die time while writes were undecided, the share whose die's channel
+    /// was busy (0..1).
+    pub idle_channel_busy_share: f64,
+    /// OCR / LaCR: how the layer-aware and layer-blind estimates compare at each
+    /// decision (null for other policies).
+    pub redirect: Option<RedirectReport>,
+}
+
+/// OCR and LaCR decisions, each compared with the other flavour's choice.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, JsonSchema)]
+pub struct RedirectReport {
+    /// Writes placed.
+    pub decisions: u64,
+    /// Decisions where the other flavour (LaCR for OCR, OCR for LaCR) would have chosen
+    /// another chip.
+    pub choice_differs: u64,
+    /// Decisions where several chips tied at the least estimate (the token chose).
+    pub ties: u64,
+    /// Decisions whose least estimate was 0 (an idle chip with nothing queued).
+    pub zero_estimate: u64,
+    /// Mean least estimate (the chosen chip's T_queue), in ns.
+    pub estimate_mean_ns: u64,
+    /// Mean |LaCR's − OCR's estimate| of the chosen chip, in ns.
+    pub estimate_gap_mean_ns: u64,
+    /// Over decisions where the choices differ: mean of LaCR's estimate of OCR's chip
+    /// minus LaCR's estimate of LaCR's chip, in ns (what layer awareness expects to save).
+    pub differing_gain_mean_ns: u64,
+}
+
 /// Resource utilisation: busy time over the simulated span.
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct Utilisation {
@@ -330,6 +386,8 @@ pub struct Report {
     /// Flash commands the controller issued, by kind and width: single-plane,
     /// multi-plane, multi-die, SOML (null when the engine did not record them).
     pub flash_ops: Option<FlashOps>,
+    /// Write placement decisions and the undecided queue.
+    pub placement: PlacementReport,
     /// Garbage collection.
     pub gc: GcReport,
     /// Erases and wear.
@@ -497,6 +555,7 @@ impl Report {
         if let Some(ops) = &self.flash_ops {
             write_flash_ops(&mut s, ops);
         }
+        write_placement(&mut s, &self.placement);
         let _ = writeln!(
             s,
             "GC jobs {}   pages moved {}   erases {} (partial {})   suspensions {}",
@@ -577,6 +636,43 @@ fn line(s: &mut String, name: &str, l: &LatencySummary, cols: &[f64]) {
 }
 
 /// The flash-command table: one row per kind issued, then all kinds.
+/// The placement lines: the undecided queue (when a policy deferred) and OCR/LaCR's
+/// comparison of the two flavours (when one of them placed).
+fn write_placement(s: &mut String, p: &PlacementReport) {
+    if p.deferred > 0 {
+        let _ = writeln!(
+            s,
+            "undecided writes: {} deferred, wait mean {} max {}   rechecks {} ({} bound nothing, {} of them with a die idle)   idle dies while undecided {:.2} ({:.0} % on a busy channel)",
+            p.deferred,
+            duration_us(p.undecided_wait_mean_ns),
+            duration_us(p.undecided_wait_max_ns),
+            p.rechecks,
+            p.rechecks_empty,
+            p.rechecks_empty_idle_die,
+            p.idle_dies_while_undecided,
+            p.idle_channel_busy_share * 100.0
+        );
+    }
+    if let Some(r) = &p.redirect {
+        let _ = writeln!(
+            s,
+            "chip redirection: {} decisions, {} differ between OCR and LaCR, {} ties, {} at estimate 0   estimate mean {} (LaCR−OCR gap {}, gain where they differ {})",
+            r.decisions,
+            r.choice_differs,
+            r.ties,
+            r.zero_estimate,
+            duration_us(r.estimate_mean_ns),
+            duration_us(r.estimate_gap_mean_ns),
+            duration_us(r.differing_gain_mean_ns)
+        );
+    }
+}
+
+/// `12.3 us` (ns shown in µs with one decimal).
+fn duration_us(ns: u64) -> String {
+    format!("{:.1} us", ns as f64 / 1000.0)
+}
+
 fn write_flash_ops(s: &mut String, ops: &FlashOps) {
     let _ = writeln!(
         s,

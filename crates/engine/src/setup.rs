@@ -394,6 +394,7 @@ impl Simulation {
                 translation_reads: c.translation_reads,
             },
             flash_ops: Some(self.ctl.op_mix.report()),
+            placement: self.placement_report(),
             gc: GcReport { jobs: f.gc_jobs - ftl0.gc_jobs, pages_moved: gc_moves, reads: c.gc_reads },
             erases: EraseReport {
                 total: ds.blocks_erased - dev0.blocks_erased,

@@ -72,6 +72,32 @@ pub struct LacrParams {
     pub include_own_write: bool,
 }
 
+/// What OCR or LaCR counted about its decisions ([`Placement::redirect_counters`]).
+///
+/// Every decision computes the estimate of both flavours for every candidate chip (the
+/// policy's own, and the other's in the shadow: LaCR's per-layer array times against
+/// OCR's base times, the same token for ties), so a run of either policy tells how
+/// often layer awareness changes the choice and by how much the estimates differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RedirectCounters {
+    /// Writes placed.
+    pub decisions: u64,
+    /// Decisions where the other flavour would have chosen another chip.
+    pub choice_differs: u64,
+    /// Decisions where several chips shared the least estimate (the token chose).
+    pub ties: u64,
+    /// Decisions whose least estimate was 0 (an idle chip with nothing queued: no
+    /// array time enters the comparison, so layer awareness cannot change it).
+    pub zero_estimate: u64,
+    /// Σ over decisions of the chosen chip's estimate under the policy's own flavour, ns.
+    pub estimate_ns: u64,
+    /// Σ over decisions of |LaCR's − OCR's estimate| of the chosen chip, ns.
+    pub estimate_gap_ns: u64,
+    /// Σ over decisions where the choices differ of LaCR's estimate of OCR's choice
+    /// minus LaCR's estimate of LaCR's choice, ns: what layer awareness expects to save.
+    pub differing_gain_ns: u64,
+}
+
 /// OCR / LaCR chip redirection (see the module docs).
 #[derive(Clone, Debug)]
 pub struct ChipRedirect {
@@ -79,14 +105,18 @@ pub struct ChipRedirect {
     params: LacrParams,
     /// Algorithm 1's token, incremented on every call.
     token: u64,
-    /// Chips tied at the least estimate (scratch).
-    ties: Vec<u32>,
-    /// Per channel: estimated time of its queued reads (scratch).
-    channel_reads: Vec<u64>,
+    /// Chips tied at the least estimate, per flavour (index 0 OCR, 1 LaCR; scratch).
+    ties: [Vec<u32>; 2],
+    /// Per channel and flavour: estimated time of its queued reads (scratch).
+    channel_reads: Vec<[u64; 2]>,
     /// Per channel: some die of it is doing GC (scratch).
     channel_gc: Vec<bool>,
-    /// Mean array (read, program) time per page for this flavour, computed on first use.
-    means: Option<(u64, u64)>,
+    /// Per chip: both flavours' estimates at this decision (scratch; `u64::MAX` for a
+    /// skipped chip).
+    chip_est: Vec<[u64; 2]>,
+    /// Mean array (read, program) time per page, per flavour, computed on first use.
+    means: Option<[(u64, u64); 2]>,
+    counters: RedirectCounters,
 }
 
 impl ChipRedirect {
@@ -105,10 +135,12 @@ impl ChipRedirect {
             layer_aware,
             params,
             token: 0,
-            ties: Vec::new(),
+            ties: [Vec::new(), Vec::new()],
             channel_reads: Vec::new(),
             channel_gc: Vec::new(),
+            chip_est: Vec::new(),
             means: None,
+            counters: RedirectCounters::default(),
         }
     }
 
@@ -123,30 +155,36 @@ impl ChipRedirect {
     /// die's plane with index `plane_in_die`.
     pub fn estimate(&mut self, view: &dyn DeviceView, die: DieId, plane_in_die: u32) -> u64 {
         self.prepare(view);
-        self.die_estimate(view, die, plane_in_die)
+        self.die_estimate(view, die, plane_in_die)[usize::from(self.layer_aware)]
     }
 
-    /// Array read time of `page` (or the mean) for this flavour.
-    fn read_array(&self, geo: &Geometry, t: &Timing, page: Option<u32>) -> u64 {
+    /// Array read time of `page` (or the mean) for the flavour `aware`.
+    fn read_array(&self, geo: &Geometry, t: &Timing, page: Option<u32>, aware: bool) -> u64 {
         match page {
-            Some(p) if self.layer_aware => t.read_array(p).as_ns(),
+            Some(p) if aware => t.read_array(p).as_ns(),
             Some(p) => t.t_r[geo.page_type_of(p).index()].as_ns(),
-            None => self.means.expect("prepared").0,
+            None => self.means.expect("prepared")[usize::from(aware)].0,
         }
     }
 
-    /// Array program time of `page` (or the mean) for this flavour.
-    fn program_array(&self, geo: &Geometry, t: &Timing, page: Option<u32>) -> u64 {
+    /// Array program time of `page` (or the mean) for the flavour `aware`.
+    fn program_array(&self, geo: &Geometry, t: &Timing, page: Option<u32>, aware: bool) -> u64 {
         match page {
-            Some(p) if self.layer_aware => t.program_array(p).as_ns(),
+            Some(p) if aware => t.program_array(p).as_ns(),
             Some(p) => t.t_prog[geo.page_type_of(p).index()].as_ns(),
-            None => self.means.expect("prepared").1,
+            None => self.means.expect("prepared")[usize::from(aware)].1,
         }
     }
 
-    /// Eq. 5: command + array + transfer.
-    fn read_time(&self, geo: &Geometry, t: &Timing, op: &PendingOp) -> u64 {
-        t.t_cmd_read.as_ns() + self.read_array(geo, t, op.page) + t.transfer(op.bytes as u64).as_ns()
+    /// Eq. 5: command + array + transfer, for both flavours (OCR, LaCR).
+    fn read_time(&self, geo: &Geometry, t: &Timing, op: &PendingOp) -> [u64; 2] {
+        let fixed = t.t_cmd_read.as_ns() + t.transfer(op.bytes as u64).as_ns();
+        [false, true].map(|aware| fixed + self.read_array(geo, t, op.page, aware))
+    }
+
+    /// The counters of the decisions so far.
+    pub fn counters(&self) -> RedirectCounters {
+        self.counters
     }
 
     /// Per-call scratch: channel read sums and GC flags; the means on first use.
@@ -155,22 +193,20 @@ impl ChipRedirect {
         let t = view.timing();
         if self.means.is_none() {
             let ppb = geo.pages_per_block();
-            let (mut r, mut w) = (0u64, 0u64);
+            let (mut r, mut w) = ([0u64; 2], [0u64; 2]);
             for p in 0..ppb {
-                if self.layer_aware {
-                    r += t.read_array(p).as_ns();
-                    w += t.program_array(p).as_ns();
-                } else {
-                    let ty = geo.page_type_of(p).index();
-                    r += t.t_r[ty].as_ns();
-                    w += t.t_prog[ty].as_ns();
-                }
+                let ty = geo.page_type_of(p).index();
+                r[0] += t.t_r[ty].as_ns();
+                w[0] += t.t_prog[ty].as_ns();
+                r[1] += t.read_array(p).as_ns();
+                w[1] += t.program_array(p).as_ns();
             }
-            self.means = Some((r / ppb as u64, w / ppb as u64));
+            let n = ppb as u64;
+            self.means = Some([(r[0] / n, w[0] / n), (r[1] / n, w[1] / n)]);
         }
         let nc = geo.channels() as usize;
         self.channel_reads.clear();
-        self.channel_reads.resize(nc, 0);
+        self.channel_reads.resize(nc, [0; 2]);
         self.channel_gc.clear();
         self.channel_gc.resize(nc, false);
         for d in 0..geo.total_dies() {
@@ -180,20 +216,22 @@ impl ChipRedirect {
                 self.channel_gc[ch] = true;
             }
             if self.params.read_scope == ReadScope::Channel {
-                let mut sum = 0u64;
+                let mut sum = [0u64; 2];
                 view.for_each_pending(die, &mut |op| {
                     if op.is_read {
-                        sum += self.read_time(geo, t, &op);
+                        let r = self.read_time(geo, t, &op);
+                        sum = [sum[0] + r[0], sum[1] + r[1]];
                     }
                 });
-                self.channel_reads[ch] += sum;
+                let c = &mut self.channel_reads[ch];
+                *c = [c[0] + sum[0], c[1] + sum[1]];
             }
         }
     }
 
-    /// Eq. 1 for `die` (after [`Self::prepare`]); the new write would go to its plane
-    /// `plane_in_die`.
-    fn die_estimate(&self, view: &dyn DeviceView, die: DieId, plane_in_die: u32) -> u64 {
+    /// Eq. 1 for `die` (after [`Self::prepare`]), for both flavours (OCR, LaCR); the new
+    /// write would go to its plane `plane_in_die`.
+    fn die_estimate(&self, view: &dyn DeviceView, die: DieId, plane_in_die: u32) -> [u64; 2] {
         let geo = view.geometry();
         let t = view.timing();
         let ppb = geo.pages_per_block();
@@ -201,12 +239,13 @@ impl ChipRedirect {
         let tracked = self.params.pending_write_layer == PendingWriteLayer::Tracked;
         // Writes queued ahead per plane of the die (planes_per_die ≤ 64 by validation).
         let mut ahead = [0u32; 64];
-        let mut reads = 0u64;
-        let mut writes = 0u64;
+        let mut reads = [0u64; 2];
+        let mut writes = [0u64; 2];
         view.for_each_pending(die, &mut |op| {
             if op.is_read {
                 if self.params.read_scope == ReadScope::Die {
-                    reads += self.read_time(geo, t, &op);
+                    let r = self.read_time(geo, t, &op);
+                    reads = [reads[0] + r[0], reads[1] + r[1]];
                 }
                 return;
             }
@@ -219,7 +258,10 @@ impl ChipRedirect {
                 None
             };
             // Eq. 9: W × speed(layer) + size × T_c.
-            writes += self.program_array(geo, t, page) + t.transfer(op.bytes as u64).as_ns();
+            let xfer = t.transfer(op.bytes as u64).as_ns();
+            for aware in [false, true] {
+                writes[usize::from(aware)] += self.program_array(geo, t, page, aware) + xfer;
+            }
         });
         if self.params.read_scope == ReadScope::Channel {
             reads = self.channel_reads[geo.channel_of_die(die).idx()];
@@ -228,11 +270,14 @@ impl ChipRedirect {
             let plane = PlaneId(first_plane + plane_in_die);
             let k = ahead[plane_in_die as usize] as u64;
             let page = view.next_write_page(plane).map(|p| ((p as u64 + k) % ppb as u64) as u32);
-            writes += self.program_array(geo, t, page) + t.transfer(geo.page_size_bytes() as u64).as_ns();
+            let xfer = t.transfer(geo.page_size_bytes() as u64).as_ns();
+            for aware in [false, true] {
+                writes[usize::from(aware)] += self.program_array(geo, t, page, aware) + xfer;
+            }
         }
         let gc = if view.die_gc_active(die) { t.t_bers.as_ns() } else { 0 };
         let remain = view.die_free_at(die).saturating_since(view.now()).as_ns();
-        reads + writes + gc + remain
+        [0, 1].map(|f| reads[f] + writes[f] + gc + remain)
     }
 }
 
@@ -247,27 +292,64 @@ impl Placement for ChipRedirect {
         let all_gc = self.channel_gc.iter().all(|&g| g);
         // Algorithm 1 (with its evident `else` restored: a new minimum starts the tie list
         // with that chip once, not twice).
+        // Both flavours are evaluated (index 0 OCR, 1 LaCR) so the counters can tell how
+        // often layer awareness changes the choice; the policy follows its own.
         self.token = self.token.wrapping_add(1);
-        let mut shortest = u64::MAX;
+        let mut shortest = [u64::MAX; 2];
         let mut ties = std::mem::take(&mut self.ties);
-        ties.clear();
+        ties[0].clear();
+        ties[1].clear();
+        let mut est = std::mem::take(&mut self.chip_est);
+        est.clear();
+        est.resize(geo.total_chips() as usize, [u64::MAX; 2]);
         for chip in 0..geo.total_chips() {
             let ch = ChannelId(chip / cpc);
             if self.channel_gc[ch.idx()] && !all_gc {
                 continue;
             }
             let q = self.die_estimate(view, DieId(chip * dpc + die_in_chip), plane_idx);
-            if q < shortest {
-                shortest = q;
-                ties.clear();
-                ties.push(chip);
-            } else if q == shortest {
-                ties.push(chip);
+            est[chip as usize] = q;
+            for f in 0..2 {
+                if q[f] < shortest[f] {
+                    shortest[f] = q[f];
+                    ties[f].clear();
+                    ties[f].push(chip);
+                } else if q[f] == shortest[f] {
+                    ties[f].push(chip);
+                }
             }
         }
-        let chip = ties[(self.token % ties.len() as u64) as usize];
+        let pick = [0, 1].map(|f| ties[f][(self.token % ties[f].len() as u64) as usize]);
+        let own = usize::from(self.layer_aware);
+        self.count(&est, &pick, ties[own].len());
         self.ties = ties;
-        let die = DieId(chip * dpc + die_in_chip);
+        self.chip_est = est;
+        let die = DieId(pick[own] * dpc + die_in_chip);
         Some(geo.plane_of_die(die, plane_idx))
+    }
+
+    fn redirect_counters(&self) -> Option<RedirectCounters> {
+        Some(self.counters)
+    }
+}
+
+impl ChipRedirect {
+    /// Count one decision: `est` = both flavours' estimates per chip, `pick` = the chip
+    /// each flavour (OCR, LaCR) chose, `ties` the chips tied at the policy's own least.
+    fn count(&mut self, est: &[[u64; 2]], pick: &[u32; 2], ties: usize) {
+        let own = usize::from(self.layer_aware);
+        let chosen = est[pick[own] as usize];
+        let least = chosen[own];
+        let differs = pick[0] != pick[1];
+        let gain =
+            if differs { est[pick[0] as usize][1].saturating_sub(est[pick[1] as usize][1]) } else { 0 };
+        let c = &mut self.counters;
+        c.decisions += 1;
+        c.choice_differs += u64::from(differs);
+        c.ties += u64::from(ties > 1);
+        c.zero_estimate += u64::from(least == 0);
+        c.estimate_ns += least;
+        c.estimate_gap_ns += chosen[0].abs_diff(chosen[1]);
+        c.differing_gain_ns += gain;
     }
 }

@@ -26,7 +26,7 @@ pub use controller::{
     Choice, Decision, DieQueues, FcfsScheduler, GcJobRef, MultiplaneScheduler, NO_REQUEST, QueuedTxn,
     SchedulerKind, SchedulerParams, Slot, SprinklerScheduler, TxnKind, TxnScheduler, Waiting,
 };
-pub use lacr::{ChipRedirect, LacrParams, PendingWriteLayer, ReadScope};
+pub use lacr::{ChipRedirect, LacrParams, PendingWriteLayer, ReadScope, RedirectCounters};
 pub use placement::{
     DynamicPlacement, PlacementKind, QueuePlacement, StatePlacement, StaticPlacement, UqPlacement,
     WriteOrderPlacement,
@@ -95,6 +95,13 @@ pub trait Placement: Send {
     /// `None` defers the decision: the engine keeps the sub-request in an undecided FCFS
     /// queue and asks again (oldest first) whenever a die or channel becomes idle.
     fn place_write(&mut self, lpn: Lpn, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId>;
+
+    /// The chip-redirection policies' counters of their own decisions (how often OCR
+    /// and LaCR would choose differently, by how much their estimates differ); `None`
+    /// for a policy that keeps none.
+    fn redirect_counters(&self) -> Option<RedirectCounters> {
+        None
+    }
 }
 
 /// A class of queued flash transactions.

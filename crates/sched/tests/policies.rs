@@ -7,6 +7,7 @@ use lamina_nand_model::{DieId, Lpn, Nanos, PlaneId, SimTime, preset};
 use lamina_sched::mock::MockView;
 use lamina_sched::{
     ChipRedirect, DeviceView, LacrParams, PendingWriteLayer, Placement, PlacementKind, ReadScope,
+    RedirectCounters,
 };
 use proptest::prelude::*;
 use std::collections::VecDeque;
@@ -258,18 +259,25 @@ fn lacr_ties_rotate_with_the_token() {
     assert_eq!(picks, [2, 3, 2, 3]);
 }
 
-#[test]
-fn ocr_and_lacr_disagree_when_queued_writes_sit_on_slow_layers() {
-    // Chip 0 (die 0): one write queued on plane 0, whose next page is on the top layer
-    // (slowest, factor 2): LaCR 1200 µs + transfer, OCR 600 µs + transfer.
-    // Chip 1 (die 2): busy for another 700 µs, nothing queued.
-    // Chips 2, 3 (dies 4, 6): busy for 2 ms.
+/// Chip 0 (die 0): one write queued on plane 0, next page on the top (slowest) layer;
+/// chip 1 (die 2) busy for another 700 µs, nothing queued; chips 2, 3 busy for 2 ms.
+fn disagreement_view() -> MockView {
     let mut v = lacr_view();
     v.queue_write(PlaneId(0));
     v.next_page[0] = Some(63);
     v.die_free_at[2] = SimTime::ZERO + Nanos::from_us(700);
     v.die_free_at[4] = SimTime::ZERO + Nanos::from_ms(2);
     v.die_free_at[6] = SimTime::ZERO + Nanos::from_ms(2);
+    v
+}
+
+#[test]
+fn ocr_and_lacr_disagree_when_queued_writes_sit_on_slow_layers() {
+    // Chip 0 (die 0): one write queued on plane 0, whose next page is on the top layer
+    // (slowest, factor 2): LaCR 1200 µs + transfer, OCR 600 µs + transfer.
+    // Chip 1 (die 2): busy for another 700 µs, nothing queued.
+    // Chips 2, 3 (dies 4, 6): busy for 2 ms.
+    let mut v = disagreement_view();
     let t = v.timing().clone();
     let xfer = t.transfer(16384).as_ns();
     assert_eq!(t.program_array(63).as_ns(), 1_200_000);
@@ -294,6 +302,41 @@ fn ocr_and_lacr_disagree_when_queued_writes_sit_on_slow_layers() {
     let mut lacr_own = ChipRedirect::lacr(own);
     assert_eq!(lacr_own.estimate(&v, DieId(0), 0), 1_200_000 + 600_000 + 2 * xfer);
     assert_eq!(lacr_own.estimate(&v, DieId(2), 0), 700_000 + 600_000 + 400_000 + xfer);
+}
+
+/// Issue #10 item 4: each decision evaluates both flavours, so either policy counts how
+/// often the other would choose another chip and by how much their estimates differ.
+#[test]
+fn redirect_counters_compare_ocr_and_lacr_per_decision() {
+    // The disagreement above: OCR picks chip 0 (600 µs + transfer), LaCR chip 1 (700 µs;
+    // LaCR's estimate of chip 0 is 1200 µs + transfer).
+    let v = disagreement_view();
+    let xfer = v.timing().transfer(16384).as_ns();
+    for mut p in [ChipRedirect::ocr(LacrParams::default()), ChipRedirect::lacr(LacrParams::default())] {
+        assert_eq!(Placement::redirect_counters(&p), Some(RedirectCounters::default()));
+        p.place_write(Lpn(0), PlaneId(0), &v).unwrap();
+        let c = p.counters();
+        assert_eq!((c.decisions, c.choice_differs, c.ties, c.zero_estimate), (1, 1, 0, 0));
+        // LaCR's estimate of OCR's chip minus LaCR's estimate of its own.
+        assert_eq!(c.differing_gain_ns, 1_200_000 + xfer - 700_000);
+        if p.is_layer_aware() {
+            assert_eq!(c.estimate_ns, 700_000);
+            assert_eq!(c.estimate_gap_ns, 0, "chip 1 has nothing queued: no layer term");
+        } else {
+            assert_eq!(c.estimate_ns, 600_000 + xfer);
+            assert_eq!(c.estimate_gap_ns, 600_000, "the queued write on the slow top layer");
+        }
+    }
+    // Everything idle and empty: every chip at estimate 0, the token decides, both agree.
+    let v = lacr_view();
+    let mut p = ChipRedirect::lacr(LacrParams::default());
+    for i in 0..4 {
+        p.place_write(Lpn(i), PlaneId(0), &v).unwrap();
+    }
+    let c = p.counters();
+    assert_eq!((c.decisions, c.choice_differs, c.ties, c.zero_estimate), (4, 0, 4, 4));
+    // Policies that keep no such counters report none.
+    assert_eq!(PlacementKind::Uq.build().redirect_counters(), None);
 }
 
 #[test]

@@ -17,6 +17,7 @@ use lamina_sched::{
 };
 
 use super::{Event, NIL, RunError, Simulation};
+use crate::report::{PlacementReport, RedirectReport};
 use crate::slab::Slab;
 use crate::stats::{Attribution, OpKind, OpMix};
 
@@ -51,6 +52,10 @@ pub(crate) struct Txn {
     /// and whether the translation step is done.
     translating: u8,
     translated: bool,
+    /// An undecided write whose read-modify-write read is still running (deferring
+    /// policies read the old page before placing the write; see
+    /// [`Simulation::place_and_push`]).
+    rmw_pending: bool,
 }
 
 impl Txn {
@@ -78,6 +83,7 @@ impl Txn {
             gc_mark: 0,
             translating: 0,
             translated: false,
+            rmw_pending: false,
         }
     }
 
@@ -210,6 +216,51 @@ pub struct FlashCounters {
     pub translation_reads: u64,
 }
 
+/// Counters of write placement decisions (the report's `placement` section): how many
+/// sub-writes a deferring policy (`dynamic`, `uq`) left undecided, how long they
+/// waited, and what the device looked like at each recheck that bound nothing.
+/// Incremented only where a decision is made or retried, never per event.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct PlacementCounters {
+    /// Calls to the placement policy (one per sub-write placed at once, one per try of
+    /// the undecided queue's head).
+    pub decisions: u64,
+    /// Sub-writes that entered the undecided queue.
+    pub deferred: u64,
+    /// Sub-writes bound after waiting in the undecided queue, and their total and
+    /// longest wait there, in ns.
+    pub bound_after_wait: u64,
+    /// Total time bound sub-writes spent undecided, in ns.
+    pub undecided_wait_ns: u64,
+    /// Longest time one sub-write spent undecided, in ns.
+    pub undecided_wait_max_ns: u64,
+    /// Retries of the undecided queue (operation completions, channel releases) that
+    /// found it non-empty.
+    pub rechecks: u64,
+    /// Rechecks that bound nothing.
+    pub rechecks_empty: u64,
+    /// Rechecks that bound nothing although some die was idle.
+    pub rechecks_empty_idle_die: u64,
+    /// Summed over rechecks that bound nothing: idle dies whose channel was busy.
+    pub idle_dies_channel_busy: u64,
+    /// Summed over rechecks that bound nothing: idle dies whose channel was idle too
+    /// (the policy declined a die UQ's rule accepts: `dynamic`'s chip tokens can).
+    pub idle_dies_channel_idle: u64,
+    /// Idle-die time while writes were undecided, in die·ns: at each recheck, the idle
+    /// dies counted at the previous recheck × the time since it. Sampled at rechecks
+    /// (every completion and channel release while writes wait), so a die that a read
+    /// made busy between two rechecks counts as idle until the second.
+    pub idle_die_ns: u64,
+    /// The part of `idle_die_ns` whose die's channel was busy at the sample.
+    pub idle_die_ns_channel_busy: u64,
+    /// Time the undecided queue was non-empty, in ns (from the first deferral to the
+    /// recheck that emptied it, summed).
+    pub undecided_ns: u64,
+    /// Time and (idle dies, of them on a busy channel) at the last recheck that left
+    /// writes undecided (`None` once the queue is empty).
+    last_sample: Option<(SimTime, u32, u32)>,
+}
+
 /// The controller room.
 pub(crate) struct Controller {
     pub(crate) txns: Slab<Txn>,
@@ -226,11 +277,15 @@ pub(crate) struct Controller {
     decision: Decision,
     /// Host writes and flushes whose placement the policy deferred, FCFS.
     undecided: std::collections::VecDeque<Txn>,
+    /// Undecided writes still waiting for their read-modify-write read.
+    undecided_reading: u32,
     /// Time of the pending `Recheck` event (ZERO if none).
     pub(crate) recheck_at: SimTime,
     /// Arrival order of transactions and GC jobs.
     pub(crate) seq: u64,
     pub(crate) counters: FlashCounters,
+    /// Placement decisions and the undecided queue.
+    pub(crate) placement_counters: PlacementCounters,
     /// Flash commands by kind and width.
     pub(crate) op_mix: OpMix,
     /// While a request (or a batch of flushes) is being queued for a batching
@@ -288,9 +343,11 @@ impl Controller {
             placement,
             decision: Decision::default(),
             undecided: std::collections::VecDeque::new(),
+            undecided_reading: 0,
             recheck_at: SimTime::ZERO,
             seq: 0,
             counters: FlashCounters::default(),
+            placement_counters: PlacementCounters::default(),
             op_mix: OpMix::default(),
             deferring: false,
             deferred: Vec::new(),
@@ -430,6 +487,7 @@ impl Simulation {
             page_size: self.page_size,
             now: self.now,
         };
+        self.ctl.placement_counters.decisions += 1;
         let plane = self.ctl.placement.place_write(Lpn(lpn), static_plane, &view)?;
         assert!(plane.0 < self.geo.total_planes(), "placement returned plane {} out of range", plane.0);
         Some(plane)
@@ -437,28 +495,175 @@ impl Simulation {
 
     /// Queue a host write or flush at the plane the placement policy picks, or in the
     /// undecided FCFS queue if it defers (or if older writes are still undecided).
+    ///
+    /// Under a deferring policy (`dynamic`, `uq`) a write that needs a read-modify-write
+    /// reads its old page *before* it is placed and waits undecided until the read is
+    /// done: its data is not complete before then, so binding it to a die would hold
+    /// that die (idle, but reserved for the write) for as long as the read waits on the
+    /// old page's die. (Placing first and parking the write there left dies idle under
+    /// load: issue #10, docs/policies.md "Read-modify-write and deferred writes".)
     pub(super) fn place_and_push(&mut self, mut t: Txn) -> Result<(), RunError> {
-        if self.ctl.undecided.is_empty()
+        let pre_read = self.cfg.sched.placement.may_defer() && self.needs_rmw(&t);
+        // Placed at once unless an older undecided write may go first: every undecided
+        // write is waiting for its read (none of the same page).
+        let nothing_ahead = self.ctl.undecided.len() == self.ctl.undecided_reading as usize
+            && !self.ctl.undecided.iter().any(|o| o.lpn == t.lpn);
+        if !pre_read
+            && nothing_ahead
             && let Some(plane) = self.place(t.lpn)
         {
             t.plane = plane;
             t.die = self.geo.die_of_plane(plane);
             return self.push_txn(t);
         }
+        // `enq` is set again when the write is bound; until then it is the instant the
+        // write became undecided.
+        t.enq = self.now;
+        self.ctl.placement_counters.deferred += 1;
+        if pre_read {
+            t.partial = false;
+            t.rmw_pending = true;
+            self.ctl.undecided_reading += 1;
+        }
         self.ctl.undecided.push_back(t);
+        if self.ctl.undecided.len() == 1 {
+            self.sample_undecided();
+        }
+        if pre_read {
+            self.start_pre_read(t)?;
+        }
         self.schedule_recheck();
         Ok(())
     }
 
+    /// Queue the read-modify-write read of undecided write `t` on its old page's die
+    /// (`link = NIL`: no die holds the write; [`Self::pre_read_done`] readies it).
+    ///
+    /// The read belongs to no request (`req = NIL`): pre-reads of one page are
+    /// interchangeable — each readies the oldest waiting write of the page — and when
+    /// two of them wait on different dies (the page moved between them) they may end out
+    /// of order, so the write readied first may complete before the other read is even
+    /// issued; that read must not refer to a finished request.
+    fn start_pre_read(&mut self, t: Txn) -> Result<(), RunError> {
+        let old = self.ftl.lookup(Lpn(t.lpn)).expect("needs_rmw checked the mapping");
+        let plane = self.geo.plane_of_block(self.geo.block_of(old));
+        let die = self.geo.die_of_plane(plane);
+        let rmw = Txn { kind: TxnKind::RmwRead, link: NIL, req: NIL, die, plane, rmw_pending: false, ..t };
+        self.push_txn(rmw)
+    }
+
+    /// The pre-placement read of an undecided write of `lpn` is done: the oldest such
+    /// write becomes placeable; try the queue.
+    fn pre_read_done(&mut self, lpn: u64) -> Result<(), RunError> {
+        let w = self
+            .ctl
+            .undecided
+            .iter_mut()
+            .find(|w| w.rmw_pending && w.lpn == lpn)
+            .expect("an undecided write waits for this read-modify-write read");
+        w.rmw_pending = false;
+        self.ctl.undecided_reading -= 1;
+        self.retry_undecided()
+    }
+
+    /// The position of the oldest undecided write that may be placed now: not waiting
+    /// for its read-modify-write read, and no older write of the same page waiting for
+    /// one (writes of one page keep their order).
+    fn next_placeable(&self) -> Option<usize> {
+        let q = &self.ctl.undecided;
+        let mut i = 0;
+        while i < q.len() {
+            let w = &q[i];
+            if !w.rmw_pending && !q.iter().take(i).any(|o| o.rmw_pending && o.lpn == w.lpn) {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    }
+
     /// Bind undecided writes, oldest first, while the policy accepts them.
     pub(super) fn retry_undecided(&mut self) -> Result<(), RunError> {
-        while let Some(&t) = self.ctl.undecided.front() {
+        if self.ctl.undecided.is_empty() {
+            return Ok(());
+        }
+        self.ctl.placement_counters.rechecks += 1;
+        let mut bound = 0u64;
+        while let Some(i) = self.next_placeable() {
+            let t = self.ctl.undecided[i];
             let Some(plane) = self.place(t.lpn) else { break };
-            self.ctl.undecided.pop_front();
+            self.ctl.undecided.remove(i);
+            let c = &mut self.ctl.placement_counters;
+            let wait = self.now.saturating_since(t.enq).0;
+            c.bound_after_wait += 1;
+            c.undecided_wait_ns += wait;
+            c.undecided_wait_max_ns = c.undecided_wait_max_ns.max(wait);
+            bound += 1;
             self.push_txn(Txn { plane, die: self.geo.die_of_plane(plane), ..t })?;
+        }
+        let (idle, idle_busy_channel) = self.sample_undecided();
+        if bound == 0 {
+            let c = &mut self.ctl.placement_counters;
+            c.rechecks_empty += 1;
+            c.rechecks_empty_idle_die += u64::from(idle > 0);
+            c.idle_dies_channel_busy += u64::from(idle_busy_channel);
+            c.idle_dies_channel_idle += u64::from(idle - idle_busy_channel);
         }
         self.schedule_recheck();
         Ok(())
+    }
+
+    /// The report's `placement` section.
+    pub(crate) fn placement_report(&self) -> PlacementReport {
+        let c = &self.ctl.placement_counters;
+        let div = |a: u64, b: u64| a.checked_div(b).unwrap_or(0);
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let redirect = self.ctl.placement.redirect_counters().map(|r| RedirectReport {
+            decisions: r.decisions,
+            choice_differs: r.choice_differs,
+            ties: r.ties,
+            zero_estimate: r.zero_estimate,
+            estimate_mean_ns: div(r.estimate_ns, r.decisions),
+            estimate_gap_mean_ns: div(r.estimate_gap_ns, r.decisions),
+            differing_gain_mean_ns: div(r.differing_gain_ns, r.choice_differs),
+        });
+        PlacementReport {
+            decisions: c.decisions,
+            deferred: c.deferred,
+            undecided_wait_mean_ns: div(c.undecided_wait_ns, c.bound_after_wait),
+            undecided_wait_max_ns: c.undecided_wait_max_ns,
+            rechecks: c.rechecks,
+            rechecks_empty: c.rechecks_empty,
+            rechecks_empty_idle_die: c.rechecks_empty_idle_die,
+            idle_dies_channel_busy: c.idle_dies_channel_busy,
+            idle_dies_channel_idle: c.idle_dies_channel_idle,
+            idle_dies_while_undecided: ratio(c.idle_die_ns, c.undecided_ns),
+            idle_channel_busy_share: ratio(c.idle_die_ns_channel_busy, c.idle_die_ns),
+            redirect,
+        }
+    }
+
+    /// Charge the idle-die time since the last sample and take a new one (while writes
+    /// are undecided); returns (idle dies, of them on a busy channel) now. O(dies): runs
+    /// only at rechecks and when the undecided queue fills from empty.
+    fn sample_undecided(&mut self) -> (u32, u32) {
+        let (mut idle, mut on_busy) = (0u32, 0u32);
+        for d in 0..self.geo.total_dies() {
+            let die = DieId(d);
+            if self.die_idle_now(die) {
+                idle += 1;
+                on_busy += u32::from(!self.device.is_channel_idle(self.geo.channel_of_die(die), self.now));
+            }
+        }
+        let c = &mut self.ctl.placement_counters;
+        if let Some((at, i, b)) = c.last_sample {
+            let dt = self.now.saturating_since(at).0;
+            c.undecided_ns += dt;
+            c.idle_die_ns += dt * u64::from(i);
+            c.idle_die_ns_channel_busy += dt * u64::from(b);
+        }
+        c.last_sample = if self.ctl.undecided.is_empty() { None } else { Some((self.now, idle, on_busy)) };
+        (idle, on_busy)
     }
 
     /// With writes undecided, wake up when the next busy channel frees (die idleness
@@ -1324,6 +1529,7 @@ impl Simulation {
     fn after_txn(&mut self, tx: Txn, a: &Attribution) -> Result<(), RunError> {
         match tx.kind {
             TxnKind::Read | TxnKind::Write => self.finish_sub(tx.req, 1, a),
+            TxnKind::RmwRead if tx.link == NIL => self.pre_read_done(tx.lpn),
             TxnKind::RmwRead => {
                 let w = tx.link;
                 let wd = self.ctl.txns.get(w).die;
