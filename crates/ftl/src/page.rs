@@ -306,8 +306,18 @@ impl PageFtl {
     }
 
     fn free_count(&self, plane: usize) -> u32 {
+        // Only the pool of the configured allocation holds blocks (`push_free`); reading
+        // just that one keeps the check to one cache line of the plane's state.
         let p = &self.planes[plane];
-        (p.fifo.len() + p.heap.len() + p.free_set.len()) as u32
+        let n = if self.aligned {
+            p.free_set.len()
+        } else if self.cfg.config.wear_leveling {
+            p.heap.len()
+        } else {
+            p.fifo.len()
+        };
+        debug_assert_eq!(n, p.fifo.len() + p.heap.len() + p.free_set.len(), "blocks in an unused free pool");
+        n as u32
     }
 
     /// Erased pages left in open block `b` (0 for `NONE`).

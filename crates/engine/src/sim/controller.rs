@@ -473,6 +473,7 @@ impl Simulation {
 
     /// Ask the placement policy for a plane; `None` = undecided (deferred). An FTL that
     /// constrains the LPN to one plane (NFTL's in-place offsets) overrides the policy.
+    #[inline]
     fn place(&mut self, lpn: u64) -> Option<PlaneId> {
         if let WriteConstraint::Plane(p) = self.ftl.write_constraint(Lpn(lpn)) {
             return Some(p);
@@ -506,8 +507,9 @@ impl Simulation {
         let pre_read = self.cfg.sched.placement.may_defer() && self.needs_rmw(&t);
         // Placed at once unless an older undecided write may go first: every undecided
         // write is waiting for its read (none of the same page).
-        let nothing_ahead = self.ctl.undecided.len() == self.ctl.undecided_reading as usize
-            && !self.ctl.undecided.iter().any(|o| o.lpn == t.lpn);
+        let nothing_ahead = self.ctl.undecided.is_empty()
+            || (self.ctl.undecided.len() == self.ctl.undecided_reading as usize
+                && !self.ctl.undecided.iter().any(|o| o.lpn == t.lpn));
         if !pre_read
             && nothing_ahead
             && let Some(plane) = self.place(t.lpn)
@@ -516,6 +518,13 @@ impl Simulation {
             t.die = self.geo.die_of_plane(plane);
             return self.push_txn(t);
         }
+        self.defer_write(t, pre_read)
+    }
+
+    /// Put host write or flush `t` in the undecided FCFS queue (`pre_read`: it first
+    /// reads its old page, [`Self::place_and_push`]).
+    #[inline(never)]
+    fn defer_write(&mut self, mut t: Txn, pre_read: bool) -> Result<(), RunError> {
         // `enq` is set again when the write is bound; until then it is the instant the
         // write became undecided.
         t.enq = self.now;
