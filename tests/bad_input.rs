@@ -659,11 +659,36 @@ const MAIN: &[Case] = &[
         )
     },
     Case {
-        files: &[("c.toml", Content::Text("[host]\nqueue_depht = 3\n"))],
+        files: &[("c.toml", Content::Text("# a comment\n[host]\nqueue_depht = 3\n"))],
         ..set(
             "config with an unknown key",
             &["run", "--preset", "mbm", "--config", "@c.toml", "@demo"],
-            &["unknown field `queue_depht`"],
+            &["c.toml:3:", "unknown field `queue_depht`"],
+        )
+    },
+    Case {
+        files: &[("c.toml", Content::Text("[host]\nqueue_depth = 8\n\n[sched]\nscheduler = \"bogus\"\n"))],
+        anywhere: &["in `sched.scheduler`"],
+        ..set(
+            "config file error names the file and line of the key",
+            &["run", "--preset", "mbm", "--config", "@c.toml", "@demo"],
+            &["c.toml:5:", "unknown variant `bogus`"],
+        )
+    },
+    Case {
+        files: &[("c.toml", Content::Text("[sched]\nmultiplane_width = 0\n"))],
+        ..set(
+            "config file value refused by validation names the file and line",
+            &["run", "--preset", "mbm", "--config", "@c.toml", "@demo"],
+            &["c.toml:2:", "sched.multiplane_width"],
+        )
+    },
+    Case {
+        files: &[("c.toml", Content::Text("[sched]\nscheduler = \"bogus\"\n"))],
+        ..set(
+            "an override of a bad file value wins and names itself",
+            &["run", "--preset", "mbm", "--config", "@c.toml", "--set", "sched.scheduler=nope", "@demo"],
+            &["--set sched.scheduler=nope:", "unknown variant `nope`"],
         )
     },
     Case {

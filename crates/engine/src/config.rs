@@ -268,6 +268,15 @@ pub enum ConfigError {
         /// Why.
         reason: String,
     },
+    /// An error about a key a config file or `--set` gave, with where it was given
+    /// (`FILE:LINE` or `--set KEY=VALUE`).
+    #[error("{origin}: {error}")]
+    At {
+        /// Where the key was given.
+        origin: String,
+        /// The error.
+        error: Box<ConfigError>,
+    },
 }
 
 /// Builds a [`SimConfig`] from a preset, TOML files and `key=value` overrides, in that
@@ -275,6 +284,10 @@ pub enum ConfigError {
 #[derive(Default)]
 pub struct ConfigBuilder {
     doc: toml::Table,
+    /// The sources merged so far: name and, for a TOML document, its text.
+    sources: Vec<(String, Option<String>)>,
+    /// The source that last set each dotted leaf key (for errors naming file and line).
+    origin: std::collections::BTreeMap<String, usize>,
 }
 
 impl ConfigBuilder {
@@ -295,8 +308,77 @@ impl ConfigBuilder {
             source_name: source_name.into(),
             message: e.to_string(),
         })?;
+        self.note_origin("", &table, Some(text));
+        self.sources.last_mut().expect("just noted").0 = source_name.into();
         merge(&mut self.doc, table);
         Ok(self)
+    }
+
+    /// Record a new source (named later by the caller) as the origin of every leaf of
+    /// `table` under `prefix`.
+    fn note_origin(&mut self, prefix: &str, table: &toml::Table, text: Option<&str>) {
+        self.sources.push((String::new(), text.map(str::to_owned)));
+        let id = self.sources.len() - 1;
+        fn walk(
+            origin: &mut std::collections::BTreeMap<String, usize>,
+            prefix: &str,
+            t: &toml::Table,
+            id: usize,
+        ) {
+            for (k, v) in t {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                if let toml::Value::Table(sub) = v {
+                    walk(origin, &key, sub, id);
+                } else {
+                    origin.insert(key, id);
+                }
+            }
+        }
+        walk(&mut self.origin, prefix, table, id);
+    }
+
+    /// Where the value of dotted `key` (or of the nearest enclosing key given) came
+    /// from: `FILE:LINE` for a config file, `--set …` for an override; `None` for a
+    /// preset's or a default value.
+    fn origin_of(&self, key: &str) -> Option<String> {
+        let mut k = key;
+        let id = loop {
+            if let Some(&id) = self.origin.get(k) {
+                break id;
+            }
+            // A table key (e.g. an unknown field's parent): any leaf under it.
+            let under = format!("{k}.");
+            if let Some((_, &id)) =
+                self.origin.range(under.clone()..).next().filter(|(o, _)| o.starts_with(&under))
+            {
+                break id;
+            }
+            k = k.rsplit_once('.')?.0;
+        };
+        let (name, text) = &self.sources[id];
+        match text {
+            Some(text) => Some(match line_of(text, k) {
+                Some(line) => format!("{name}:{line}"),
+                None => name.clone(),
+            }),
+            None => Some(name.clone()),
+        }
+    }
+
+    /// `e`, with the file and line (or `--set`) of the key it names, when known.
+    fn located(&self, e: ConfigError) -> ConfigError {
+        let key = match &e {
+            ConfigError::Invalid { key, .. } => Some(key.clone()),
+            ConfigError::Parse { message, .. } => key_of_message(message),
+            _ => None,
+        };
+        match (key.and_then(|k| self.origin_of(&k)), e) {
+            (Some(origin), ConfigError::Parse { message, .. }) => {
+                ConfigError::Parse { source_name: origin, message }
+            }
+            (Some(origin), e) => ConfigError::At { origin, error: Box::new(e) },
+            (None, e) => e,
+        }
     }
 
     /// Apply one `dotted.key=value` override. The value is parsed as a TOML value; if that
@@ -321,13 +403,18 @@ impl ConfigBuilder {
                 _ => return Err(ConfigError::BadSet(format!("{assignment} ({p} is not a table)"))),
             };
         }
+        let mut leaf = toml::Table::new();
+        leaf.insert(parts[parts.len() - 1].to_owned(), value.clone());
+        let parent = parts[..parts.len() - 1].join(".");
         table.insert(parts[parts.len() - 1].to_owned(), value);
+        self.note_origin(&parent, &leaf, None);
+        self.sources.last_mut().expect("just noted").0 = format!("--set {}", assignment.trim());
         Ok(self)
     }
 
     /// Resolve the preset, deserialize (unknown keys are errors) and validate.
-    pub fn build(self) -> Result<SimConfig, ConfigError> {
-        let mut doc = self.doc;
+    pub fn build(mut self) -> Result<SimConfig, ConfigError> {
+        let mut doc = std::mem::take(&mut self.doc);
         if let Some(toml::Value::String(name)) = doc.get("preset").cloned() {
             let base = lamina_nand_model::preset(&name).ok_or(ConfigError::UnknownPreset(name.clone()))?;
             let mut base_nand = toml::Table::try_from(&base)
@@ -344,11 +431,48 @@ impl ConfigBuilder {
             });
         }
         let cfg: SimConfig = toml::Value::Table(doc).try_into().map_err(|e: toml::de::Error| {
-            ConfigError::Parse { source_name: "config".into(), message: e.to_string() }
+            self.located(ConfigError::Parse { source_name: "config".into(), message: e.to_string() })
         })?;
-        cfg.check()?;
+        cfg.check().map_err(|e| self.located(e))?;
         Ok(cfg)
     }
+}
+
+/// The dotted key a deserialization error is about: its `in `a.b`` path, joined with
+/// the field of an "unknown field `x`" message.
+fn key_of_message(message: &str) -> Option<String> {
+    let path = message.rsplit_once("in `").and_then(|(_, rest)| rest.split_once('`')).map(|(p, _)| p);
+    let field =
+        message.split_once("unknown field `").and_then(|(_, rest)| rest.split_once('`')).map(|(f, _)| f);
+    match (path, field) {
+        (Some(p), Some(f)) if !p.is_empty() => Some(format!("{p}.{f}")),
+        (Some(p), _) => Some(p.to_owned()),
+        (None, Some(f)) => Some(f.to_owned()),
+        (None, None) => None,
+    }
+}
+
+/// The 1-based line of dotted `key` in TOML `text` (its value's line), if found.
+fn line_of(text: &str, key: &str) -> Option<usize> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let mut table = doc.get_ref();
+    let parts: Vec<&str> = key.split('.').collect();
+    for (i, part) in parts.iter().enumerate() {
+        let (k, v) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *part)?;
+        if i + 1 == parts.len() {
+            let start = if matches!(v.get_ref(), toml::de::DeValue::Table(_)) {
+                k.span().start
+            } else {
+                v.span().start
+            };
+            return Some(text[..start.min(text.len())].matches('\n').count() + 1);
+        }
+        match v.get_ref() {
+            toml::de::DeValue::Table(t) => table = t,
+            _ => return None,
+        }
+    }
+    None
 }
 
 fn merge(into: &mut toml::Table, from: toml::Table) {
