@@ -303,7 +303,7 @@ const MAIN: &[Case] = &[
         ..set(
             "negative suspend threshold",
             &["run", "--preset", "mbm", "--set", "sched.suspend_threshold=\"-5us\"", "@demo"],
-            &["\"-5us\"", "expected a positive duration like 78us"],
+            &["\"-5us\"", "expected a non-negative duration like 78us"],
         )
     },
     Case {
@@ -311,7 +311,7 @@ const MAIN: &[Case] = &[
         ..set(
             "negative integer suspend threshold",
             &["run", "--preset", "mbm", "--set", "sched.suspend_threshold=-5000", "@demo"],
-            &["-5000", "expected a positive duration like 78us"],
+            &["-5000", "expected a non-negative duration like 78us"],
         )
     },
     Case {
@@ -319,7 +319,7 @@ const MAIN: &[Case] = &[
         ..set(
             "word for a suspend threshold",
             &["run", "--preset", "mbm", "--set", "sched.suspend_threshold=soon", "@demo"],
-            &["\"soon\"", "expected a positive duration like 78us"],
+            &["\"soon\"", "expected a non-negative duration like 78us"],
         )
     },
     Case {
@@ -414,37 +414,37 @@ const MAIN: &[Case] = &[
     set(
         "negative duration string in a per-page-type key",
         &["run", "--preset", "mbm", "--set", "nand.timing.t_r=-5us", "@demo"],
-        &["expected a positive duration like 78us"],
+        &["expected a non-negative duration like 78us"],
     ),
     set(
         "word for a per-page-type duration",
         &["run", "--preset", "mbm", "--set", "nand.timing.t_r=abc", "@demo"],
-        &["\"abc\"", "expected a positive duration like 78us"],
+        &["\"abc\"", "expected a non-negative duration like 78us"],
     ),
     set(
         "negative integer duration",
         &["run", "--preset", "mbm", "--set", "nand.timing.t_r=-5", "@demo"],
-        &["expected a positive duration like 78us"],
+        &["expected a non-negative duration like 78us"],
     ),
     set(
         "float duration",
         &["run", "--preset", "mbm", "--set", "nand.timing.t_bers=1.5", "@demo"],
-        &["expected a positive duration like 78us"],
+        &["expected a non-negative duration like 78us"],
     ),
     set(
         "unknown duration unit",
         &["run", "--preset", "mbm", "--set", "nand.timing.t_prog=5parsecs", "@demo"],
-        &["\"5parsecs\"", "expected a positive duration like 78us"],
+        &["\"5parsecs\"", "expected a non-negative duration like 78us"],
     ),
     set(
         "bad duration inside a list",
         &["run", "--preset", "mbm", "--set", "nand.timing.t_r=[\"1us\", \"x\"]", "@demo"],
-        &["\"x\"", "expected a positive duration like 78us"],
+        &["\"x\"", "expected a non-negative duration like 78us"],
     ),
     set(
         "bad buffer latency",
         &["run", "--preset", "mbm", "--set", "buffer.dram_latency=xyz", "@demo"],
-        &["expected a positive duration like 78us"],
+        &["expected a non-negative duration like 78us"],
     ),
     set(
         "zero read latency",
@@ -696,7 +696,7 @@ const MAIN: &[Case] = &[
         ..set(
             "config with a bad duration",
             &["run", "--preset", "mbm", "--config", "@c.toml", "@demo"],
-            &["expected a positive duration like 78us"],
+            &["expected a non-negative duration like 78us"],
         )
     },
     // ---- trace files ----

@@ -23,7 +23,7 @@ pub const MAX_PLANES_PER_DIE: u32 = 64;
 /// LSB, CSB, MSB, TSB order restricted to the cell's page types (`[lsb, msb]` for MLC,
 /// `[lsb, csb, msb]` for TLC).
 ///
-/// A malformed value is reported as a bad duration ("expected a positive duration like
+/// A malformed value is reported as a bad duration ("expected a non-negative duration like
 /// 78us"), not as a failed match of one of the two forms.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
@@ -40,7 +40,7 @@ impl<'de> Deserialize<'de> for PerPageType {
         impl<'de> serde::de::Visitor<'de> for V {
             type Value = PerPageType;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a positive duration like 78us, or one per page type like [\"60us\", \"90us\"]")
+                f.write_str("a non-negative duration like 78us, or one per page type like [\"60us\", \"90us\"]")
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<PerPageType, E> {
                 NanosVisitor.visit_u64(v).map(PerPageType::One)
@@ -768,7 +768,7 @@ mod tests {
                     continue;
                 }
                 let e = toml::from_str::<NandConfig>(&text(key, value)).unwrap_err().to_string();
-                assert!(e.contains("expected a positive duration like 78us"), "{key} = {value}: {e}");
+                assert!(e.contains("expected a non-negative duration like 78us"), "{key} = {value}: {e}");
                 assert!(!e.contains("untagged"), "{key} = {value}: {e}");
                 assert!(e.contains(key), "{key} = {value}: the key is named: {e}");
             }

@@ -122,7 +122,7 @@ impl Nanos {
 }
 
 /// What every rejected duration is told it should look like (config files, `--set`).
-pub const DURATION_EXPECTED: &str = "expected a positive duration like 78us (an integer number of ns, or a \
+pub const DURATION_EXPECTED: &str = "expected a non-negative duration like 78us (an integer number of ns, or a \
      number with unit ns, us, ms or s that is a whole number of ns)";
 
 /// A duration string that could not be parsed (or is not a whole number of ns).
@@ -215,7 +215,7 @@ pub(crate) struct NanosVisitor;
 impl serde::de::Visitor<'_> for NanosVisitor {
     type Value = Nanos;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a positive duration like 78us (integer ns or a string with a unit)")
+        f.write_str("a non-negative duration like 78us (integer ns or a string with a unit)")
     }
     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Nanos, E> {
         Ok(Nanos(v))
