@@ -40,7 +40,9 @@ impl<'de> Deserialize<'de> for PerPageType {
         impl<'de> serde::de::Visitor<'de> for V {
             type Value = PerPageType;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a non-negative duration like 78us, or one per page type like [\"60us\", \"90us\"]")
+                f.write_str(
+                    "a non-negative duration like 78us, or one per page type like [\"60us\", \"90us\"]",
+                )
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<PerPageType, E> {
                 NanosVisitor.visit_u64(v).map(PerPageType::One)

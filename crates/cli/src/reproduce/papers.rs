@@ -340,7 +340,7 @@ pub const PAPERS: &[Paper] = &[
             ),
             claim(
                 "ocr-write",
-                "OCR improves the write response time by 6.2 % on average (§V-B; the text cites Fig. 5(b), the write queue time, but the number is a write response time, Fig. 6(a))",
+                "OCR improves the write response time by 6.2 % on average (reading 1 of §V-B's \"improvements for write request\": response time, as §I says for LaCR's 8.3 %; Fig. 6(a))",
                 "write.mean_ns",
                 ("ocr", "static"),
                 Direction::Lower,
@@ -349,7 +349,7 @@ pub const PAPERS: &[Paper] = &[
             ),
             claim(
                 "lacr-write",
-                "LaCR improves the write response time by 8.3 % on average (§V-B, Fig. 6(a))",
+                "LaCR improves the write response time by 8.3 % on average (reading 1: §I, §V-B, Fig. 6(a))",
                 "write.mean_ns",
                 ("lacr", "static"),
                 Direction::Lower,
@@ -366,12 +366,21 @@ pub const PAPERS: &[Paper] = &[
                 LACR_MAIN,
             ),
             claim(
+                "ocr-write-queue",
+                "OCR improves the write queue time by 6.2 % on average (reading 2: §V-B cites Fig. 5(b), the write queue time, for the 6.2 % / 8.3 %)",
+                "write_wait.mean_ns",
+                ("ocr", "static"),
+                Direction::Lower,
+                Some(-0.062),
+                LACR_MAIN,
+            ),
+            claim(
                 "lacr-write-queue",
-                "LaCR decreases the write queue time against static (§V-B, Fig. 5(b); no number given)",
+                "LaCR improves the write queue time by 8.3 % on average (reading 2: the abstract and §V-B, Fig. 5(b))",
                 "write_wait.mean_ns",
                 ("lacr", "static"),
                 Direction::Lower,
-                None,
+                Some(-0.083),
                 LACR_MAIN,
             ),
             trend(
