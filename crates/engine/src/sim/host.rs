@@ -163,7 +163,18 @@ impl Simulation {
             let served = match r.op {
                 IoOp::Read => self.sub_read(req, lpn, start, end - start, mapped[slot])?,
                 IoOp::Write => self.sub_write(req, lpn, start, end - start)?,
-                IoOp::Trim => self.sub_trim(lpn, end - start),
+                IoOp::Trim => {
+                    if let Some(b) = self.host.buffer.as_mut() {
+                        b.discard(lpn);
+                    }
+                    if end - start == self.page_size {
+                        self.ftl.trim(Lpn(lpn));
+                        // The trim supersedes a queued write's data (which still programs
+                        // later, as it would on a device).
+                        self.host.queued_writes.remove(&lpn);
+                    }
+                    Served::Instant
+                }
             };
             match served {
                 Served::Instant => instant += 1,
@@ -185,46 +196,6 @@ impl Simulation {
             self.finish_sub(req, instant, &Attribution::default())?;
         }
         Ok(())
-    }
-
-    /// True if the write buffer holds all of `len` bytes at `offset` of page `lpn`
-    /// (out of line: the unbuffered read path stays small).
-    #[inline(never)]
-    fn buffer_read_hit(&mut self, lpn: u64, offset: u32, len: u32) -> bool {
-        let mask = self.mask_of(offset, len);
-        self.host.buffer.as_mut().is_some_and(|b| b.read(lpn, mask))
-    }
-
-    /// One page of a write into the write buffer.
-    #[inline(never)]
-    fn buffer_write(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Served {
-        let mask = self.mask_of(offset, len);
-        let b = self.host.buffer.as_mut().expect("buffer");
-        match b.write(lpn, mask, &mut self.host.flushes) {
-            Put::Stored => Served::Dram(len),
-            Put::Evicted { victim } => {
-                // The page is in DRAM, but it took the place of a page whose program is
-                // in flight: this write completes when that program does.
-                let ready = self.dram_access(req, len as u64);
-                self.host.buffer.as_mut().expect("buffer").set_waiter(victim, req, ready);
-                Served::Queued
-            }
-        }
-    }
-
-    /// One page of a trim covering `len` bytes of it.
-    #[inline(never)]
-    fn sub_trim(&mut self, lpn: u64, len: u32) -> Served {
-        if let Some(b) = self.host.buffer.as_mut() {
-            b.discard(lpn);
-        }
-        if len == self.page_size {
-            self.ftl.trim(Lpn(lpn));
-            // The trim supersedes a queued write's data (which still programs later, as
-            // it would on a device).
-            self.host.queued_writes.remove(&lpn);
-        }
-        Served::Instant
     }
 
     /// Reserve the controller DRAM for `bytes` on behalf of `req` (FCFS, one transfer at
@@ -271,7 +242,10 @@ impl Simulation {
         len: u32,
         mapped: Option<Ppa>,
     ) -> Result<Served, RunError> {
-        if self.host.buffer.is_some() && self.buffer_read_hit(lpn, offset, len) {
+        let mask = if self.host.buffer.is_some() { self.mask_of(offset, len) } else { 0 };
+        if let Some(b) = self.host.buffer.as_mut()
+            && b.read(lpn, mask)
+        {
             return Ok(Served::Dram(len));
         }
         let Some(ppa) = mapped else {
@@ -293,7 +267,18 @@ impl Simulation {
 
     fn sub_write(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Result<Served, RunError> {
         if self.host.buffer.is_some() {
-            return Ok(self.buffer_write(req, lpn, offset, len));
+            let mask = self.mask_of(offset, len);
+            let b = self.host.buffer.as_mut().expect("buffer");
+            return Ok(match b.write(lpn, mask, &mut self.host.flushes) {
+                Put::Stored => Served::Dram(len),
+                Put::Evicted { victim } => {
+                    // The page is in DRAM, but it took the place of a page whose program
+                    // is in flight: this write completes when that program does.
+                    let ready = self.dram_access(req, len as u64);
+                    self.host.buffer.as_mut().expect("buffer").set_waiter(victim, req, ready);
+                    Served::Queued
+                }
+            });
         }
         *self.host.queued_writes.entry(lpn).or_insert(0) += 1;
         let mut t = Txn::new(TxnKind::Write, lpn, req, DieId(0), PlaneId(0), offset, len);
@@ -365,14 +350,6 @@ impl Simulation {
         }
     }
 
-    /// Write completed request `r` to the per-request log (out of line).
-    #[inline(never)]
-    fn log_latency(&mut self, r: &Request, wait: Nanos) {
-        if let Some(log) = self.latency_log.as_mut() {
-            log.record(r.arrival, r.op, r.bytes, r.lpn, self.now.since(r.arrival), wait);
-        }
-    }
-
     /// `pages` pages of `req` finished their controller-DRAM access.
     pub(super) fn dram_done(&mut self, req: u32, pages: u32) -> Result<(), RunError> {
         let r = self.host.reqs.get(req);
@@ -397,10 +374,9 @@ impl Simulation {
         }
         let r = h.reqs.remove(req);
         let wait = r.last_start.since(r.arrival);
-        if self.latency_log.is_some() {
-            self.log_latency(&r, wait);
+        if let Some(log) = self.latency_log.as_mut() {
+            log.record(r.arrival, r.op, r.bytes, r.lpn, self.now.since(r.arrival), wait);
         }
-        let h = &mut self.host;
         match r.op {
             IoOp::Read => h.stats.complete_attributed(true, r.bytes, r.arrival, self.now, wait, &r.attr),
             IoOp::Write => h.stats.complete_attributed(false, r.bytes, r.arrival, self.now, wait, &r.attr),
@@ -412,8 +388,13 @@ impl Simulation {
             }
         }
         if h.keep_completions {
-            let done = self.now;
-            keep_completion(h, &r, done);
+            h.completions.push(Completion {
+                id: r.id,
+                op: r.op,
+                bytes: r.bytes,
+                arrival: r.arrival,
+                done: self.now,
+            });
         }
         h.admitted -= 1;
         if let Some(after) = self.cfg.buffer.idle_flush_after
@@ -435,18 +416,10 @@ impl Simulation {
     /// scheduler reorders admission (Sprinkler's RIOS), which then sees, for each of the
     /// first `sched.window + 1` waiting requests, its pages and how many of them are on
     /// idle dies.
-    #[inline]
     fn next_admission(&mut self) -> usize {
         if self.host.host_queue.len() < 2 || !self.ctl.scheduler().reorders_admission() {
             return 0;
         }
-        self.reordered_admission()
-    }
-
-    /// [`Self::next_admission`] when the scheduler reorders admission (out of line: the
-    /// completion path stays small).
-    #[inline(never)]
-    fn reordered_admission(&mut self) -> usize {
         let n = self.host.host_queue.len().min(self.cfg.sched.window as usize + 1);
         let mut waiting = std::mem::take(&mut self.host.waiting);
         waiting.clear();
@@ -476,10 +449,4 @@ impl Simulation {
     pub(super) fn arrival_of(&self, req: u32) -> SimTime {
         if req == NIL { self.now } else { self.host.reqs.get(req).arrival }
     }
-}
-
-/// Keep completed request `r` for the stepping API (out of line: `run` never does).
-#[inline(never)]
-fn keep_completion(h: &mut Host, r: &Request, done: SimTime) {
-    h.completions.push(Completion { id: r.id, op: r.op, bytes: r.bytes, arrival: r.arrival, done });
 }
