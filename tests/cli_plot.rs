@@ -172,6 +172,24 @@ fn cdfs_from_a_report_and_from_its_latency_log() {
     }
     // The curve ends at the tail axis's top (p99.999 or the maximum).
     let csv = std::fs::read_to_string(dir.path().join("cdf.csv")).unwrap();
+    // The log x axis labels every 1, 2 and 5 times a power of ten inside the data.
+    let xs: Vec<f64> = csv.lines().skip(1).map(|l| l.split(',').nth(1).unwrap().parse().unwrap()).collect();
+    let (lo, hi) = xs.iter().fold((f64::MAX, 0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    let mut ticks = 0;
+    for e in 0..9 {
+        for m in [1.0, 2.0, 5.0] {
+            let t = m * 10f64.powi(e);
+            if t > lo * 1.05 && t < hi * 0.95 {
+                ticks += 1;
+                assert!(
+                    s.has_text(&format!("{t}")),
+                    "x tick {t} (data {lo}..{hi}) not labelled: {:?}",
+                    s.texts
+                );
+            }
+        }
+    }
+    assert!(ticks >= 3, "data {lo}..{hi} spans too few ticks for the check");
     let last_all = csv.lines().rfind(|l| l.starts_with("all ")).unwrap();
     assert!(last_all.ends_with(",5"), "{last_all}");
 

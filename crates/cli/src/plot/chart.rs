@@ -12,6 +12,7 @@ use std::sync::Once;
 
 use anyhow::{Context, bail};
 use plotters::coord::Shift;
+use plotters::coord::combinators::{BindKeyPoints, LogCoord};
 use plotters::prelude::*;
 
 use crate::out::write_atomic;
@@ -399,18 +400,20 @@ where
             if x_lo <= 0.0 {
                 bail!("figure {:?}: a logarithmic x axis needs positive values (smallest {x_lo})", c.title);
             }
-            let chart = b.build_cartesian_2d((x_lo..x_hi).log_scale(), y_lo..y_hi).map_err(err)?;
-            // Label only 1, 2, 3 and 5 times a power of ten (the decade's other lines
-            // crowd each other), unless the axis spans about a decade only.
-            let fmt = |x: &f64| {
-                let m = *x / 10f64.powf(x.log10().floor());
-                if [1.0, 2.0, 3.0, 5.0].iter().any(|k| (m - k).abs() < 1e-3) || x_hi / x_lo < 12.0 {
-                    num((*x * 100.0).round() / 100.0)
-                } else {
-                    String::new()
-                }
-            };
-            finish!(chart, &fmt, 40)
+            // Ticks at 1, 2 and 5 times each power of ten in range (plotters' own log
+            // ticks skip whole decades on short spans), and 3 too on spans under ~2
+            // decades; every tick labelled.
+            let mantissas: &[f64] =
+                if x_hi / x_lo < 100.0 { &[1.0, 2.0, 3.0, 5.0] } else { &[1.0, 2.0, 5.0] };
+            let ticks: Vec<f64> = (x_lo.log10().floor() as i32..=x_hi.log10().ceil() as i32)
+                .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
+                .filter(|t| (x_lo..=x_hi).contains(t))
+                .collect();
+            let x_coord: LogCoord<f64> = (x_lo..x_hi).log_scale().into();
+            let chart =
+                b.build_cartesian_2d(x_coord.with_key_points(ticks.clone()), y_lo..y_hi).map_err(err)?;
+            let fmt = |x: &f64| num((*x * 100.0).round() / 100.0);
+            finish!(chart, &fmt, ticks.len().max(2))
         }
         XAxis::Categories(labels) => {
             let n = labels.len();
