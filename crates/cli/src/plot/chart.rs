@@ -412,7 +412,11 @@ where
             let x_coord: LogCoord<f64> = (x_lo..x_hi).log_scale().into();
             let chart =
                 b.build_cartesian_2d(x_coord.with_key_points(ticks.clone()), y_lo..y_hi).map_err(err)?;
-            let fmt = |x: &f64| num((*x * 100.0).round() / 100.0);
+            // Three significant digits: ticks far below 1 (a load of 0.005) keep theirs.
+            let fmt = |x: &f64| {
+                let scale = 10f64.powi(2 - x.abs().log10().floor() as i32);
+                num((*x * scale).round() / scale)
+            };
             finish!(chart, &fmt, ticks.len().max(2))
         }
         XAxis::Categories(labels) => {
