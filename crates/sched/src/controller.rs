@@ -349,17 +349,52 @@ impl SchedulerKind {
 /// The class the arbiter serves on this slot, exactly as the pre-#9 engine chose it:
 /// with one non-empty eligible queue, that queue; otherwise the arbiter's pick.
 fn pick_class(arbiter: &mut dyn Arbiter, gc: GcMode, slot: &Slot, q: &DieQueues) -> Option<Class> {
-    let heads = QueueHeads {
+    let heads = eligible_heads(slot, q);
+    match lone_class(&heads) {
+        Lone::Nothing => None,
+        Lone::One(c) => Some(c),
+        Lone::Several => arbiter.pick(&heads, gc),
+    }
+}
+
+/// The heads of the queues `slot` may serve: writes not while suspending or blocked,
+/// GC not while suspending.
+#[inline]
+fn eligible_heads(slot: &Slot, q: &DieQueues) -> QueueHeads {
+    QueueHeads {
         read: q.reads.front().map(|t| t.seq),
         write: if slot.suspend || slot.writes_blocked { None } else { q.writes.front().map(|t| t.seq) },
         gc: if slot.suspend { None } else { q.gc.front().map(|j| j.seq) },
-    };
+    }
+}
+
+/// Which of a slot's eligible queues hold work.
+enum Lone {
+    Nothing,
+    One(Class),
+    Several,
+}
+
+#[inline]
+fn lone_class(heads: &QueueHeads) -> Lone {
     match (heads.read.is_some(), heads.write.is_some(), heads.gc.is_some()) {
-        (false, false, false) => None,
-        (true, false, false) => Some(Class::Read),
-        (false, true, false) => Some(Class::Write),
-        (false, false, true) => Some(Class::Gc),
-        _ => arbiter.pick(&heads, gc),
+        (false, false, false) => Lone::Nothing,
+        (true, false, false) => Lone::One(Class::Read),
+        (false, true, false) => Lone::One(Class::Write),
+        (false, false, true) => Lone::One(Class::Gc),
+        _ => Lone::Several,
+    }
+}
+
+/// The class `slot` must serve when exactly one of its eligible queues holds work
+/// (reads; writes unless suspending or blocked; GC unless suspending): what every
+/// scheduler that [`TxnScheduler::serves_lone_head`] decides without being asked.
+/// `None` when no eligible queue, or several, hold work.
+#[inline]
+pub fn lone_eligible_class(slot: &Slot, q: &DieQueues) -> Option<Class> {
+    match lone_class(&eligible_heads(slot, q)) {
+        Lone::One(c) => Some(c),
+        _ => None,
     }
 }
 

@@ -25,6 +25,7 @@ pub mod placement;
 pub use controller::{
     Choice, Decision, DieQueues, FcfsScheduler, GcJobRef, MultiplaneScheduler, NO_REQUEST, QueuedTxn,
     SchedulerKind, SchedulerParams, Slot, SprinklerScheduler, TxnKind, TxnScheduler, Waiting,
+    lone_eligible_class,
 };
 pub use lacr::{ChipRedirect, LacrParams, PendingWriteLayer, ReadScope, RedirectCounters};
 pub use placement::{

@@ -13,7 +13,8 @@ use lamina_nand_model::{
     Timing,
 };
 use lamina_sched::{
-    Choice, Decision, DeviceView, DieQueues, PendingOp, Placement, QueuedTxn, Slot, TxnKind, TxnScheduler,
+    Choice, Class, Decision, DeviceView, DieQueues, PendingOp, Placement, QueuedTxn, Slot, TxnKind,
+    TxnScheduler,
 };
 
 use super::{Event, NIL, RunError, Simulation};
@@ -816,30 +817,21 @@ impl Simulation {
             if d.queues.is_empty() {
                 return Ok(());
             }
-            if self.ctl.lone_head {
-                // The scheduler would serve the head of the one eligible queue with work.
-                let q = &d.queues;
-                let writes = !suspend && !d.write_stalled && !q.writes.is_empty();
-                let gc = !suspend && !q.gc.is_empty();
-                let lone = match (!q.reads.is_empty(), writes, gc) {
-                    (true, false, false) => Some(Choice::Read),
-                    (false, true, false) => Some(Choice::Write),
-                    (false, false, true) => Some(Choice::Gc),
-                    _ => None,
-                };
-                if let Some(choice) = lone {
-                    let issued = match choice {
-                        Choice::Read => self.issue_head_read(die),
-                        Choice::Write => self.issue_head_write(die),
-                        _ => self.issue_gc(die, &[0]),
-                    };
-                    if issued? {
-                        return Ok(());
-                    }
-                    continue;
-                }
-            }
             let slot = Slot { die, suspend, writes_blocked: d.write_stalled };
+            if self.ctl.lone_head
+                && let Some(class) = lamina_sched::lone_eligible_class(&slot, &d.queues)
+            {
+                // The scheduler would serve the head of the one eligible queue with work.
+                let issued = match class {
+                    Class::Read => self.issue_head_read(die),
+                    Class::Write => self.issue_head_write(die),
+                    Class::Gc => self.issue_gc(die, &[0]),
+                };
+                if issued? {
+                    return Ok(());
+                }
+                continue;
+            }
             let mut dec = std::mem::take(&mut self.ctl.decision);
             dec.clear();
             {
