@@ -308,16 +308,15 @@ impl ConfigBuilder {
             source_name: source_name.into(),
             message: e.to_string(),
         })?;
-        self.note_origin("", &table, Some(text));
-        self.sources.last_mut().expect("just noted").0 = source_name.into();
+        self.note_origin(source_name.into(), Some(text), "", &table);
         merge(&mut self.doc, table);
         Ok(self)
     }
 
-    /// Record a new source (named later by the caller) as the origin of every leaf of
-    /// `table` under `prefix`.
-    fn note_origin(&mut self, prefix: &str, table: &toml::Table, text: Option<&str>) {
-        self.sources.push((String::new(), text.map(str::to_owned)));
+    /// Record source `name` (with its TOML `text`, if a document) as the origin of every
+    /// leaf of `table` under the dotted `prefix`.
+    fn note_origin(&mut self, name: String, text: Option<&str>, prefix: &str, table: &toml::Table) {
+        self.sources.push((name, text.map(str::to_owned)));
         let id = self.sources.len() - 1;
         fn walk(
             origin: &mut std::collections::BTreeMap<String, usize>,
@@ -407,8 +406,7 @@ impl ConfigBuilder {
         leaf.insert(parts[parts.len() - 1].to_owned(), value.clone());
         let parent = parts[..parts.len() - 1].join(".");
         table.insert(parts[parts.len() - 1].to_owned(), value);
-        self.note_origin(&parent, &leaf, None);
-        self.sources.last_mut().expect("just noted").0 = format!("--set {}", assignment.trim());
+        self.note_origin(format!("--set {}", assignment.trim()), None, &parent, &leaf);
         Ok(self)
     }
 
