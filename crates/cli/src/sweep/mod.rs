@@ -21,7 +21,6 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use rayon::prelude::*;
 
 use spec::{Plan, PlanInfo};
 
@@ -348,34 +347,32 @@ pub fn execute(
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().context("starting worker threads")?;
     let progress = Progress::new(pending.len());
     let started = Instant::now();
-    let results: Vec<anyhow::Result<()>> = pool.install(|| {
-        pending
-            .par_iter()
-            .map(|&i| {
-                let r = &info.runs[i];
-                let exec = &plan.runs[i];
-                let t0 = Instant::now();
-                let what = || {
-                    let axes: Vec<String> =
-                        info.axes.iter().zip(&r.labels).map(|(a, l)| format!("{a}={l}")).collect();
-                    format!("run {} ({})", r.index, axes.join(", "))
-                };
-                let report = lamina_engine::run_trace(&exec.cfg, &exec.trace).with_context(what)?;
-                if report.trace.digest != r.trace_digest {
-                    bail!(
-                        "{}: the trace changed while the sweep ran (digest {})",
-                        what(),
-                        report.trace.digest
-                    );
-                }
-                write_atomic(&run_path(out, &r.key), report.to_json().as_bytes())?;
-                progress.finished(format!("{} in {:.1} s", what(), t0.elapsed().as_secs_f64()));
-                Ok(())
-            })
-            .collect()
+    // Largest trace first (a run's cost grows with its trace), each worker pulling the
+    // next run when it finishes one: rayon's halving of the plan put runs that are
+    // adjacent in it — often the expensive ones — on one thread.
+    let order = largest_trace_first(&pending, |i| &plan.runs[i].trace);
+    let done: Vec<anyhow::Result<()>> = pull_each(&pool, &order, |i| {
+        let r = &info.runs[i];
+        let exec = &plan.runs[i];
+        let t0 = Instant::now();
+        let what = || {
+            let axes: Vec<String> =
+                info.axes.iter().zip(&r.labels).map(|(a, l)| format!("{a}={l}")).collect();
+            format!("run {} ({})", r.index, axes.join(", "))
+        };
+        let report = lamina_engine::run_trace(&exec.cfg, &exec.trace).with_context(what)?;
+        if report.trace.digest != r.trace_digest {
+            bail!("{}: the trace changed while the sweep ran (digest {})", what(), report.trace.digest);
+        }
+        write_atomic(&run_path(out, &r.key), report.to_json().as_bytes())?;
+        progress.finished(format!("{} in {:.1} s", what(), t0.elapsed().as_secs_f64()));
+        Ok(())
     });
+    // Failures are reported in plan order.
+    let mut results: Vec<(usize, anyhow::Result<()>)> = order.into_iter().zip(done).collect();
+    results.sort_by_key(|&(i, _)| i);
     progress.end();
-    let failed: Vec<anyhow::Error> = results.into_iter().filter_map(Result::err).collect();
+    let failed: Vec<anyhow::Error> = results.into_iter().filter_map(|(_, r)| r.err()).collect();
     eprintln!(
         "sweep {}: {scope}; executed {}, skipped {earlier} (done earlier), failed {} in {:.1} s",
         info.name,
@@ -406,6 +403,39 @@ pub fn execute(
     let s = shard.expect("an unsharded sweep has every run");
     eprintln!("shard {}/{} done; gather the shards with `lamina merge DIR... --out results.csv`", s.k, s.n);
     Ok(false)
+}
+
+/// `items` reordered so the runs of the largest trace files come first (stable: plan
+/// order among equals; a trace whose size cannot be read counts as empty).
+fn largest_trace_first<'a>(items: &[usize], trace: impl Fn(usize) -> &'a Path) -> Vec<usize> {
+    let mut sized: Vec<(u64, usize)> =
+        items.iter().map(|&i| (std::fs::metadata(trace(i)).map_or(0, |m| m.len()), i)).collect();
+    sized.sort_by_key(|&(bytes, _)| std::cmp::Reverse(bytes));
+    sized.into_iter().map(|(_, i)| i).collect()
+}
+
+/// `f` of every item on the pool's threads, each thread taking the next item in `items`'
+/// order as soon as it is free (a shared counter, no up-front split); the results in
+/// `items`' order.
+fn pull_each<T: Send>(pool: &rayon::ThreadPool, items: &[usize], f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<T>>> = items.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    pool.scope(|s| {
+        for _ in 0..pool.current_num_threads() {
+            s.spawn(|_| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&i) = items.get(k) else { break };
+                    let v = f(i);
+                    *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(v);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every item is taken once"))
+        .collect()
 }
 
 /// Run `lamina merge`.
@@ -543,6 +573,42 @@ fn duplicates_text(duplicate: &[(usize, &[PathBuf])]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workers_pull_every_run_once_and_results_keep_the_given_order() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let items: Vec<usize> = (0..50).rev().collect();
+        let taken = std::sync::Mutex::new(Vec::new());
+        let out = pull_each(&pool, &items, |i| {
+            taken.lock().unwrap().push(i);
+            // One slow item must not hold up the others (no up-front split).
+            if i == 49 {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            i * 10
+        });
+        assert_eq!(out, items.iter().map(|i| i * 10).collect::<Vec<_>>());
+        let mut t = taken.into_inner().unwrap();
+        t.sort_unstable();
+        assert_eq!(t, (0..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_largest_trace_goes_first_and_ties_keep_plan_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<PathBuf> = [3usize, 10, 3, 0]
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| {
+                let p = dir.path().join(format!("t{k}"));
+                std::fs::write(&p, vec![b'x'; n]).unwrap();
+                p
+            })
+            .collect();
+        let missing = dir.path().join("missing");
+        let trace = |i: usize| if i < 4 { paths[i].as_path() } else { missing.as_path() };
+        assert_eq!(largest_trace_first(&[4, 0, 1, 2, 3], trace), vec![1, 0, 2, 4, 3]);
+    }
 
     #[test]
     fn shards_parse_and_partition_the_runs() {
