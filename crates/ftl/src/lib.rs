@@ -59,6 +59,7 @@
 
 mod api;
 pub mod config;
+mod lpn_map;
 pub mod page;
 pub mod precondition;
 #[cfg(feature = "testing")]

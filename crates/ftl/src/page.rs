@@ -54,8 +54,9 @@
 //!
 //! # Memory
 //!
-//! The forward map is a table of 4096-entry chunks of `u32` allocated on first write to
-//! the chunk; the reverse map (page → LPN) is one `u32` per page, allocated when a block
+//! The forward map is one flat table of `u32` in an anonymous mapping that the system
+//! zero-fills on first touch (advised for transparent huge pages; `lpn_map`), so only
+//! the parts a run writes become resident; the reverse map (page → LPN) is one `u32` per page, allocated when a block
 //! is opened and recycled through a pool when it is erased. There is no validity bitmap:
 //! a page is valid iff the forward-map entry of the LPN its reverse entry names points
 //! back to it; per-block valid counters are kept alongside (the conformance harness
@@ -70,6 +71,7 @@ use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
 use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
 use crate::config::{Allocation, FtlConfig, FtlConfigError, TieBreak, ValidatedFtlConfig};
+use crate::lpn_map::LpnMap;
 
 /// Die-aligned allocation: GC may pick a victim with up to `1 / ALIGN_SLACK_DIV` fewer
 /// invalid pages than the greediest one if that keeps a block index free on more planes
@@ -79,8 +81,6 @@ const ALIGN_SLACK_DIV: u32 = 4;
 const NONE: u32 = u32::MAX;
 /// Unmapped forward-map entry / invalid reverse-map entry.
 const UNMAPPED: u32 = u32::MAX;
-const CHUNK_BITS: u32 = 12;
-const CHUNK: usize = 1 << CHUNK_BITS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BlockState {
@@ -172,7 +172,8 @@ pub struct PageFtl {
     blocks_per_plane: u32,
     /// Static plane of `lpn` = `static_planes[lpn % total_planes]`.
     static_planes: Box<[PlaneId]>,
-    map: Vec<Option<Box<[u32]>>>,
+    /// Forward map: `ppa + 1` of each logical page, 0 when unmapped.
+    map: LpnMap,
     rev: Vec<Option<Box<[u32]>>>,
     rev_pool: Vec<Box<[u32]>>,
     blocks: Vec<BlockMeta>,
@@ -253,12 +254,11 @@ impl PageFtl {
             };
             geometry.total_blocks() as usize
         ];
-        let chunks = cfg.logical_pages.div_ceil(CHUNK as u64) as usize;
         PageFtl {
             ppb,
             blocks_per_plane,
             static_planes,
-            map: (0..chunks).map(|_| None).collect(),
+            map: LpnMap::zeroed(cfg.logical_pages),
             rev: (0..geometry.total_blocks()).map(|_| None).collect(),
             rev_pool: Vec::new(),
             blocks,
@@ -287,17 +287,13 @@ impl PageFtl {
 
     #[inline]
     fn map_get(&self, lpn: u64) -> u32 {
-        match &self.map[(lpn >> CHUNK_BITS) as usize] {
-            Some(chunk) => chunk[lpn as usize & (CHUNK - 1)],
-            None => UNMAPPED,
-        }
+        // `UNMAPPED` (u32::MAX) is stored as 0 and every `ppa` as `ppa + 1`.
+        self.map.get(lpn).wrapping_sub(1)
     }
 
     #[inline]
     fn map_set(&mut self, lpn: u64, ppa: u32) {
-        let chunk = self.map[(lpn >> CHUNK_BITS) as usize]
-            .get_or_insert_with(|| vec![UNMAPPED; CHUNK].into_boxed_slice());
-        chunk[lpn as usize & (CHUNK - 1)] = ppa;
+        self.map.set(lpn, ppa.wrapping_add(1));
     }
 
     #[inline]
@@ -1148,14 +1144,12 @@ impl Ftl for PageFtl {
 }
 
 impl PageFtl {
-    /// Approximate heap bytes held by the FTL's tables (forward-map chunks, reverse maps
+    /// Approximate heap bytes held by the FTL's tables (the forward map's touched pages, reverse maps
     /// in use or pooled, block and plane metadata). For memory reports.
     pub fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
-        let chunks = self.map.iter().filter(|c| c.is_some()).count();
         let revs = self.rev.iter().filter(|r| r.is_some()).count() + self.rev_pool.len();
-        chunks * CHUNK * 4
-            + self.map.len() * size_of::<Option<Box<[u32]>>>()
+        self.map.touched_bytes()
             + revs * self.ppb as usize * 4
             + self.rev.len() * size_of::<Option<Box<[u32]>>>()
             + self.blocks.len() * size_of::<BlockMeta>()
@@ -1363,7 +1357,7 @@ mod tests {
         }
         let used = ftl.memory_bytes() - empty;
         // Every plane opened one block (256 × 1 KiB reverse maps) and at most 65 536
-        // map chunks of 16 KiB were touched — far below the full 4 bytes × 62 M.
+        // forward-map entries in 4 KiB pages were touched — far below the full 4 bytes × 62 M.
         assert!(used < 64 << 20, "{used} bytes after 65 536 writes");
     }
 

@@ -44,9 +44,64 @@ impl Format for Ssdsim {
 /// The five-column sector-unit parser of SSDsim and MQSim.
 pub(crate) struct Ascii5;
 
+/// The common line in one pass: exactly five fields of plain digits (at most 19 each),
+/// separated by spaces or tabs, with a valid device, a nonzero size, op `0` or `1` and
+/// byte values that fit. Anything else — a sign, a bad field, an overflow, a sixth
+/// field — returns `None`, and the general parser below decides (and words any error),
+/// so both give the same result on every line.
+#[inline]
+fn plain_ascii5(line: &[u8]) -> Option<RawRequest> {
+    let mut v = [0u64; 5];
+    let mut digits = [0u32; 5];
+    let mut k = 0usize;
+    let mut in_field = false;
+    for &b in line {
+        let d = b.wrapping_sub(b'0');
+        if d <= 9 {
+            if !in_field {
+                if k == 5 {
+                    return None;
+                }
+                in_field = true;
+            }
+            digits[k] += 1;
+            if digits[k] > 19 {
+                return None;
+            }
+            v[k] = v[k] * 10 + d as u64;
+        } else if b == b' ' || b == b'\t' {
+            k += in_field as usize;
+            in_field = false;
+        } else {
+            return None;
+        }
+    }
+    k += in_field as usize;
+    if k != 5 || v[3] == 0 || digits[4] != 1 || v[4] > 1 {
+        return None;
+    }
+    Some(RawRequest {
+        time_ns: v[0],
+        device: u32::try_from(v[1]).ok()?,
+        offset: v[2].checked_mul(SECTOR_BYTES)?,
+        size: v[3].checked_mul(SECTOR_BYTES)?,
+        op: if v[4] == 1 { IoOp::Read } else { IoOp::Write },
+    })
+}
+
 impl LineParser for Ascii5 {
     #[inline]
     fn parse<'a>(&mut self, line: &'a [u8]) -> R<'a> {
+        match plain_ascii5(line) {
+            Some(r) => Ok(Parsed::Request(r)),
+            None => general_ascii5(line),
+        }
+    }
+}
+
+/// Every other line: split, then parse and check each field, naming the one at fault.
+fn general_ascii5(line: &[u8]) -> R<'_> {
+    {
         const NAMES: [&str; 5] = ["time", "device", "lsn", "size", "op"];
         let mut f = [&line[..0]; 5];
         let n = split_ws(line, &mut f);
@@ -109,5 +164,49 @@ mod tests {
         assert_eq!(err("-5 0 1 1 1"), ("time", Problem::Negative));
         assert_eq!(err("0 0 1 1 2"), ("op", Problem::UnknownOp));
         assert_eq!(err("0 0 1"), ("size", Problem::Missing));
+    }
+
+    use proptest::prelude::*;
+
+    /// Tokens of plain and awkward fields: the one-pass parser must agree with the
+    /// general one wherever it answers, and answer on every plain line.
+    fn token() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => (0u64..u64::MAX).prop_map(|v| v.to_string()),
+            2 => (0u64..3).prop_map(|v| v.to_string()),
+            1 => Just("4294967296".to_string()),
+            1 => Just("18446744073709551615".to_string()),
+            1 => Just("36028797018963968".to_string()),
+            1 => Just("0000000000000000000001".to_string()),
+            1 => Just("+7".to_string()),
+            1 => Just("-1".to_string()),
+            1 => Just("1.5".to_string()),
+            1 => Just("x".to_string()),
+            1 => Just("01".to_string()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn the_one_pass_parser_agrees_with_the_general_one(
+            fields in proptest::collection::vec(token(), 0..8),
+            seps in proptest::collection::vec(prop_oneof![Just(" "), Just("\t"), Just("  "), Just(" \t ")], 9),
+        ) {
+            let mut line = seps[8].to_string();
+            for (f, sep) in fields.iter().zip(&seps) {
+                line.push_str(f);
+                line.push_str(sep);
+            }
+            let general = general_ascii5(line.as_bytes());
+            match plain_ascii5(line.as_bytes()) {
+                Some(r) => prop_assert!(matches!(general, Ok(Parsed::Request(g)) if g == r), "{line:?}"),
+                None => {
+                    let plain = fields.len() == 5
+                        && fields.iter().all(|f| f.len() <= 19 && f.bytes().all(|b| b.is_ascii_digit()))
+                        && general.is_ok();
+                    prop_assert!(!plain, "a plain line took the general path: {line:?}");
+                }
+            }
+        }
     }
 }
