@@ -75,8 +75,6 @@ const FTL_FREE_HEAP: u64 = 8;
 const FTL_FREE_FIFO: u64 = 4;
 /// `ftl` `page::PlaneState` plus its static-plane table entry.
 const FTL_PLANE: u64 = 80 + 4;
-/// `ftl` forward-map chunk directory entry (`Option<Box<[u32]>>`).
-const FTL_MAP_SLOT: u64 = 16;
 /// Engine `sim::DieState` (queues' headers, counters).
 const ENGINE_DIE: u64 = 120;
 /// Placement tokens per channel, chip and die (`sched` dynamic placement).
@@ -258,11 +256,11 @@ pub fn estimate(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64, builti
     if builtin_ftl {
         let free = if cfg.ftl.wear_leveling { FTL_FREE_HEAP } else { FTL_FREE_FIFO };
         let per_block = blocks * (FTL_BLOCK + FTL_REV_SLOT + free)
-            + planes * (FTL_PLANE + (ppb + 1) * 4)
-            + lp_chunks * FTL_MAP_SLOT;
+            + planes * (FTL_PLANE + (ppb + 1) * 4);
         push("nand.geometry.blocks_per_plane", "FTL block metadata and GC buckets", (per_block, per_block));
-        // Forward map (4 B per logical page, chunked) and reverse map (4 B per physical page).
-        let maps = lp_chunks * CHUNK * 4 + pages * 4;
+        // Forward map (4 B per logical page, one mapping made resident as it is touched) and
+        // reverse map (4 B per physical page).
+        let maps = logical_pages * 4 + pages * 4;
         push("nand.geometry.blocks_per_plane", "FTL forward and reverse maps", (0, maps));
     }
     if cfg.host.verify {
