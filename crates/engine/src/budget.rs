@@ -46,7 +46,7 @@ use crate::setup::{BuildError, SimulationBuilder};
 /// Environment variable that overrides the host's memory as the limit (bytes).
 pub const MAX_MEMORY_ENV: &str = "LAMINA_MAX_MEMORY";
 
-/// Entries per chunk of [`crate::table::LpnTable`] and of the page FTL's forward map.
+/// Entries per chunk of [`crate::table::LpnTable`].
 const CHUNK: u64 = 4096;
 
 // Per-item sizes in bytes, each mirroring one data structure.
