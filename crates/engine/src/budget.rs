@@ -255,8 +255,7 @@ pub fn estimate(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64, builti
     push("nand.geometry.blocks_per_plane", "device block, die and channel state", (device, device));
     if builtin_ftl {
         let free = if cfg.ftl.wear_leveling { FTL_FREE_HEAP } else { FTL_FREE_FIFO };
-        let per_block = blocks * (FTL_BLOCK + FTL_REV_SLOT + free)
-            + planes * (FTL_PLANE + (ppb + 1) * 4);
+        let per_block = blocks * (FTL_BLOCK + FTL_REV_SLOT + free) + planes * (FTL_PLANE + (ppb + 1) * 4);
         push("nand.geometry.blocks_per_plane", "FTL block metadata and GC buckets", (per_block, per_block));
         // Forward map (4 B per logical page, one mapping made resident as it is touched) and
         // reverse map (4 B per physical page).

@@ -51,42 +51,55 @@ pub(crate) struct Ascii5;
 /// so both give the same result on every line.
 #[inline]
 fn plain_ascii5(line: &[u8]) -> Option<RawRequest> {
-    let mut v = [0u64; 5];
-    let mut digits = [0u32; 5];
-    let mut k = 0usize;
-    let mut in_field = false;
-    for &b in line {
-        let d = b.wrapping_sub(b'0');
-        if d <= 9 {
-            if !in_field {
-                if k == 5 {
-                    return None;
-                }
-                in_field = true;
-            }
-            digits[k] += 1;
-            if digits[k] > 19 {
-                return None;
-            }
-            v[k] = v[k] * 10 + d as u64;
-        } else if b == b' ' || b == b'\t' {
-            k += in_field as usize;
-            in_field = false;
-        } else {
-            return None;
-        }
-    }
-    k += in_field as usize;
-    if k != 5 || v[3] == 0 || digits[4] != 1 || v[4] > 1 {
+    let mut rest = line;
+    let time_ns = plain_field(&mut rest)?.0;
+    let device = u32::try_from(plain_field(&mut rest)?.0).ok()?;
+    let lsn = plain_field(&mut rest)?.0;
+    let sectors = plain_field(&mut rest)?.0;
+    let (op, op_digits) = plain_field(&mut rest)?;
+    if sectors == 0 || op_digits != 1 || op > 1 || rest.iter().any(|&b| !is_blank(b)) {
         return None;
     }
     Some(RawRequest {
-        time_ns: v[0],
-        device: u32::try_from(v[1]).ok()?,
-        offset: v[2].checked_mul(SECTOR_BYTES)?,
-        size: v[3].checked_mul(SECTOR_BYTES)?,
-        op: if v[4] == 1 { IoOp::Read } else { IoOp::Write },
+        time_ns,
+        device,
+        offset: lsn.checked_mul(SECTOR_BYTES)?,
+        size: sectors.checked_mul(SECTOR_BYTES)?,
+        op: if op == 1 { IoOp::Read } else { IoOp::Write },
     })
+}
+
+#[inline(always)]
+fn is_blank(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+/// The next field of `rest` if it is 1 to 19 plain digits followed by a blank or the end:
+/// its value and digit count; `rest` moves past it.
+#[inline(always)]
+fn plain_field(rest: &mut &[u8]) -> Option<(u64, u32)> {
+    let mut s = *rest;
+    while let [b, tail @ ..] = s
+        && is_blank(*b)
+    {
+        s = tail;
+    }
+    let mut v = 0u64;
+    let mut n = 0u32;
+    while let [b, tail @ ..] = s {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(d as u64);
+        n += 1;
+        s = tail;
+    }
+    if n == 0 || n > 19 || s.first().is_some_and(|&b| !is_blank(b)) {
+        return None;
+    }
+    *rest = s;
+    Some((v, n))
 }
 
 impl LineParser for Ascii5 {
