@@ -165,6 +165,11 @@ pub struct FtlStats {
     pub erases: u64,
     /// Partial-block erases.
     pub partial_erases: u64,
+    /// Spare-area (out-of-band) reads that block-level merges perform to find the valid
+    /// pages of their victims (NFTL: every written page of the update block). Counted,
+    /// not timed: [`GcStep`] has no spare-read step. Reads of a host lookup are listed by
+    /// [`Ftl::translation_reads`] and counted by the engine, which times them.
+    pub merge_spare_reads: u64,
     /// Die-aligned allocation: host rows opened at one block index on every plane of the
     /// die — the rows whose pages can be programmed by multi-plane commands. 0 under
     /// per-plane allocation.
