@@ -448,6 +448,18 @@ pub trait Ftl: Send {
         Ok(())
     }
 
+    /// Preconditioning's steady-state test ([`crate::precondition()`]): the largest change
+    /// of write amplification between consecutive overwrite windows, in parts per
+    /// million, that counts as stable, given the configured `precondition.waf_epsilon`
+    /// (`epsilon_ppm`) and the last window's WAF (`waf_ppm`). Default: `epsilon_ppm`, an
+    /// absolute change (page-mapping FTLs, WAF of a few units). Block-level FTLs, whose
+    /// WAF under uniform random overwrites is in the hundreds and whose windows vary by
+    /// far more than any absolute epsilon, read it relative to the WAF.
+    fn steady_waf_tolerance_ppm(&self, epsilon_ppm: u64, waf_ppm: u64) -> u64 {
+        let _ = waf_ppm;
+        epsilon_ppm
+    }
+
     /// False only if [`Ftl::translation_reads`] never yields a page (the engine then
     /// skips asking, once per read). Default true, the safe answer for any FTL.
     fn has_translation_reads(&self) -> bool {

@@ -399,6 +399,11 @@ macro_rules! block_ftl_common {
             let pi = self.core.flash.check_plane(plane);
             self.core.gate(pi, self.job_running(pi)).is_ok()
         }
+
+        /// Relative: `waf_epsilon × WAF` (0.02 → windows within 2 % of each other).
+        fn steady_waf_tolerance_ppm(&self, epsilon_ppm: u64, waf_ppm: u64) -> u64 {
+            (epsilon_ppm as u128 * waf_ppm as u128 / 1_000_000) as u64
+        }
     };
 }
 pub(crate) use block_ftl_common;

@@ -188,8 +188,9 @@ impl SuperblockFtl {
     }
 
     /// The blocks compacting `sb` would empty (every block not full of valid pages,
-    /// fewest valid first) into `out`, and the blocks that gives back.
-    fn compaction(&self, sb: u32, out: &mut Vec<u32>) -> u32 {
+    /// fewest valid first) into `out`; returns the blocks that gives back and the pages
+    /// it moves.
+    fn compaction(&self, sb: u32, out: &mut Vec<u32>) -> (u32, u32) {
         out.clear();
         let ppb = self.core.flash.ppb;
         out.extend(
@@ -197,21 +198,23 @@ impl SuperblockFtl {
         );
         out.sort_unstable_by_key(|&b| (self.core.flash.blocks[b as usize].valid, b));
         let valid: u32 = out.iter().map(|&b| self.core.flash.blocks[b as usize].valid).sum();
-        out.len() as u32 - valid.div_ceil(ppb)
+        (out.len() as u32 - valid.div_ceil(ppb), valid)
     }
 
     /// Inter-superblock victim: the superblock of the plane whose compaction gives back
-    /// the most blocks (ties: the lowest superblock), if any gives one back.
-    fn inter_victim(&self, pi: usize) -> Option<u32> {
-        let mut scratch = Vec::new();
-        let mut best: Option<(u32, u32)> = None;
+    /// the most blocks, then moves the fewest pages (then the lowest superblock), if any
+    /// gives one back. `scratch` is working space.
+    fn inter_victim(&self, pi: usize, scratch: &mut Vec<u32>) -> Option<u32> {
+        let mut best: Option<(u32, u32, u32)> = None;
         for &sb in &self.planes[pi].sbs {
-            let gain = self.compaction(sb, &mut scratch);
-            if gain > 0 && best.is_none_or(|(g, _)| gain > g) {
-                best = Some((gain, sb));
+            let (gain, moved) = self.compaction(sb, scratch);
+            if gain > 0
+                && best.is_none_or(|(g, m, _)| (gain, std::cmp::Reverse(moved)) > (g, std::cmp::Reverse(m)))
+            {
+                best = Some((gain, moved, sb));
             }
         }
-        best.map(|(_, sb)| sb)
+        best.map(|(_, _, sb)| sb)
     }
 
     /// Intra-superblock victim: the block of `sb` with the fewest valid pages (ties: the
@@ -269,7 +272,7 @@ impl Ftl for SuperblockFtl {
             victims.push(self.intra_victim(sb));
             sb
         } else {
-            let Some(sb) = self.inter_victim(pi) else {
+            let Some(sb) = self.inter_victim(pi, &mut victims) else {
                 self.planes[pi].victims = victims;
                 return None;
             };
