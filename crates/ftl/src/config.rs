@@ -124,6 +124,13 @@ pub(crate) const KIND_OPTIONS: &[KindOption] = &[
         set: |c| c.allocation != Allocation::PerPlane,
         kinds: &[FtlKind::Page],
     },
+    // NFTL's merge victim is the cheapest, then least recently updated, pair: no tie to
+    // break (docs/ftl.md).
+    KindOption {
+        key: "ftl.victim_tie_break",
+        set: |c| c.victim_tie_break != TieBreak::LowestId,
+        kinds: &[FtlKind::Page, FtlKind::Superblock],
+    },
     KindOption {
         key: "ftl.superblock_size",
         set: |c| c.superblock_size != DEFAULT_SUPERBLOCK_SIZE,
@@ -726,6 +733,10 @@ mod tests {
         assert!(
             FtlKind::Superblock.build(g.clone(), &FtlConfig { superblock_extra_blocks: 4, ..sb }).is_ok()
         );
+        let oldest =
+            FtlConfig { victim_tie_break: TieBreak::Oldest, overprovisioning: 0.25, ..FtlConfig::default() };
+        assert_eq!(FtlKind::Nftl.build(g.clone(), &oldest).err().unwrap().key, "ftl.victim_tie_break");
+        assert!(FtlKind::Superblock.build(g.clone(), &oldest).is_ok());
         // Left at its default, an option is not "set".
         assert!(
             check_kind_options(&FtlConfig { kind: FtlKind::Nftl, ..FtlConfig::default() }, KIND_OPTIONS)

@@ -22,8 +22,8 @@
 //!   U-block; the fresh block becomes the D-block. Triggered (a) when a U-block fills —
 //!   the plane then refuses host writes with [`FtlError::MergeNeeded`] and
 //!   [`Ftl::needs_gc`] holds until the pair is merged — and (b) when the plane's free
-//!   pool falls below the GC threshold: the pair with the most invalid pages is merged
-//!   (ties by `ftl.victim_tie_break` on the U-blocks). Host writes to the plane wait
+//!   pool falls below the GC threshold: the pair whose merge copies the fewest pages is
+//!   merged, then the least recently updated (see `lru_victim`). Host writes to the plane wait
 //!   while a merge runs ("the on-demand read/write I/O requests cannot be served by the
 //!   SSD chips during the GC", §2.2).
 //! * **Spare-area reads.** A read must find the newest copy of its page: the U-block is
@@ -51,6 +51,8 @@ use crate::config::{FtlConfig, FtlConfigError, FtlKind, ValidatedFtlConfig};
 struct Pair {
     d: u32,
     u: u32,
+    /// When the U-block was last written (the FTL's count of U-block writes).
+    touched: u64,
 }
 
 /// What a merge does next.
@@ -91,6 +93,8 @@ pub struct NftlFtl {
     pairs: Vec<Pair>,
     /// Plane of logical block `lb` = `lb_planes[lb % planes]`.
     lb_planes: Box<[PlaneId]>,
+    /// Host writes into U-blocks so far (the clock of `Pair::touched`).
+    u_writes: u64,
     planes: Vec<PlaneState>,
 }
 
@@ -104,7 +108,8 @@ impl NftlFtl {
             .map(|i| config.striping_order.plane_of(&geometry, i))
             .collect();
         Ok(NftlFtl {
-            pairs: vec![Pair { d: NONE, u: NONE }; logical_blocks as usize],
+            pairs: vec![Pair { d: NONE, u: NONE, touched: 0 }; logical_blocks as usize],
+            u_writes: 0,
             lb_planes,
             planes: vec![PlaneState::default(); geometry.total_planes() as usize],
             core: Core::new(geometry, cfg),
@@ -146,8 +151,12 @@ impl NftlFtl {
         let b = self.target(lpn);
         let ppa = self.core.flash.host_program(b, lpn);
         let lb = (lpn / self.ppb() as u64) as u32;
-        if b == self.pairs[lb as usize].u && self.core.flash.full(b) {
-            self.core.due[pi].push_back(lb);
+        if b == self.pairs[lb as usize].u {
+            self.pairs[lb as usize].touched = self.u_writes;
+            self.u_writes += 1;
+            if self.core.flash.full(b) {
+                self.core.due[pi].push_back(lb);
+            }
         }
         ppa
     }
@@ -186,30 +195,18 @@ impl NftlFtl {
         w == 0 || (w < self.ppb() && self.core.flash.spare_lpn(self.core.flash.first_page(d) + w - 1) < lpn)
     }
 
-    /// Merge victim for a low free pool: the paired logical block whose pair holds the
-    /// most invalid pages (ties: the configured tie-break on the U-blocks).
-    fn greedy_victim(&self, pi: usize) -> Option<u32> {
-        let invalid = |lb: u32| {
+    /// Merge victim for a low free pool: the pair whose merge copies the fewest pages,
+    /// then the least recently updated one (its U-block written longest ago). Every merge
+    /// frees one block, and with dense logical blocks every merge copies a whole block,
+    /// so the choice that matters is which U-block to take away: the one least likely to
+    /// absorb the next updates (LRU, as log-block FTLs replace their log blocks).
+    fn lru_victim(&self, pi: usize) -> Option<u32> {
+        let key = |lb: u32| {
             let p = self.pairs[lb as usize];
             let (d, u) = (&self.core.flash.blocks[p.d as usize], &self.core.flash.blocks[p.u as usize]);
-            d.written + u.written - d.valid - u.valid
+            (d.valid + u.valid, p.touched)
         };
-        let mut best: Option<u32> = None;
-        for &lb in &self.planes[pi].paired {
-            let better = match best {
-                None => true,
-                Some(b) => {
-                    let (x, y) = (invalid(lb), invalid(b));
-                    x > y
-                        || (x == y
-                            && self.core.flash.tie_beats(self.pairs[lb as usize].u, self.pairs[b as usize].u))
-                }
-            };
-            if better {
-                best = Some(lb);
-            }
-        }
-        best
+        self.planes[pi].paired.iter().copied().min_by_key(|&lb| key(lb))
     }
 
     /// The next step of the merge in progress on plane `pi`.
@@ -245,7 +242,7 @@ impl NftlFtl {
                     return self.core.flash.erase(job.old.u);
                 }
                 Phase::Finish => {
-                    self.pairs[job.lb as usize] = Pair { d: job.dest, u: NONE };
+                    self.pairs[job.lb as usize] = Pair { d: job.dest, u: NONE, touched: 0 };
                     self.planes[pi].job = None;
                     return GcStep::Done;
                 }
@@ -262,7 +259,7 @@ impl Ftl for NftlFtl {
         assert!(self.planes[pi].job.is_none(), "gc_begin on plane {} while a merge is in progress", plane.0);
         let lb = match self.core.due[pi].pop_front() {
             Some(lb) => lb,
-            None => self.greedy_victim(pi)?,
+            None => self.lru_victim(pi)?,
         };
         let p = &mut self.planes[pi];
         let at = p.paired.iter().position(|&x| x == lb).expect("a merge victim has a U-block");
@@ -421,23 +418,37 @@ mod tests {
         assert_eq!(ftl.write(Lpn(1), p).unwrap(), Ppa(12), "offset 1 is below 3: a new U-block");
     }
 
-    /// A low free pool merges the pair with the most invalid pages.
+    /// A low free pool merges the least recently updated pair (all merges here copy a
+    /// whole block and free one).
     #[test]
-    fn a_low_free_pool_merges_the_pair_with_the_most_invalid_pages() {
+    fn a_low_free_pool_merges_the_least_recently_updated_pair() {
         let mut ftl = small();
         let p = PlaneId(0);
         for l in 0..24 {
             ftl.write(Lpn(l), p).unwrap(); // 6 D-blocks; 2 free
         }
-        assert!(!ftl.needs_gc(p));
-        ftl.write(Lpn(5), p).unwrap(); // U-block for logical block 1: 1 free left
+        ftl.write(Lpn(5), p).unwrap(); // U-block (6) for logical block 1: 1 free left
         assert!(ftl.needs_gc(p), "below the threshold of 2 free blocks");
         assert_eq!(ftl.write(Lpn(9), p), Err(FtlError::NoFreePage { plane: p }));
         let job = ftl.gc_begin(p).unwrap();
         assert_eq!((job.valid_pages, job.invalid_pages), (4, 1));
-        ftl.gc_step(p);
         while ftl.gc_step(p) != GcStep::Done {}
         assert_eq!(ftl.free_blocks(p), 2);
         assert_eq!(ftl.blocks_of(1), (Some(BlockId(7)), None));
+        // Ten blocks, six logical: three pairs, the first updated longest ago.
+        let g = crate::testing::slc_geometry(1, 1, 1, 1, 10, 4);
+        let c = FtlConfig { overprovisioning: 0.4, ..ftl.config().config().clone() };
+        let mut ftl = NftlFtl::new(g, &c).unwrap();
+        for l in 0..24 {
+            ftl.write(Lpn(l), p).unwrap();
+        }
+        for l in [8, 8, 12, 16] {
+            ftl.write(Lpn(l), p).unwrap(); // U-blocks for logical blocks 2, 3, 4
+        }
+        assert!(ftl.needs_gc(p));
+        assert_eq!(ftl.gc_begin(p).unwrap().victim, ftl.blocks_of(2).1.unwrap());
+        while ftl.gc_step(p) != GcStep::Done {}
+        assert_eq!(ftl.blocks_of(2).1, None);
+        assert!(ftl.blocks_of(3).1.is_some(), "the recently updated pair keeps its U-block");
     }
 }

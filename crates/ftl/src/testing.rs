@@ -1062,7 +1062,8 @@ pub const BLOCK_FTL_CONFIG_BYTES: usize = 3;
 
 /// Build a small NFTL or superblock FTL chosen by the first [`BLOCK_FTL_CONFIG_BYTES`]
 /// bytes (kind, 1–2 channels, dies and planes per die, 6–13 blocks per plane, 1–128 pages
-/// per block, superblocks of 1–4 logical blocks with 1–4 extra blocks, every tie-break,
+/// per block, superblocks of 1–4 logical blocks with 1–4 extra blocks, every tie-break
+/// (superblock FTL),
 /// wear levelling and copyback on or off, striping order, the least over-provisioning
 /// the shape accepts) and run the operations the remaining bytes decode to
 /// ([`run_bytes`]). `None` if `data` is too short or no over-provisioning fits.
@@ -1085,7 +1086,12 @@ pub fn run_block_ftl_bytes(data: &[u8]) -> Option<Result<(), ConformanceFailure>
     let base = FtlConfig {
         kind,
         gc_threshold: GcThreshold::FreeBlocks(2 + (c[1] >> 6 & 1) as u32),
-        victim_tie_break: [TieBreak::LowestId, TieBreak::Oldest, TieBreak::LeastWorn][(c[2] % 3) as usize],
+        victim_tie_break: match kind {
+            FtlKind::Superblock => {
+                [TieBreak::LowestId, TieBreak::Oldest, TieBreak::LeastWorn][(c[2] % 3) as usize]
+            }
+            _ => TieBreak::LowestId, // NFTL has no tie to break
+        },
         wear_leveling: c[2] & 4 != 0,
         copyback: c[2] & 8 != 0,
         superblock_size: if kind == FtlKind::Superblock { 1 + (c[2] >> 4 & 3) as u32 } else { 4 },

@@ -47,13 +47,10 @@ fn every_ftl_kind_conforms() {
 #[test]
 fn nftl_conforms_in_every_configuration() {
     let g = slc_geometry(1, 2, 1, 2, 8, 8);
-    for tie in [TieBreak::LowestId, TieBreak::Oldest, TieBreak::LeastWorn] {
-        for wear_leveling in [false, true] {
-            for copyback in [false, true] {
-                let c =
-                    FtlConfig { victim_tie_break: tie, wear_leveling, copyback, ..cfg(FtlKind::Nftl, 0.3) };
-                conform(&g, &c, ConformanceConfig { seed: 7, hot_lpns: 40, ..conf(12, 200..700) });
-            }
+    for wear_leveling in [false, true] {
+        for copyback in [false, true] {
+            let c = FtlConfig { wear_leveling, copyback, ..cfg(FtlKind::Nftl, 0.3) };
+            conform(&g, &c, ConformanceConfig { seed: 7, hot_lpns: 40, ..conf(24, 200..700) });
         }
     }
 }
