@@ -20,8 +20,11 @@ use crate::config::{TieBreak, ValidatedFtlConfig};
 
 /// "No block" in block slots.
 pub(crate) const NONE: u32 = u32::MAX;
-/// Unmapped forward-map entry / never-programmed reverse-map entry.
-const UNMAPPED: u32 = u32::MAX;
+/// Unmapped forward-map entry / never-programmed reverse-map entry. Entries hold their
+/// value plus one so that this is 0: the tables are allocated zeroed, and the operating
+/// system backs untouched parts of them with no memory (a 512 GiB device costs nothing
+/// until a trace touches it).
+const UNMAPPED: u32 = 0;
 
 /// Counters of one physical block.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,9 +58,9 @@ pub(crate) struct Flash {
     pub(crate) geometry: Geometry,
     pub(crate) ppb: u32,
     pub(crate) blocks_per_plane: u32,
-    /// LPN → page (`UNMAPPED` if none).
+    /// LPN → page + 1 (`UNMAPPED` if none).
     map: Vec<u32>,
-    /// Page → the LPN programmed there (its spare area); valid iff `map` points back.
+    /// Page → the LPN programmed there + 1 (its spare area); valid iff `map` points back.
     rev: Vec<u32>,
     pub(crate) blocks: Vec<Block>,
     pools: Vec<Pool>,
@@ -112,14 +115,14 @@ impl Flash {
     pub(crate) fn lookup(&self, lpn: u64) -> Option<u32> {
         assert!(lpn < self.map.len() as u64, "{} out of range", Lpn(lpn));
         let p = self.map[lpn as usize];
-        (p != UNMAPPED).then_some(p)
+        (p != UNMAPPED).then(|| p - 1)
     }
 
     /// The LPN whose current copy page `ppa` holds, if any.
     #[inline]
     pub(crate) fn valid_lpn(&self, ppa: u32) -> Option<u64> {
         let lpn = self.rev[ppa as usize];
-        (lpn != UNMAPPED && self.map[lpn as usize] == ppa).then_some(lpn as u64)
+        (lpn != UNMAPPED && self.map[lpn as usize - 1] == ppa + 1).then(|| lpn as u64 - 1)
     }
 
     /// The LPN programmed at page `ppa` (stale or not), read from its spare area.
@@ -127,7 +130,7 @@ impl Flash {
     pub(crate) fn spare_lpn(&self, ppa: u32) -> u64 {
         let lpn = self.rev[ppa as usize];
         assert!(lpn != UNMAPPED, "page {ppa} was never programmed");
-        lpn as u64
+        lpn as u64 - 1
     }
 
     /// Plane (index) of block `b`.
@@ -175,8 +178,8 @@ impl Flash {
         let ppa = b * self.ppb + m.written;
         m.written += 1;
         m.valid += 1;
-        self.rev[ppa as usize] = lpn as u32;
-        self.map[lpn as usize] = ppa;
+        self.rev[ppa as usize] = lpn as u32 + 1;
+        self.map[lpn as usize] = ppa + 1;
         let pool = &mut self.pools[(b / self.blocks_per_plane) as usize];
         pool.written += 1;
         pool.valid += 1;
