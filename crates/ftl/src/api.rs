@@ -165,6 +165,11 @@ pub struct FtlStats {
     pub erases: u64,
     /// Partial-block erases.
     pub partial_erases: u64,
+    /// Spare-area (out-of-band) reads that block-level merges perform to find the valid
+    /// pages of their victims (NFTL: every written page of the update block). Counted,
+    /// not timed: [`GcStep`] has no spare-read step. Reads of a host lookup are listed by
+    /// [`Ftl::translation_reads`] and counted by the engine, which times them.
+    pub merge_spare_reads: u64,
     /// Die-aligned allocation: host rows opened at one block index on every plane of the
     /// die — the rows whose pages can be programmed by multi-plane commands. 0 under
     /// per-plane allocation.
@@ -441,6 +446,18 @@ pub trait Ftl: Send {
             out.push(ppa.expect("Ftl::write_room promised room for every write of the group"));
         }
         Ok(())
+    }
+
+    /// Preconditioning's steady-state test ([`crate::precondition()`]): the largest change
+    /// of write amplification between consecutive overwrite windows, in parts per
+    /// million, that counts as stable, given the configured `precondition.waf_epsilon`
+    /// (`epsilon_ppm`) and the last window's WAF (`waf_ppm`). Default: `epsilon_ppm`, an
+    /// absolute change (page-mapping FTLs, WAF of a few units). Block-level FTLs, whose
+    /// WAF under uniform random overwrites is in the hundreds and whose windows vary by
+    /// far more than any absolute epsilon, read it relative to the WAF.
+    fn steady_waf_tolerance_ppm(&self, epsilon_ppm: u64, waf_ppm: u64) -> u64 {
+        let _ = waf_ppm;
+        epsilon_ppm
     }
 
     /// False only if [`Ftl::translation_reads`] never yields a page (the engine then

@@ -10,6 +10,8 @@
 //! copyback = false
 //! wear_leveling = true
 //! allocation = "per-plane"         # or "die-aligned" (page FTL only)
+//! superblock_size = 4              # superblock FTL only: logical blocks per superblock
+//! superblock_extra_blocks = 1      # superblock FTL only: physical blocks beyond them
 //! ```
 //!
 //! `kind` selects the FTL; [`FtlKind::build`] is the one place that maps a kind to its
@@ -32,16 +34,23 @@ pub enum FtlKind {
     /// Page-level mapping ([`crate::PageFtl`]).
     #[default]
     Page,
+    /// Block-level NFTL with data/update block pairs and merges ([`crate::NftlFtl`]).
+    Nftl,
+    /// Kang et al.'s Superblock FTL: hybrid mapping, page-level inside superblocks of
+    /// adjacent logical blocks ([`crate::SuperblockFtl`]).
+    Superblock,
 }
 
 impl FtlKind {
     /// Every FTL, in documentation order.
-    pub const ALL: [FtlKind; 1] = [FtlKind::Page];
+    pub const ALL: [FtlKind; 3] = [FtlKind::Page, FtlKind::Nftl, FtlKind::Superblock];
 
     /// The config name (`ftl.kind`).
     pub fn name(self) -> &'static str {
         match self {
             FtlKind::Page => "page",
+            FtlKind::Nftl => "nftl",
+            FtlKind::Superblock => "superblock",
         }
     }
 
@@ -49,6 +58,14 @@ impl FtlKind {
     pub fn describe(self) -> &'static str {
         match self {
             FtlKind::Page => "page-level mapping, greedy per-plane GC, dynamic wear levelling",
+            FtlKind::Nftl => {
+                "block-level mapping: in-place data block + update-block log per logical block, \
+                 merges when the update block fills, spare-area scans on reads"
+            }
+            FtlKind::Superblock => {
+                "hybrid mapping: superblocks of ftl.superblock_size logical blocks share up to \
+                 superblock_size + superblock_extra_blocks physical blocks, page-mapped inside"
+            }
         }
     }
 
@@ -56,6 +73,8 @@ impl FtlKind {
     pub fn source(self) -> &'static str {
         match self {
             FtlKind::Page => "the page-mapping baseline of SSDsim and MQSim (docs/ftl.md)",
+            FtlKind::Nftl => "Ban's M-Systems NFTL as pen-partial-erase (FAST '18) §2.2 describes it",
+            FtlKind::Superblock => "Kang et al., EMSOFT '06, as pen-partial-erase (FAST '18) §5.3 uses it",
         }
     }
 
@@ -66,6 +85,8 @@ impl FtlKind {
         let cfg = FtlConfig { kind: self, ..cfg.clone() };
         match self {
             FtlKind::Page => Ok(Box::new(crate::PageFtl::new(geometry, &cfg)?)),
+            FtlKind::Nftl => Ok(Box::new(crate::NftlFtl::new(geometry, &cfg)?)),
+            FtlKind::Superblock => Ok(Box::new(crate::SuperblockFtl::new(geometry, &cfg)?)),
         }
     }
 }
@@ -97,11 +118,38 @@ pub(crate) struct KindOption {
 
 /// Every kind-specific option. A new kind-specific option adds a row; a new kind adds
 /// itself to the rows it supports.
-pub(crate) const KIND_OPTIONS: &[KindOption] = &[KindOption {
-    key: "ftl.allocation",
-    set: |c| c.allocation != Allocation::PerPlane,
-    kinds: &[FtlKind::Page],
-}];
+pub(crate) const KIND_OPTIONS: &[KindOption] = &[
+    KindOption {
+        key: "ftl.allocation",
+        set: |c| c.allocation != Allocation::PerPlane,
+        kinds: &[FtlKind::Page],
+    },
+    // NFTL's merge victim is the cheapest, then least recently updated, pair: no tie to
+    // break (docs/ftl.md).
+    KindOption {
+        key: "ftl.victim_tie_break",
+        set: |c| c.victim_tie_break != TieBreak::LowestId,
+        kinds: &[FtlKind::Page, FtlKind::Superblock],
+    },
+    KindOption {
+        key: "ftl.superblock_size",
+        set: |c| c.superblock_size != DEFAULT_SUPERBLOCK_SIZE,
+        kinds: &[FtlKind::Superblock],
+    },
+    KindOption {
+        key: "ftl.superblock_extra_blocks",
+        set: |c| c.superblock_extra_blocks != DEFAULT_SUPERBLOCK_EXTRA_BLOCKS,
+        kinds: &[FtlKind::Superblock],
+    },
+];
+
+/// Default `ftl.superblock_size`: 4 logical blocks per superblock, both configurations
+/// pen-partial-erase evaluates (§6.2.2: 4 logical blocks with 5, and with 8, physical
+/// blocks).
+pub const DEFAULT_SUPERBLOCK_SIZE: u32 = 4;
+/// Default `ftl.superblock_extra_blocks`: 1, pen-partial-erase's first configuration
+/// (4 logical blocks sharing 5 physical blocks); its second is 4.
+pub const DEFAULT_SUPERBLOCK_EXTRA_BLOCKS: u32 = 1;
 
 /// Reject the options of `table` that `cfg` sets although `cfg.kind` does not accept them.
 pub(crate) fn check_kind_options(cfg: &FtlConfig, table: &[KindOption]) -> Result<(), FtlConfigError> {
@@ -313,6 +361,12 @@ pub struct FtlConfig {
     pub wear_leveling: bool,
     /// Where host writes go inside a die (page FTL only).
     pub allocation: Allocation,
+    /// Superblock FTL: logical blocks per superblock (N ≥ 1, adjacent logical blocks).
+    pub superblock_size: u32,
+    /// Superblock FTL: physical blocks a superblock may hold beyond its
+    /// `superblock_size` (M ≥ 1): its update blocks. A superblock uses at most N + M
+    /// blocks; reaching that with no free page triggers its intra-superblock GC.
+    pub superblock_extra_blocks: u32,
 }
 
 impl Default for FtlConfig {
@@ -326,6 +380,8 @@ impl Default for FtlConfig {
             copyback: false,
             wear_leveling: true,
             allocation: Allocation::PerPlane,
+            superblock_size: DEFAULT_SUPERBLOCK_SIZE,
+            superblock_extra_blocks: DEFAULT_SUPERBLOCK_EXTRA_BLOCKS,
         }
     }
 }
@@ -390,7 +446,7 @@ impl FtlConfig {
             return Err(err(
                 "ftl.kind",
                 format!(
-                    "the page FTL indexes physical pages with 32 bits and the device has {total} pages; \
+                    "Lamina's FTLs index physical pages with 32 bits and the device has {total} pages; \
                      make the geometry smaller (nand.geometry.blocks_per_plane or another count) so that \
                      it has fewer than {} pages",
                     u32::MAX
@@ -426,19 +482,92 @@ impl FtlConfig {
                 format!("{gc_threshold_blocks} free blocks leaves no room in a plane of {blocks} blocks"),
             ));
         }
-        let planes = geometry.total_planes() as u64;
-        let share = logical_pages.div_ceil(planes);
-        let usable = (blocks - gc_threshold_blocks) as u64 * geometry.pages_per_block() as u64;
-        if share >= usable {
+        let logical_pages = match self.kind {
+            FtlKind::Page => {
+                let planes = geometry.total_planes() as u64;
+                let share = logical_pages.div_ceil(planes);
+                let usable = (blocks - gc_threshold_blocks) as u64 * geometry.pages_per_block() as u64;
+                if share >= usable {
+                    return Err(err(
+                        "ftl.overprovisioning",
+                        format!(
+                            "{op} is too small: a plane would hold {share} logical pages but only {usable} \
+                             pages stay usable above the GC threshold of {gc_threshold_blocks} blocks"
+                        ),
+                    ));
+                }
+                logical_pages
+            }
+            FtlKind::Nftl => self.unit_logical_pages(geometry, 1, gc_threshold_blocks)?,
+            FtlKind::Superblock => {
+                self.check_superblock_shape(blocks)?;
+                self.unit_logical_pages(geometry, self.superblock_size, gc_threshold_blocks)?
+            }
+        };
+        Ok(ValidatedFtlConfig { config: self.clone(), logical_pages, gc_threshold_blocks })
+    }
+
+    /// `ftl.superblock_size` (N) and `ftl.superblock_extra_blocks` (M) fit a plane of
+    /// `blocks` blocks: N ≥ 1, M ≥ 1 (a superblock needs a block to take its updates),
+    /// N + M < blocks.
+    fn check_superblock_shape(&self, blocks: u32) -> Result<(), FtlConfigError> {
+        let (n, m) = (self.superblock_size, self.superblock_extra_blocks);
+        if n == 0 || n >= blocks {
             return Err(err(
-                "ftl.overprovisioning",
+                "ftl.superblock_size",
+                format!("{n} is not in 1 ..< blocks_per_plane ({blocks})"),
+            ));
+        }
+        if m == 0 || n + m >= blocks {
+            return Err(err(
+                "ftl.superblock_extra_blocks",
                 format!(
-                    "{op} is too small: a plane would hold {share} logical pages but only {usable} pages \
-                     stay usable above the GC threshold of {gc_threshold_blocks} blocks"
+                    "{m}: must be at least 1 (a superblock needs a block to write updates to) and keep \
+                     ftl.superblock_size + it below blocks_per_plane ({blocks})"
                 ),
             ));
         }
-        Ok(ValidatedFtlConfig { config: self.clone(), logical_pages, gc_threshold_blocks })
+        Ok(())
+    }
+
+    /// Capacity of an FTL that maps units of `unit_blocks` logical blocks, each unit on
+    /// one plane (NFTL: 1, the superblock FTL: N): `⌊⌊blocks_per_plane × (1 − OP)⌋ /
+    /// unit_blocks⌋` units per plane (integer parts per million), each `unit_blocks ×
+    /// pages_per_block` logical pages. The plane's other blocks are its spare pool
+    /// (update blocks, merge destinations); it must cover the GC threshold, which
+    /// guarantees that whenever the pool runs low some unit holds more blocks than its
+    /// data needs, so GC can always give a block back.
+    fn unit_logical_pages(
+        &self,
+        geometry: &Geometry,
+        unit_blocks: u32,
+        threshold: u32,
+    ) -> Result<u64, FtlConfigError> {
+        let bpp = geometry.blocks_per_plane() as u64;
+        let op_ppm = (self.overprovisioning * 1e6).round() as u64;
+        let logical_blocks = bpp * (1_000_000 - op_ppm) / 1_000_000;
+        let units = logical_blocks / unit_blocks as u64;
+        let spare = bpp - units * unit_blocks as u64;
+        let op = self.overprovisioning;
+        if units == 0 {
+            return Err(err(
+                "ftl.overprovisioning",
+                format!(
+                    "{op} leaves {logical_blocks} logical blocks per plane, fewer than one unit of \
+                     {unit_blocks}; lower it or raise nand.geometry.blocks_per_plane"
+                ),
+            ));
+        }
+        if spare < threshold as u64 {
+            return Err(err(
+                "ftl.overprovisioning",
+                format!(
+                    "{op} leaves {spare} spare blocks per plane for update blocks and merges, fewer than \
+                     the GC threshold of {threshold} blocks; raise it or lower ftl.gc_threshold"
+                ),
+            ));
+        }
+        Ok(units * unit_blocks as u64 * geometry.pages_per_block() as u64 * geometry.total_planes() as u64)
     }
 }
 
@@ -566,8 +695,8 @@ mod tests {
     /// `ftl.kind` is a tag: an unknown name is a parse error that lists the known kinds.
     #[test]
     fn an_unknown_kind_lists_the_known_ones() {
-        let e = toml::from_str::<FtlConfig>("kind = \"nftl\"").unwrap_err().to_string();
-        assert!(e.contains("unknown variant `nftl`"), "{e}");
+        let e = toml::from_str::<FtlConfig>("kind = \"mbm\"").unwrap_err().to_string();
+        assert!(e.contains("unknown variant `mbm`"), "{e}");
         for k in FtlKind::ALL {
             assert!(e.contains(&format!("`{}`", k.name())), "{e}");
         }
@@ -582,22 +711,37 @@ mod tests {
         assert!(e.contains("per-plane") && e.contains("die-aligned"), "{e}");
     }
 
-    /// An option a kind does not understand is rejected naming its key. Every kind today
-    /// accepts `ftl.allocation`, so the check runs against a table in which no kind does.
+    /// An option a kind does not understand is rejected naming its key, by
+    /// `validate()` and so by every kind's constructor.
     #[test]
     fn a_kind_specific_option_is_rejected_under_other_kinds() {
+        let g = geo(1, 1, 1, 2, 16, 8);
         let c =
             FtlConfig { allocation: Allocation::DieAligned, overprovisioning: 0.25, ..FtlConfig::default() };
-        assert!(check_kind_options(&c, KIND_OPTIONS).is_ok());
-        let nobody = [KindOption { kinds: &[], ..KIND_OPTIONS[0] }];
-        let e = check_kind_options(&c, &nobody).unwrap_err();
-        assert_eq!(e.key, "ftl.allocation");
-        assert!(e.to_string().contains("ftl.kind = \"page\""), "{e}");
-        // Left at its default, the option is not "set".
-        assert!(check_kind_options(&FtlConfig::default(), &nobody).is_ok());
-        // validate() runs the check.
-        let g = geo(1, 1, 1, 2, 16, 8);
         assert!(c.validate(&g).is_ok());
+        let e = FtlConfig { kind: FtlKind::Nftl, ..c.clone() }.validate(&g).unwrap_err();
+        assert_eq!(e.key, "ftl.allocation");
+        assert!(e.to_string().contains("ftl.kind = \"nftl\"; only of page"), "{e}");
+        let sb = FtlConfig { superblock_size: 2, overprovisioning: 0.25, ..FtlConfig::default() };
+        for kind in [FtlKind::Page, FtlKind::Nftl] {
+            let e = kind.build(g.clone(), &sb).err().unwrap();
+            assert_eq!(e.key, "ftl.superblock_size", "{kind:?}");
+            assert!(e.reason.contains("only of superblock"), "{e}");
+        }
+        let m = FtlConfig { superblock_extra_blocks: 4, ..FtlConfig::default() };
+        assert_eq!(FtlKind::Nftl.build(g.clone(), &m).err().unwrap().key, "ftl.superblock_extra_blocks");
+        assert!(
+            FtlKind::Superblock.build(g.clone(), &FtlConfig { superblock_extra_blocks: 4, ..sb }).is_ok()
+        );
+        let oldest =
+            FtlConfig { victim_tie_break: TieBreak::Oldest, overprovisioning: 0.25, ..FtlConfig::default() };
+        assert_eq!(FtlKind::Nftl.build(g.clone(), &oldest).err().unwrap().key, "ftl.victim_tie_break");
+        assert!(FtlKind::Superblock.build(g.clone(), &oldest).is_ok());
+        // Left at its default, an option is not "set".
+        assert!(
+            check_kind_options(&FtlConfig { kind: FtlKind::Nftl, ..FtlConfig::default() }, KIND_OPTIONS)
+                .is_ok()
+        );
     }
 
     #[test]
@@ -609,7 +753,14 @@ mod tests {
         assert_eq!(ftl.write_constraint(crate::Lpn(0)), crate::WriteConstraint::Die);
         assert_eq!(ftl.logical_pages(), c.validate(&g).unwrap().logical_pages());
         let bad = FtlConfig { overprovisioning: 2.0, ..c };
-        assert_eq!(FtlKind::Page.build(g, &bad).err().unwrap().key, "ftl.overprovisioning");
+        assert_eq!(FtlKind::Page.build(g.clone(), &bad).err().unwrap().key, "ftl.overprovisioning");
+        let plain = FtlConfig { overprovisioning: 0.25, ..FtlConfig::default() };
+        let nftl = FtlKind::Nftl.build(g.clone(), &plain).unwrap();
+        assert!(matches!(nftl.write_constraint(crate::Lpn(0)), crate::WriteConstraint::Plane(_)));
+        assert!(nftl.has_translation_reads());
+        let sb = FtlKind::Superblock.build(g, &plain).unwrap();
+        assert!(matches!(sb.write_constraint(crate::Lpn(0)), crate::WriteConstraint::Plane(_)));
+        assert!(!sb.has_translation_reads());
     }
 
     #[test]

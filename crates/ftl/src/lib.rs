@@ -11,6 +11,11 @@
 //!   in any of the 24 orders, one active block per plane (or die-aligned rows,
 //!   [`Allocation::DieAligned`]), greedy per-plane GC, dynamic wear levelling, lazily
 //!   allocated tables.
+//! * [`NftlFtl`] — block-level NFTL: a data block at in-place offsets plus an update-block
+//!   log per logical block, the classic merge, timed spare-area scans on reads.
+//! * [`SuperblockFtl`] — Kang et al.'s hybrid Superblock FTL: superblocks of adjacent
+//!   logical blocks sharing up to N + M physical blocks, page-mapped inside, intra- and
+//!   inter-superblock GC.
 //! * [`precondition()`] — untimed fill + random overwrites to GC steady state.
 //! * `testing` (cargo feature `testing`) — the model-based conformance harness: run it
 //!   against your own FTL, from proptest or from a fuzzer.
@@ -58,10 +63,13 @@
 #![forbid(unsafe_code)]
 
 mod api;
+mod blocks;
 pub mod config;
 mod lpn_map;
+pub mod nftl;
 pub mod page;
 pub mod precondition;
+pub mod superblock;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -73,8 +81,10 @@ pub use config::{
     Allocation, FtlConfig, FtlConfigError, FtlKind, GcThreshold, Level, StripeOrder, TieBreak,
     ValidatedFtlConfig,
 };
+pub use nftl::NftlFtl;
 pub use page::PageFtl;
 pub use precondition::{FillOrder, PreconditionConfig, PreconditionError, PreconditionReport, precondition};
+pub use superblock::SuperblockFtl;
 
 use lamina_nand_model::Geometry;
 

@@ -10,7 +10,8 @@
 //!    `window_fraction × filled` writes, until **steady state**: `stable_windows`
 //!    consecutive windows in which GC ran (erased at least one block) and whose write
 //!    amplification differs from the previous window's by less than `waf_epsilon`
-//!    (absolute, e.g. 0.01 = one percentage point). The phase also stops after
+//!    (absolute, e.g. 0.01 = one percentage point, for the page FTL; relative to the WAF
+//!    for the block-level FTLs — [`Ftl::steady_waf_tolerance_ppm`]). The phase also stops after
 //!    `max_overwrite_passes × filled` overwrites, steady or not (the report says which).
 //!
 //! Writes use static allocation ([`Ftl::static_plane`]); GC runs to below its threshold
@@ -48,7 +49,9 @@ pub struct PreconditionConfig {
     pub max_overwrite_passes: f64,
     /// Steady-state window, as a fraction of the filled pages, in (0, 1].
     pub window_fraction: f64,
-    /// Largest WAF change between consecutive windows that counts as stable (≥ 0).
+    /// Largest WAF change between consecutive windows that counts as stable (≥ 0): absolute
+    /// for the page FTL, a fraction of the WAF for the block-level FTLs
+    /// ([`Ftl::steady_waf_tolerance_ppm`]).
     pub waf_epsilon: f64,
     /// Consecutive stable windows that mean steady state (≥ 1).
     pub stable_windows: u32,
@@ -272,7 +275,7 @@ pub fn precondition(
         report.last_window_waf_ppm = waf;
         if after.erases + after.partial_erases > before.erases + before.partial_erases {
             match prev_waf {
-                Some(p) if p.abs_diff(waf) < eps_ppm.max(1) => stable += 1,
+                Some(p) if p.abs_diff(waf) < ftl.steady_waf_tolerance_ppm(eps_ppm, waf).max(1) => stable += 1,
                 _ => stable = 0,
             }
             prev_waf = Some(waf);

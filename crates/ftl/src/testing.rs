@@ -28,7 +28,7 @@
 //!   nothing (a refused group leaves the FTL exactly as the model has it); steps flagged
 //!   `batch_with_next` are followed by a step they can be batched with (an erase by an
 //!   erase of the same block index on another plane of the die); translation reads name
-//!   pages of the device.
+//!   programmed pages of the device.
 //!
 //! Entry points: [`run_conformance`] / [`check_conformance`] (proptest, shrinking to a
 //! minimal operation sequence), [`run_bytes`] (for cargo-fuzz), [`Harness`] (step by step).
@@ -753,6 +753,15 @@ impl<F: Ftl> Harness<F> {
                         p.0
                     )));
                 }
+                // A spare area worth reading belongs to a programmed page.
+                if let Some(p) =
+                    self.scratch.iter().find(|p| self.model.pages[p.0 as usize] == Shadow::Erased)
+                {
+                    return Err(Violation(format!(
+                        "translation read of {lpn} names page {}, which holds no data",
+                        p.0
+                    )));
+                }
                 let got = self.ftl.lookup(lpn);
                 let want = self.model.location(lpn);
                 ensure!(got == want, "read of {lpn} resolves to {got:?}, expected {want:?}");
@@ -1016,4 +1025,103 @@ pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
         crate::PageFtl::new(geometry.clone(), &FtlConfig { overprovisioning: op, ..base.clone() }).ok()
     })?;
     Some((ftl, rest))
+}
+
+/// Run the conformance check ([`check_conformance`]) on the FTL `cfg.kind` names, built
+/// for `geometry` — the one place the harness dispatches over [`crate::FtlKind`], so that
+/// a new kind cannot be added without being checked (the match is exhaustive).
+/// [`ConformanceConfig::exact_write_addr`] is forced on for the kinds that always know
+/// the next write's page (the page FTL) and off for the others. Panics if `cfg` does not
+/// build (a test bug).
+pub fn check_kind_conformance(
+    geometry: &lamina_nand_model::Geometry,
+    cfg: &crate::FtlConfig,
+    conf: &ConformanceConfig,
+) -> Result<(), ConformanceFailure> {
+    use crate::FtlKind;
+    let g = geometry.clone();
+    let built = |e: crate::FtlConfigError| -> ! { panic!("{:?} does not build: {e}", cfg.kind) };
+    match cfg.kind {
+        FtlKind::Page => check_conformance(
+            || crate::PageFtl::new(g.clone(), cfg).unwrap_or_else(|e| built(e)),
+            &ConformanceConfig { exact_write_addr: true, ..conf.clone() },
+        ),
+        FtlKind::Nftl => check_conformance(
+            || crate::NftlFtl::new(g.clone(), cfg).unwrap_or_else(|e| built(e)),
+            &ConformanceConfig { exact_write_addr: false, ..conf.clone() },
+        ),
+        FtlKind::Superblock => check_conformance(
+            || crate::SuperblockFtl::new(g.clone(), cfg).unwrap_or_else(|e| built(e)),
+            &ConformanceConfig { exact_write_addr: false, ..conf.clone() },
+        ),
+    }
+}
+
+/// Bytes a fuzzer spends on choosing a block-level FTL in [`run_block_ftl_bytes`].
+pub const BLOCK_FTL_CONFIG_BYTES: usize = 3;
+
+/// Build a small NFTL or superblock FTL chosen by the first [`BLOCK_FTL_CONFIG_BYTES`]
+/// bytes (kind, 1–2 channels, dies and planes per die, 6–13 blocks per plane, 1–128 pages
+/// per block, superblocks of 1–4 logical blocks with 1–4 extra blocks, every tie-break
+/// (superblock FTL),
+/// wear levelling and copyback on or off, striping order, the least over-provisioning
+/// the shape accepts) and run the operations the remaining bytes decode to
+/// ([`run_bytes`]). `None` if `data` is too short or no over-provisioning fits.
+pub fn run_block_ftl_bytes(data: &[u8]) -> Option<Result<(), ConformanceFailure>> {
+    use crate::config::{FtlConfig, FtlKind, GcThreshold, StripeOrder, TieBreak};
+    if data.len() < BLOCK_FTL_CONFIG_BYTES {
+        return None;
+    }
+    let (c, rest) = data.split_at(BLOCK_FTL_CONFIG_BYTES);
+    let geometry = slc_geometry(
+        1 + (c[0] >> 1 & 1) as u32,
+        1,
+        1 + (c[0] >> 2 & 1) as u32,
+        1 + (c[0] >> 3 & 1) as u32,
+        6 + (c[1] & 7) as u32,
+        [1, 2, 4, 8, 16, 128, 3, 5][(c[1] >> 3 & 7) as usize],
+    );
+    let orders = StripeOrder::all();
+    let kind = if c[0] & 1 == 0 { FtlKind::Nftl } else { FtlKind::Superblock };
+    let base = FtlConfig {
+        kind,
+        gc_threshold: GcThreshold::FreeBlocks(2 + (c[1] >> 6 & 1) as u32),
+        victim_tie_break: match kind {
+            FtlKind::Superblock => {
+                [TieBreak::LowestId, TieBreak::Oldest, TieBreak::LeastWorn][(c[2] % 3) as usize]
+            }
+            _ => TieBreak::LowestId, // NFTL has no tie to break
+        },
+        wear_leveling: c[2] & 4 != 0,
+        copyback: c[2] & 8 != 0,
+        superblock_size: if kind == FtlKind::Superblock { 1 + (c[2] >> 4 & 3) as u32 } else { 4 },
+        superblock_extra_blocks: if kind == FtlKind::Superblock { 1 + (c[2] >> 6) as u32 } else { 1 },
+        striping_order: orders[(c[0] >> 4) as usize % orders.len()],
+        ..FtlConfig::default()
+    };
+    let cfg = [0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.85]
+        .iter()
+        .map(|&op| FtlConfig { overprovisioning: op, ..base.clone() })
+        .find(|cfg| cfg.validate(&geometry).is_ok())?;
+    Some(match kind {
+        FtlKind::Superblock => run_bytes(crate::SuperblockFtl::new(geometry, &cfg).ok()?, rest),
+        _ => run_bytes(crate::NftlFtl::new(geometry, &cfg).ok()?, rest),
+    })
+}
+
+/// `count` pseudo-random fuzzer-like inputs from `seed`, each up to 2000 bytes: the first
+/// three bytes (a configuration) and every tag byte uniform, the operand bytes small
+/// (0–2) so that LPNs repeat and GC runs. What the byte-driven tests feed
+/// [`page_ftl_from_bytes`] and [`run_block_ftl_bytes`].
+pub fn fuzz_like_inputs(seed: u64, count: usize) -> Vec<Vec<u8>> {
+    use rand_core::{Rng, SeedableRng};
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+    (0..count)
+        .map(|_| {
+            let len = (rng.next_u64() % 2000) as usize;
+            (0..len)
+                .map(|i| if i % 3 == 0 || i < 3 { rng.next_u64() as u8 } else { (rng.next_u64() % 3) as u8 })
+                .collect()
+        })
+        .collect()
 }

@@ -4,8 +4,8 @@
 //! deliberately broken FTLs (proving the harness catches bugs and shrinks them).
 
 use lamina_ftl::testing::{
-    ConformanceConfig, Op, check_conformance, decode_ops, page_ftl_from_bytes, run_bytes, run_conformance,
-    slc_geometry,
+    ConformanceConfig, Op, check_conformance, decode_ops, fuzz_like_inputs, page_ftl_from_bytes, run_bytes,
+    run_conformance, slc_geometry,
 };
 use lamina_ftl::{
     Allocation, BlockInfo, Ftl, FtlConfig, FtlError, FtlStats, GcJob, GcStep, GcThreshold, Lpn, PageCounts,
@@ -145,13 +145,8 @@ fn page_ftl_conforms_when_driven_from_random_bytes() {
 // What the cargo-fuzz target does, on random bytes: every byte-chosen configuration.
 #[test]
 fn byte_chosen_page_ftls_conform() {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(12);
     let mut built = 0;
-    for _ in 0..300 {
-        let len = (rng.next_u64() % 2000) as usize;
-        let bytes: Vec<u8> = (0..len)
-            .map(|i| if i % 3 == 0 || i < 3 { rng.next_u64() as u8 } else { (rng.next_u64() % 3) as u8 })
-            .collect();
+    for bytes in fuzz_like_inputs(12, 300) {
         let Some((ftl, ops)) = page_ftl_from_bytes(&bytes) else { continue };
         built += 1;
         if let Err(f) = run_bytes(ftl, ops) {

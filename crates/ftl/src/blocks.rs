@@ -1,0 +1,412 @@
+//! Bookkeeping shared by the block-level ([`crate::NftlFtl`]) and hybrid
+//! ([`crate::SuperblockFtl`]) FTLs: the flash as they see it (per-block counters, a
+//! reverse map standing for the spare area of every page, per-plane free-block pools with
+//! optional wear levelling), their capacity rule and their write gate.
+//!
+//! Both FTLs keep a flat forward map (LPN → page) as well. It is the simulator's cache of
+//! what the FTL would find, not part of the modelled mapping: the decisions (where a
+//! write goes, what a merge copies) follow the block-level / superblock rules, and what a
+//! real controller would pay to find a page (NFTL's spare-area scan of the update block)
+//! is charged separately through [`crate::Ftl::translation_reads`]. The map makes
+//! `lookup` O(1) and lets validity be "the map points back here", as in the page FTL.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
+
+use crate::api::{BlockInfo, FtlError, FtlStats, GcStep, Lpn, PageCounts};
+use crate::config::{TieBreak, ValidatedFtlConfig};
+
+/// "No block" in block slots.
+pub(crate) const NONE: u32 = u32::MAX;
+/// Unmapped forward-map entry / never-programmed reverse-map entry. Entries hold their
+/// value plus one so that this is 0: the tables are allocated zeroed, and the operating
+/// system backs untouched parts of them with no memory (a 512 GiB device costs nothing
+/// until a trace touches it).
+const UNMAPPED: u32 = 0;
+
+/// Counters of one physical block.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Block {
+    /// Pages programmed since the last erase (the write pointer).
+    pub(crate) written: u32,
+    /// Programmed pages holding the current copy of their LPN.
+    pub(crate) valid: u32,
+    /// Erases so far.
+    pub(crate) erase_count: u32,
+    /// When the block was last taken from the free pool (the `oldest` tie-break).
+    pub(crate) opened_seq: u64,
+}
+
+/// Free blocks of one plane and its page totals.
+#[derive(Clone, Debug, Default)]
+struct Pool {
+    /// Free blocks, first in first out (wear levelling off).
+    fifo: VecDeque<u32>,
+    /// Free blocks keyed by `erase_count << 32 | block` (wear levelling on).
+    heap: BinaryHeap<Reverse<u64>>,
+    /// Pages programmed in the plane since their blocks' last erase.
+    written: u64,
+    /// Valid pages in the plane.
+    valid: u64,
+}
+
+/// The flash as a block-level or hybrid FTL sees it. See the [module docs](self).
+#[derive(Clone, Debug)]
+pub(crate) struct Flash {
+    pub(crate) geometry: Geometry,
+    pub(crate) ppb: u32,
+    pub(crate) blocks_per_plane: u32,
+    /// LPN → page + 1 (`UNMAPPED` if none).
+    map: Vec<u32>,
+    /// Page → the LPN programmed there + 1 (its spare area); valid iff `map` points back.
+    rev: Vec<u32>,
+    pub(crate) blocks: Vec<Block>,
+    pools: Vec<Pool>,
+    wear_leveling: bool,
+    copyback: bool,
+    tie_break: TieBreak,
+    open_seq: u64,
+    pub(crate) stats: FtlStats,
+}
+
+impl Flash {
+    /// Empty flash (every block free) for `cfg`, exporting `cfg.logical_pages()` pages.
+    pub(crate) fn new(geometry: Geometry, cfg: &ValidatedFtlConfig) -> Flash {
+        assert!(geometry.total_pages() < u32::MAX as u64, "32-bit page tables");
+        let bpp = geometry.blocks_per_plane();
+        let c = cfg.config();
+        let pools = (0..geometry.total_planes())
+            .map(|p| {
+                let ids = p * bpp..(p + 1) * bpp;
+                let mut pool = Pool::default();
+                if c.wear_leveling {
+                    pool.heap = ids.map(|b| Reverse(b as u64)).collect();
+                } else {
+                    pool.fifo = ids.collect();
+                }
+                pool
+            })
+            .collect();
+        Flash {
+            ppb: geometry.pages_per_block(),
+            blocks_per_plane: bpp,
+            map: vec![UNMAPPED; cfg.logical_pages() as usize],
+            rev: vec![UNMAPPED; geometry.total_pages() as usize],
+            blocks: vec![Block::default(); geometry.total_blocks() as usize],
+            pools,
+            wear_leveling: c.wear_leveling,
+            copyback: c.copyback,
+            tie_break: c.victim_tie_break,
+            open_seq: 0,
+            stats: FtlStats::default(),
+            geometry,
+        }
+    }
+
+    /// Logical pages exported.
+    pub(crate) fn logical_pages(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// The page holding the current copy of `lpn`, if any.
+    #[inline]
+    pub(crate) fn lookup(&self, lpn: u64) -> Option<u32> {
+        assert!(lpn < self.map.len() as u64, "{} out of range", Lpn(lpn));
+        let p = self.map[lpn as usize];
+        (p != UNMAPPED).then(|| p - 1)
+    }
+
+    /// The LPN whose current copy page `ppa` holds, if any.
+    #[inline]
+    pub(crate) fn valid_lpn(&self, ppa: u32) -> Option<u64> {
+        let lpn = self.rev[ppa as usize];
+        (lpn != UNMAPPED && self.map[lpn as usize - 1] == ppa + 1).then(|| lpn as u64 - 1)
+    }
+
+    /// The LPN programmed at page `ppa` (stale or not), read from its spare area.
+    #[inline]
+    pub(crate) fn spare_lpn(&self, ppa: u32) -> u64 {
+        let lpn = self.rev[ppa as usize];
+        assert!(lpn != UNMAPPED, "page {ppa} was never programmed");
+        lpn as u64 - 1
+    }
+
+    /// Plane (index) of block `b`.
+    #[inline]
+    pub(crate) fn plane_of(&self, b: u32) -> usize {
+        (b / self.blocks_per_plane) as usize
+    }
+
+    /// First page of block `b`.
+    #[inline]
+    pub(crate) fn first_page(&self, b: u32) -> u32 {
+        b * self.ppb
+    }
+
+    /// True if block `b` has no erased page left.
+    #[inline]
+    pub(crate) fn full(&self, b: u32) -> bool {
+        self.blocks[b as usize].written == self.ppb
+    }
+
+    /// Free blocks of a plane.
+    pub(crate) fn free_count(&self, plane: usize) -> u32 {
+        let p = &self.pools[plane];
+        (p.fifo.len() + p.heap.len()) as u32
+    }
+
+    /// Take a free block of `plane` (the least worn under wear levelling, else the one
+    /// freed longest ago). Running out is a broken reserve: a bug.
+    pub(crate) fn take_free(&mut self, plane: usize) -> u32 {
+        let p = &mut self.pools[plane];
+        let b = if self.wear_leveling { p.heap.pop().map(|Reverse(k)| k as u32) } else { p.fifo.pop_front() };
+        let b = b.unwrap_or_else(|| panic!("plane {plane}: no free block; the merge reserve was violated"));
+        let m = &mut self.blocks[b as usize];
+        assert!(m.written == 0 && m.valid == 0, "free block {b} holds data");
+        m.opened_seq = self.open_seq;
+        self.open_seq += 1;
+        b
+    }
+
+    /// Program the next page of block `b` with `lpn` (its previous copy, if any, must
+    /// have been invalidated) and map `lpn` there.
+    pub(crate) fn program(&mut self, b: u32, lpn: u64) -> u32 {
+        let m = &mut self.blocks[b as usize];
+        assert!(m.written < self.ppb, "block {b} is full");
+        let ppa = b * self.ppb + m.written;
+        m.written += 1;
+        m.valid += 1;
+        self.rev[ppa as usize] = lpn as u32 + 1;
+        self.map[lpn as usize] = ppa + 1;
+        let pool = &mut self.pools[(b / self.blocks_per_plane) as usize];
+        pool.written += 1;
+        pool.valid += 1;
+        ppa
+    }
+
+    /// Mark the current copy of `lpn` stale and unmap it; returns its page.
+    pub(crate) fn unmap(&mut self, lpn: u64) -> Option<u32> {
+        let old = self.lookup(lpn)?;
+        self.map[lpn as usize] = UNMAPPED;
+        let b = old / self.ppb;
+        self.blocks[b as usize].valid -= 1;
+        self.pools[(b / self.blocks_per_plane) as usize].valid -= 1;
+        Some(old)
+    }
+
+    /// A host write of `lpn` into block `b`: invalidate the old copy, program, count.
+    pub(crate) fn host_program(&mut self, b: u32, lpn: u64) -> Ppa {
+        self.unmap(lpn);
+        self.stats.host_writes += 1;
+        Ppa(self.program(b, lpn) as u64)
+    }
+
+    /// A GC move of the current copy of `lpn` into block `to`, as the step to report.
+    pub(crate) fn move_page(&mut self, lpn: u64, to: u32) -> GcStep {
+        let from = self.unmap(lpn).expect("a GC move of an unmapped LPN");
+        let dest = self.program(to, lpn);
+        self.stats.gc_moves += 1;
+        let copyback = self.copyback && self.plane_of(from / self.ppb) == self.plane_of(to);
+        self.stats.gc_copybacks += copyback as u64;
+        GcStep::Move {
+            lpn: Lpn(lpn),
+            from: Ppa(from as u64),
+            to: Ppa(dest as u64),
+            copyback,
+            batch_with_next: false,
+        }
+    }
+
+    /// Erase block `b` (it must hold no valid page) and return it to its plane's pool.
+    pub(crate) fn erase(&mut self, b: u32) -> GcStep {
+        let plane = self.plane_of(b);
+        let m = &mut self.blocks[b as usize];
+        assert_eq!(m.valid, 0, "erasing block {b} with valid data");
+        let written = m.written as u64;
+        m.written = 0;
+        m.erase_count += 1;
+        let key = (m.erase_count as u64) << 32 | b as u64;
+        let pool = &mut self.pools[plane];
+        pool.written -= written;
+        if self.wear_leveling {
+            pool.heap.push(Reverse(key));
+        } else {
+            pool.fifo.push_back(b);
+        }
+        self.stats.erases += 1;
+        GcStep::Erase { block: BlockId(b), batch_with_next: false }
+    }
+
+    /// The configured tie-break between two candidate victim blocks: `a` beats `b`.
+    pub(crate) fn tie_beats(&self, a: u32, b: u32) -> bool {
+        let (x, y) = (&self.blocks[a as usize], &self.blocks[b as usize]);
+        match self.tie_break {
+            TieBreak::LowestId => a < b,
+            TieBreak::Oldest => x.opened_seq < y.opened_seq,
+            TieBreak::LeastWorn => (x.erase_count, a) < (y.erase_count, b),
+        }
+    }
+
+    /// [`crate::Ftl::page_counts`].
+    pub(crate) fn page_counts(&self, plane: PlaneId) -> PageCounts {
+        let p = &self.pools[self.check_plane(plane)];
+        let total = self.blocks_per_plane as u64 * self.ppb as u64;
+        PageCounts { free: total - p.written, valid: p.valid, invalid: p.written - p.valid }
+    }
+
+    /// [`crate::Ftl::page_lpn`].
+    pub(crate) fn page_lpn(&self, ppa: Ppa) -> Option<Lpn> {
+        assert!(ppa.0 < self.rev.len() as u64, "ppa {} out of range", ppa.0);
+        self.valid_lpn(ppa.0 as u32).map(Lpn)
+    }
+
+    /// [`crate::Ftl::block_info`].
+    pub(crate) fn block_info(&self, block: BlockId) -> BlockInfo {
+        let m = &self.blocks[block.idx()];
+        BlockInfo { programmed: m.written, valid: m.valid, erase_count: m.erase_count }
+    }
+
+    /// The plane index, checked.
+    #[inline]
+    pub(crate) fn check_plane(&self, plane: PlaneId) -> usize {
+        assert!(plane.0 < self.geometry.total_planes(), "plane {} out of range", plane.0);
+        plane.idx()
+    }
+}
+
+/// The write gate shared by the block-level FTLs: host writes to a plane wait while a
+/// merge/GC job runs there or one is due (`busy`), and while the plane has fewer than two
+/// free blocks — a write may take one block, and one must stay for the next merge's
+/// destination. Plane-level on purpose: [`crate::Ftl::can_write`] cannot see the LPN.
+pub(crate) fn write_gate(busy: bool, free_blocks: u32, plane: PlaneId) -> Result<(), FtlError> {
+    if busy {
+        Err(FtlError::MergeNeeded { plane })
+    } else if free_blocks < 2 {
+        Err(FtlError::NoFreePage { plane })
+    } else {
+        Ok(())
+    }
+}
+
+/// The state every block-level FTL keeps besides its mapping scheme: the flash, the
+/// validated config, and per plane the units (logical blocks, superblocks) whose merge
+/// or GC is due before any further write there.
+#[derive(Clone, Debug)]
+pub(crate) struct Core {
+    pub(crate) flash: Flash,
+    pub(crate) cfg: ValidatedFtlConfig,
+    /// Per plane: units due for a merge/GC, oldest first (at most one: writes wait while
+    /// one is due).
+    pub(crate) due: Vec<VecDeque<u32>>,
+}
+
+impl Core {
+    pub(crate) fn new(geometry: Geometry, cfg: ValidatedFtlConfig) -> Core {
+        let planes = geometry.total_planes() as usize;
+        Core { flash: Flash::new(geometry, &cfg), cfg, due: vec![VecDeque::new(); planes] }
+    }
+
+    /// [`crate::Ftl::needs_gc`]: a merge is due, or the free pool is below the threshold.
+    pub(crate) fn needs_gc(&self, pi: usize) -> bool {
+        !self.due[pi].is_empty() || self.flash.free_count(pi) < self.cfg.gc_threshold_blocks()
+    }
+
+    /// The write gate of plane `pi` ([`write_gate`]), `running` telling whether a job runs.
+    pub(crate) fn gate(&self, pi: usize, running: bool) -> Result<(), FtlError> {
+        let busy = running || !self.due[pi].is_empty();
+        write_gate(busy, self.flash.free_count(pi), PlaneId(pi as u32))
+    }
+}
+
+/// The [`crate::Ftl`] methods the block-level FTLs share, for an `impl Ftl` block of a
+/// type with a `core: Core` field and the inherent methods `unit_plane(&self, lpn: u64)
+/// -> PlaneId`, `job_running(&self, pi: usize) -> bool`, `host_write(&mut self, lpn: u64,
+/// pi: usize) -> Ppa` (a write the gate let through) and `job_step(&mut self, pi: usize)
+/// -> GcStep` (the next step of the running job).
+macro_rules! block_ftl_common {
+    () => {
+        fn geometry(&self) -> &Geometry {
+            &self.core.flash.geometry
+        }
+
+        fn logical_pages(&self) -> u64 {
+            self.core.flash.logical_pages()
+        }
+
+        fn lookup(&self, lpn: Lpn) -> Option<Ppa> {
+            self.core.flash.lookup(lpn.0).map(|p| Ppa(p as u64))
+        }
+
+        fn static_plane(&self, lpn: Lpn) -> PlaneId {
+            self.unit_plane(lpn.0)
+        }
+
+        /// Always [`WriteConstraint::Plane`]: the plane of the LPN's unit.
+        fn write_constraint(&self, lpn: Lpn) -> WriteConstraint {
+            WriteConstraint::Plane(self.unit_plane(lpn.0))
+        }
+
+        fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
+            assert!(lpn.0 < self.logical_pages(), "{lpn} out of range");
+            let pi = self.core.flash.check_plane(plane);
+            assert_eq!(plane, self.unit_plane(lpn.0), "{lpn} written to a plane its unit is not on");
+            if let Err(e) = self.core.gate(pi, self.job_running(pi)) {
+                self.core.flash.stats.host_writes_refused += 1;
+                return Err(e);
+            }
+            Ok(self.host_write(lpn.0, pi))
+        }
+
+        fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {
+            let old = self.core.flash.unmap(lpn.0)?;
+            self.core.flash.stats.trims += 1;
+            Some(Ppa(old as u64))
+        }
+
+        fn needs_gc(&self, plane: PlaneId) -> bool {
+            self.core.needs_gc(self.core.flash.check_plane(plane))
+        }
+
+        fn gc_in_progress(&self, plane: PlaneId) -> bool {
+            self.job_running(self.core.flash.check_plane(plane))
+        }
+
+        fn gc_step(&mut self, plane: PlaneId) -> GcStep {
+            let pi = self.core.flash.check_plane(plane);
+            if self.job_running(pi) { self.job_step(pi) } else { GcStep::Done }
+        }
+
+        fn free_blocks(&self, plane: PlaneId) -> u32 {
+            self.core.flash.free_count(self.core.flash.check_plane(plane))
+        }
+
+        fn page_counts(&self, plane: PlaneId) -> PageCounts {
+            self.core.flash.page_counts(plane)
+        }
+
+        fn page_lpn(&self, ppa: Ppa) -> Option<Lpn> {
+            self.core.flash.page_lpn(ppa)
+        }
+
+        fn block_info(&self, block: BlockId) -> BlockInfo {
+            self.core.flash.block_info(block)
+        }
+
+        fn stats(&self) -> FtlStats {
+            self.core.flash.stats
+        }
+
+        fn can_write(&self, plane: PlaneId) -> bool {
+            let pi = self.core.flash.check_plane(plane);
+            self.core.gate(pi, self.job_running(pi)).is_ok()
+        }
+
+        /// Relative: `waf_epsilon × WAF` (0.02 → windows within 2 % of each other).
+        fn steady_waf_tolerance_ppm(&self, epsilon_ppm: u64, waf_ppm: u64) -> u64 {
+            (epsilon_ppm as u128 * waf_ppm as u128 / 1_000_000) as u64
+        }
+    };
+}
+pub(crate) use block_ftl_common;
