@@ -759,6 +759,19 @@ mod tests {
         let mut c = base();
         c.soml = Some(SomlConfig { max_parts: 5, decoders: None, factor: Some(1.063), t_r: None });
         assert_eq!(c.validate().unwrap_err().key, "soml.max_parts");
+        // Both a factor and explicit latencies; no factor on a chip whose layer count
+        // cannot give Eq. 1's default.
+        let mut c = base();
+        let us = PerPageType::PerType(vec![Nanos(1), Nanos(2), Nanos(3)]);
+        c.soml = Some(SomlConfig { max_parts: 1, decoders: None, factor: Some(1.1), t_r: Some(us) });
+        assert_eq!(c.validate().unwrap_err().key, "soml.factor");
+        let mut c = base();
+        c.geometry.layers = 1;
+        c.timing.layer_speed = None;
+        c.soml = Some(SomlConfig { max_parts: 1, decoders: None, factor: None, t_r: None });
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.key, "soml.factor");
+        assert!(e.to_string().contains("soml.t_r"), "{e}");
         let mut c = base();
         c.geometry.pages_per_block = 47;
         let e = c.validate().unwrap_err();
