@@ -169,6 +169,16 @@ pub struct TimingConfig {
     /// Per-layer speed variation; absent = every layer runs at the base speed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer_speed: Option<LayerSpeedConfig>,
+    /// Re-read (read-retry) sensings added to every read: the page is sensed
+    /// `1 + re_reads` times before its data moves out once, so every read's array time is
+    /// `(1 + re_reads) × tR` (soml-read §2.1 and Table 1 "#Re-read operations 3"; an
+    /// option, default 0: see docs/model.md).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub re_reads: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Program/erase suspension (`[suspension]`, mbm-ftl §IV-C): a read to a die whose
@@ -199,10 +209,17 @@ pub struct SomlConfig {
     /// equal modulo this count (soml-read §5.1). Defaults to `max_parts`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decoders: Option<u32>,
-    /// Array-latency factor of a SOML read over a plain read (soml-read §6.1:
-    /// (64 + 4 − 1) / (64 − 1) = 1.063 for quarter-page partial reads). Default 1.063.
-    #[serde(default = "default_soml_factor")]
-    pub factor: f64,
+    /// Read-latency factor of the SOML-capable chip over the baseline chip: the SOML
+    /// transistors lengthen every string, so **every** read on the chip (plain,
+    /// multi-plane, SOML, GC) takes `timing.t_r × factor`. Default: soml-read §6.1's
+    /// Eq. 1 estimate `(layers + slots − 1) / (layers − 1)`, `slots` = partial reads per
+    /// page (64 layers, 4 slots: 67/63 ≈ 1.063). Ignored when `t_r` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factor: Option<f64>,
+    /// The SOML-capable chip's read latency per page type, used for every read instead
+    /// of `timing.t_r × factor` (soml-read Table 1: (92.7, 123.7, 185.5) µs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_r: Option<PerPageType>,
 }
 
 /// Partial-block erase (`[partial_erase]`, pen-partial-erase §4).
@@ -216,10 +233,6 @@ pub struct PartialEraseConfig {
 
 fn one() -> u32 {
     1
-}
-
-fn default_soml_factor() -> f64 {
-    1.063
 }
 
 /// A whole NAND device description as written in a config file.
@@ -313,8 +326,6 @@ pub struct SomlRules {
     pub max_parts: u32,
     /// Block decoders per plane.
     pub decoders: u32,
-    /// Array latency factor in ppm.
-    pub factor_ppm: u64,
 }
 
 /// Validated timing: base latencies plus the precomputed per-page array times.
@@ -328,7 +339,9 @@ pub struct Timing {
     pub t_cmd_erase: Nanos,
     /// Bus data rate.
     pub bus: BusTiming,
-    /// tR per page type index (LSB, CSB, MSB, TSB), fastest layer.
+    /// tR per page type index (LSB, CSB, MSB, TSB), fastest layer: the chip's read
+    /// latency (`timing.t_r`, or a SOML-capable chip's `soml.t_r` / `t_r × soml.factor`)
+    /// times `1 + timing.re_reads`.
     pub t_r: [Nanos; 4],
     /// tPROG per page type index, fastest layer.
     pub t_prog: [Nanos; 4],
@@ -444,6 +457,39 @@ fn per_type(key: &str, v: &PerPageType, cell: CellType) -> Result<[Nanos; 4], Na
 }
 
 /// Convert a ratio ≥ 1 to ppm (the only place floats are used, once at load).
+/// tR per page type of a SOML-capable chip ([`SomlConfig::t_r`], else `t_r` × the
+/// factor, rounded to the nearest ns).
+fn soml_chip_t_r(
+    s: &SomlConfig,
+    t_r: &[Nanos; 4],
+    cell: CellType,
+    geometry: &Geometry,
+) -> Result<[Nanos; 4], NandConfigError> {
+    if let Some(explicit) = &s.t_r {
+        if s.factor.is_some() {
+            return Err(cfg_err("soml.factor", "give either soml.factor or soml.t_r, not both"));
+        }
+        return per_type("soml.t_r", explicit, cell);
+    }
+    // The factor as an exact ratio num/den: (layers + slots − 1)/(layers − 1) by
+    // default, else the configured value in ppm.
+    let (num, den) = match s.factor {
+        Some(f) => (ratio_ppm("soml.factor", f, 10.0)?, PPM),
+        None => {
+            let layers = u64::from(geometry.layers());
+            if layers < 2 {
+                return Err(cfg_err(
+                    "soml.factor",
+                    "cannot be derived from a 1-layer chip ((layers + slots − 1)/(layers − 1)); \
+                     set soml.factor or soml.t_r",
+                ));
+            }
+            (layers + u64::from(geometry.partial_slots()) - 1, layers - 1)
+        }
+    };
+    Ok(t_r.map(|t| Nanos((t.0 * num + den / 2) / den)))
+}
+
 fn ratio_ppm(key: &str, ratio: f64, max: f64) -> Result<u64, NandConfigError> {
     if !ratio.is_finite() || !(1.0..=max).contains(&ratio) {
         return Err(cfg_err(key, format!("{ratio} must be a number in [1, {max}]")));
@@ -515,7 +561,7 @@ impl NandConfig {
                 ));
             }
         };
-        let t_r = per_type("timing.t_r", &t.t_r, cell)?;
+        let mut t_r = per_type("timing.t_r", &t.t_r, cell)?;
         let t_prog = per_type("timing.t_prog", &t.t_prog, cell)?;
         if t.t_bers == Nanos::ZERO {
             return Err(cfg_err("timing.t_bers", "must be positive"));
@@ -564,11 +610,8 @@ impl NandConfig {
                 if decoders == 0 {
                     return Err(cfg_err("soml.decoders", "must be positive"));
                 }
-                Some(SomlRules {
-                    max_parts: s.max_parts,
-                    decoders,
-                    factor_ppm: ratio_ppm("soml.factor", s.factor, 10.0)?,
-                })
+                t_r = soml_chip_t_r(s, &t_r, cell, &geometry)?;
+                Some(SomlRules { max_parts: s.max_parts, decoders })
             }
         };
         let suspension = self.suspension.as_ref().map(|s| SuspensionRules {
@@ -577,6 +620,8 @@ impl NandConfig {
             max_per_op: s.max_per_op,
         });
 
+        // Every read senses the page 1 + re_reads times (`timing.re_reads`).
+        let t_r = t_r.map(|n| Nanos(n.0 * (1 + u64::from(t.re_reads))));
         let ppb = geometry.pages_per_block();
         let mut read_ns = Vec::with_capacity(ppb as usize);
         let mut prog_ns = Vec::with_capacity(ppb as usize);
@@ -645,6 +690,7 @@ mod tests {
                     curve: LayerCurve::Linear,
                     slow_end: SlowEnd::Top,
                 }),
+                re_reads: 0,
             },
             suspension: None,
             soml: None,
@@ -711,8 +757,21 @@ mod tests {
         c.partial_erase = Some(PartialEraseConfig { levels: 2 });
         assert_eq!(c.validate().unwrap_err().key, "timing.t_pbers");
         let mut c = base();
-        c.soml = Some(SomlConfig { max_parts: 5, decoders: None, factor: 1.063 });
+        c.soml = Some(SomlConfig { max_parts: 5, decoders: None, factor: Some(1.063), t_r: None });
         assert_eq!(c.validate().unwrap_err().key, "soml.max_parts");
+        // Both a factor and explicit latencies; no factor on a chip whose layer count
+        // cannot give Eq. 1's default.
+        let mut c = base();
+        let us = PerPageType::PerType(vec![Nanos(1), Nanos(2), Nanos(3)]);
+        c.soml = Some(SomlConfig { max_parts: 1, decoders: None, factor: Some(1.1), t_r: Some(us) });
+        assert_eq!(c.validate().unwrap_err().key, "soml.factor");
+        let mut c = base();
+        c.geometry.layers = 1;
+        c.timing.layer_speed = None;
+        c.soml = Some(SomlConfig { max_parts: 1, decoders: None, factor: None, t_r: None });
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.key, "soml.factor");
+        assert!(e.to_string().contains("soml.t_r"), "{e}");
         let mut c = base();
         c.geometry.pages_per_block = 47;
         let e = c.validate().unwrap_err();
@@ -740,11 +799,12 @@ mod tests {
             t_bers = "10ms"
             [soml]
             max_parts = 1
+            factor = 1.1
         "#;
         let c: NandConfig = toml::from_str(text).unwrap();
         let spec = c.validate().unwrap();
-        assert_eq!(spec.timing().read_array(2), Nanos::from_us(180));
-        assert_eq!(spec.soml().unwrap().factor_ppm, 1_063_000);
+        // A SOML-capable chip reads slower everywhere: 1.1 × 180 µs.
+        assert_eq!(spec.timing().read_array(2), Nanos::from_us(198));
         let back: NandConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
         assert_eq!(back, c);
         let bad = text.replace("t_bers", "t_berz");

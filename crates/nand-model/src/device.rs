@@ -630,7 +630,6 @@ impl Device {
                     array = array.max(self.spec.timing().read_array(a.page).0);
                 }
                 let t = self.spec.timing();
-                let array = Nanos(array).scale_ppm(rules.factor_ppm).0;
                 let c = self.check_multi(std::slice::from_ref(&first), true)?;
                 let n = parts.len() as u64;
                 let cmd_ns = n * t.t_cmd_read.0;

@@ -52,9 +52,10 @@ fn config() -> NandConfig {
                 curve: LayerCurve::Linear,
                 slow_end: SlowEnd::Top,
             }),
+            re_reads: 0,
         },
         suspension: Some(SuspensionConfig { program: true, erase: true, max_per_op: 2 }),
-        soml: Some(SomlConfig { max_parts: 4, decoders: Some(2), factor: 1.063 }),
+        soml: Some(SomlConfig { max_parts: 4, decoders: Some(2), factor: Some(1.063), t_r: None }),
         partial_erase: Some(PartialEraseConfig { levels: 2 }),
     }
 }

@@ -274,26 +274,62 @@ fn lacr_layer_speed_factor_applies_to_array_time() {
 }
 
 #[test]
-fn soml_read_is_slowest_part_times_factor() {
+fn every_read_on_a_soml_chip_takes_table_1s_latency() {
     let mut d = dev("soml-tlc64");
-    // Blocks 0, 1, 2 (decoders 0, 1, 2 of 4); pages 0 (LSB), 1 (CSB), 2 (MSB) — all on
-    // layer 0; slots 0, 1, 2 of the page.
-    let parts: Vec<SomlPart> = (0..3)
+    // Blocks 0, 1, 2, 3 (decoders 0..4 of 4); pages 0 (LSB), 1 (CSB), 2 (MSB), 0 — all
+    // on layer 0; slots 0..4 of the page.
+    let parts: Vec<SomlPart> = (0..4)
         .map(|i| {
-            let a = pa(1, 1, 0, 1, i, i);
-            fill(&mut d, a, i + 1);
+            let a = pa(1, 1, 0, 1, i, i % 3);
+            fill(&mut d, a, i % 3 + 1);
             SomlPart { page: a, offset_bytes: 4096 * i, len_bytes: 4096 }
         })
         .collect();
     let t = d.issue(SimTime(0), &Command::SomlRead { parts: &parts }).unwrap();
-    // Command: 3 × 7 × 5 ns = 105; array: 180 µs × 1.063 = 191,340 ns; out 12 KiB × 5 ns.
-    assert_eq!(t.bus_end, SimTime(105));
-    assert_eq!(t.array_end, SimTime(105 + 191_340));
-    assert_eq!(t.done, SimTime(105 + 191_340 + 3 * 4096 * 5));
-    assert_eq!(d.stats().soml_parts, 3);
-    // A plain read of the MSB page: 35 + 180 µs + 16 KiB × 5 ns.
+    // soml-read Table 1's SOML-enabled chip: a 4-part SOML read with an MSB part is
+    // command 4 × 7 × 5 ns = 140 ns, array 185.5 µs (the slowest part), data out
+    // 16 KiB × 5 ns = 81,920 ns: 267,560 ns.
+    assert_eq!(t.bus_end, SimTime(140));
+    assert_eq!(t.array_end, SimTime(140 + 185_500));
+    assert_eq!(t.done, SimTime(267_560));
+    assert_eq!(d.stats().soml_parts, 4);
+    // A plain read on the same chip takes the same chip latency: 35 + 185.5 µs + 16 KiB
+    // × 5 ns for the MSB page, 35 + 92.7 µs + 4 KiB × 5 ns for 4 KiB of an LSB page.
     let r = d.issue(t.done, &read(&[parts[2].page], 16384)).unwrap();
-    assert_eq!(r.done - t.done, Nanos(35 + 180_000 + 16384 * 5));
+    assert_eq!(r.done - t.done, Nanos(35 + 185_500 + 16384 * 5));
+    let r2 = d.issue(r.done, &read(&[parts[0].page], 4096)).unwrap();
+    assert_eq!(r2.done - r.done, Nanos(35 + 92_700 + 4096 * 5));
+}
+
+/// A SOML-capable chip without explicit latencies reads `t_r × (layers + slots − 1) /
+/// (layers − 1)` (soml-read §6.1, Eq. 1), for each partial-read granularity.
+#[test]
+fn the_default_soml_factor_follows_equation_1() {
+    for (partial, slots) in [(8192u32, 2u64), (4096, 4), (2048, 8)] {
+        let mut c = preset("soml-tlc64").unwrap();
+        c.geometry.partial_read_bytes = Some(partial);
+        let soml = c.soml.as_mut().unwrap();
+        soml.t_r = None;
+        soml.max_parts = 2;
+        let spec = c.validate().unwrap();
+        // 64 layers; MSB page 2: 180 µs × (63 + slots) / 63, rounded to the nearest ns.
+        let want = (180_000 * (63 + slots) + 31) / 63;
+        assert_eq!(spec.timing().read_array(2), Nanos(want), "{slots} slots");
+    }
+    // 4 slots: 180 µs × 67/63 = 191,428.6 → 191,429 ns (the paper rounds the factor to 1.063).
+    assert_eq!((180_000 * 67 + 31) / 63, 191_429);
+}
+
+/// `timing.re_reads`: every read senses the page 1 + re_reads times, data out once.
+#[test]
+fn re_reads_repeat_the_sensing_of_every_read() {
+    let mut c = preset("soml-tlc64").unwrap();
+    c.timing.re_reads = 3;
+    let mut d = Device::new(c.validate().unwrap(), DeviceOptions { store_tags: true });
+    let a = pa(0, 0, 0, 0, 0, 0);
+    fill(&mut d, a, 3);
+    let r = d.issue(SimTime(0), &read(&[PageAddr { page: 2, ..a }], 16384)).unwrap();
+    assert_eq!(r.done, SimTime(35 + 4 * 185_500 + 16384 * 5));
 }
 
 #[test]
