@@ -30,6 +30,7 @@
 //!
 //! See `docs/serve.md` for protocol coverage, the modes and how to attach clients.
 
+pub mod client;
 pub mod clock;
 mod conn;
 mod engine;
