@@ -36,7 +36,8 @@ fn serve_a_client_then_report_record_and_replay_exactly() {
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut first = String::new();
     err.read_line(&mut first).unwrap();
-    let addr = first.split("listening on ").nth(1).and_then(|s| s.split(' ').next()).expect(&first).to_owned();
+    let addr =
+        first.split("listening on ").nth(1).and_then(|s| s.split(' ').next()).expect(&first).to_owned();
     let mut c = Client::open(&addr).unwrap();
     c.stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     for i in 0..50u64 {
@@ -76,7 +77,15 @@ fn bad_serve_flags_fail_up_front_naming_the_flag() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("host.mode=closed"));
     let out = lamina()
-        .args(["serve", "--preset", "mbm", "--set", "host.unwritten_reads=\"prefill\"", "--listen", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--preset",
+            "mbm",
+            "--set",
+            "host.unwritten_reads=\"prefill\"",
+            "--listen",
+            "127.0.0.1:0",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
