@@ -148,12 +148,14 @@ mod tests {
         let mut stores = [Store::memory(), Store::file(&dir.path().join("b"), size).unwrap()];
         for s in &mut stores {
             let mut reference = vec![0u8; size as usize];
-            let ops: [(u64, u64, u8); 6] = [
+            let ops: [(u64, u64, u8); 8] = [
                 (0, 512, 1),
                 (4000, 300, 2),
                 (8192, 8192, 3),
                 (1000, 20000, 4),
                 (4096, 4096, 0),
+                (1000, 10000, 0),
+                (5000, 100, 0),
                 (0, 65536, 5),
             ];
             for (i, &(off, len, v)) in ops.iter().enumerate() {

@@ -281,7 +281,7 @@ fn paced_replies_wait_for_their_simulated_completion() {
     let mut c = open(&s.addr);
     let mut observed = Vec::new();
     for i in 0..60u64 {
-        let t0 = std::time::Instant::now();
+        let t0 = lamina_serve::clock::wall_now();
         if i % 2 == 0 {
             assert_eq!(c.write(i * 8192, &pattern(i as u8, 8192)).unwrap(), 0);
         } else {
