@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 
 if ! command -v qemu-io >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    timeout 120 apt-get install -y -qq qemu-utils >/dev/null 2>&1 \
-      || { timeout 60 apt-get update -qq >/dev/null 2>&1 && timeout 120 apt-get install -y -qq qemu-utils >/dev/null 2>&1; } \
+    # Bounded so the step adds at most ~1.5 minutes when the network is slow or blocked.
+    timeout 30 apt-get install -y -qq qemu-utils >/dev/null 2>&1 \
+      || { timeout 30 apt-get update -qq >/dev/null 2>&1 && timeout 45 apt-get install -y -qq qemu-utils >/dev/null 2>&1; } \
       || true
   fi
 fi

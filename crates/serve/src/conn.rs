@@ -24,6 +24,9 @@ pub(crate) const PER_CONNECTION_IN_FLIGHT: usize = 128;
 /// sockets cannot hold connection slots forever.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A write's payload must arrive within this long of its header.
+const PAYLOAD_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// What every connection shares.
 pub(crate) struct Shared {
     pub export: Export,
@@ -129,7 +132,9 @@ async fn receive<R: AsyncRead + Unpin>(
                 Op::Read
             } else {
                 let mut data = vec![0u8; req.length as usize];
-                rd.read_exact(&mut data).await.ok()?;
+                // A client that stops mid-payload would hold its share of the payload
+                // budget forever: it has a deadline, then the connection ends.
+                tokio::time::timeout(PAYLOAD_TIMEOUT, rd.read_exact(&mut data)).await.ok()?.ok()?;
                 Op::Write(data)
             }
         }
