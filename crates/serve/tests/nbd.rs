@@ -313,3 +313,29 @@ fn paced_replies_wait_for_their_simulated_completion() {
     );
     assert_eq!(l.count, 60);
 }
+
+/// `--backing FILE`: the data outlives the server, and a second server serves it.
+#[test]
+fn a_backing_file_keeps_the_data_across_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ssd.img");
+    let backed = || ServeOptions { backing: Some(file.clone()), ..ServeOptions::default() };
+    let s = start(backed(), None);
+    let mut c = open(&s.addr);
+    assert_eq!(c.write(1 << 20, &pattern(7, 65536)).unwrap(), 0);
+    assert_eq!(c.command(CMD_FLUSH, 0, 0).unwrap(), 0);
+    c.disconnect().unwrap();
+    let served = s.thread.join().unwrap();
+    assert_eq!(served.resident_bytes, 0, "nothing held in memory");
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), c_size());
+    let s = start(backed(), None);
+    let mut c = open(&s.addr);
+    assert_eq!(c.read(1 << 20, 65536).unwrap().unwrap(), pattern(7, 65536));
+    c.disconnect().unwrap();
+    s.thread.join().unwrap();
+}
+
+/// The export size of [`config`]'s device.
+fn c_size() -> u64 {
+    SimulationBuilder::new(config()).build().unwrap().logical_capacity_bytes()
+}
