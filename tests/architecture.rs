@@ -1,6 +1,7 @@
 //! Architecture invariant (TigerBeetle-style "tidy" check): the crate dependency graph
 //! only points the allowed way, `cli → engine → {sched, ftl, trace}`,
-//! `{engine, sched, ftl} → nand-model`, and `cli → trace` directly. `trace` is a leaf:
+//! `{engine, sched, ftl} → nand-model`, `cli → trace` directly, and `cli → serve →
+//! {engine, trace, nand-model}` (the NBD server; tokio lives only there). `trace` is a leaf:
 //! it depends on no other Lamina crate (it needs only the logical capacity, a number).
 //!
 //! Reads `cargo metadata` for the workspace and fails on any edge between Lamina
@@ -16,6 +17,10 @@ const ALLOWED: &[(&str, &str)] = &[
     ("lamina-cli", "lamina-ftl"),
     ("lamina-cli", "lamina-nand-model"),
     ("lamina-cli", "lamina-trace"),
+    ("lamina-cli", "lamina-serve"),
+    ("lamina-serve", "lamina-engine"),
+    ("lamina-serve", "lamina-trace"),
+    ("lamina-serve", "lamina-nand-model"),
     ("lamina-engine", "lamina-sched"),
     ("lamina-engine", "lamina-ftl"),
     ("lamina-engine", "lamina-nand-model"),

@@ -10,6 +10,7 @@ mod plot;
 mod progress;
 mod reproduce;
 mod run_cmd;
+mod serve_cmd;
 mod sweep;
 mod trace_args;
 mod trace_cmd;
@@ -27,6 +28,10 @@ enum Command {
     /// Replay a trace on a simulated SSD and print the report.
     #[command(after_help = exit::EXIT_CODES_HELP)]
     Run(run_cmd::RunArgs),
+    /// Serve the simulated SSD as an NBD network block device to real clients
+    /// (qemu-io, nbd-client, fio); print the report when the last client disconnects.
+    #[command(after_help = exit::EXIT_CODES_HELP)]
+    Serve(serve_cmd::ServeArgs),
     /// List the built-in device presets and their sources.
     Presets,
     /// List every FTL, placement policy, arbiter and GC mode with its source.
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     exit::finish(match cli.command {
         Command::Run(args) => run_cmd::run(args),
+        Command::Serve(args) => serve_cmd::serve(args),
         Command::Presets => run_cmd::presets(),
         Command::Policies => run_cmd::policies(),
         Command::Trace(cmd) => trace_cmd::run(cmd),

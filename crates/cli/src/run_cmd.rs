@@ -17,9 +17,10 @@ use crate::trace_args::TraceArgs;
 /// traces fit without wrapping).
 pub const DEFAULT_PRESET: &str = "mqsim-default";
 
-/// Arguments of `lamina run`.
+/// The device options `lamina run` and `lamina serve` share: preset, config files,
+/// `--set` overrides, seed and verify mode.
 #[derive(Args, Debug)]
-pub struct RunArgs {
+pub struct DeviceArgs {
     /// Base device preset (see `lamina presets`; default: mqsim-default when no config
     /// gives a preset or a [nand] section).
     #[arg(long)]
@@ -36,17 +37,31 @@ pub struct RunArgs {
     /// Check that every read returns the latest write (`host.verify`; stores a tag per page).
     #[arg(long)]
     verify: bool,
+}
+
+/// Where the report goes, for `lamina run` and `lamina serve`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
     /// Write the JSON report to this file (checked before the run starts).
     #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
+    pub json: Option<PathBuf>,
     /// Do not print the text summary.
     #[arg(long, short)]
-    quiet: bool,
+    pub quiet: bool,
     /// Stream one CSV line per completed request to this file:
     /// `arrival_ns,op,bytes,lpn,response_ns,wait_ns` (checked before the run starts;
     /// the file appears when the run succeeds).
     #[arg(long, value_name = "FILE")]
-    latency_log: Option<PathBuf>,
+    pub latency_log: Option<PathBuf>,
+}
+
+/// Arguments of `lamina run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    device: DeviceArgs,
+    #[command(flatten)]
+    output: ReportArgs,
     /// The trace file (plain, gzip, bzip2, zstd, xz/lzma or tar); `-` reads standard input
     /// (pipes are spooled to a temporary file, since a run reads its trace twice).
     trace: PathBuf,
@@ -56,7 +71,7 @@ pub struct RunArgs {
 
 /// True if any config source names a device: `--preset`, a `preset` or `[nand]` in a
 /// config file, or a `--set preset=…`/`--set nand.…`.
-fn names_a_device(args: &RunArgs, files: &[(String, String)]) -> bool {
+fn names_a_device(args: &DeviceArgs, files: &[(String, String)]) -> bool {
     let device_key = |k: &str| k == "preset" || k == "nand";
     args.preset.is_some()
         || files
@@ -68,52 +83,86 @@ fn names_a_device(args: &RunArgs, files: &[(String, String)]) -> bool {
         })
 }
 
+impl DeviceArgs {
+    /// Resolve the config: the preset (or the default device), then `defaults` (the
+    /// command's own settings, which config files and `--set` may override), the config
+    /// files, `--seed`, `--verify`, `late` (settings from other flags), and `--set` last.
+    /// Returns the config and where it came from, lowest precedence first.
+    pub fn config(
+        &self,
+        defaults: &[&str],
+        late: Vec<String>,
+    ) -> anyhow::Result<(lamina_engine::config::SimConfig, Vec<String>)> {
+        let mut files = Vec::with_capacity(self.configs.len());
+        for path in &self.configs {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| crate::exit::usage(format!("reading config {}: {e}", path.display())))?;
+            files.push((path.display().to_string(), text));
+        }
+        let mut b = ConfigBuilder::new();
+        // Where the config comes from, lowest precedence first (issue #8 item 16).
+        let mut sources = Vec::new();
+        if let Some(p) = &self.preset {
+            b = b.preset(p)?;
+            sources.push(format!("preset {p}"));
+        } else if !names_a_device(self, &files) {
+            eprintln!(
+                "note: no preset or [nand] section given; simulating the default device {DEFAULT_PRESET} \
+                 (MQSim's default SSD; choose another with --preset, see `lamina presets`)"
+            );
+            b = b.preset(DEFAULT_PRESET)?;
+            sources.push(format!("default preset {DEFAULT_PRESET}"));
+        }
+        for s in defaults {
+            b = b.set(s)?;
+            sources.push(format!("default {s}"));
+        }
+        for (name, text) in &files {
+            b = b.toml(name, text)?;
+            sources.push(format!("file {name}"));
+        }
+        if let Some(seed) = self.seed {
+            b = b.set(&format!("seed={seed}"))?;
+            sources.push(format!("--seed {seed}"));
+        }
+        if self.verify {
+            b = b.set("host.verify=true")?;
+            sources.push("--verify".into());
+        }
+        for s in late {
+            b = b.set(&s)?;
+            sources.push(format!("trace flag {s}"));
+        }
+        for s in &self.sets {
+            b = b.set(s)?;
+            sources.push(format!("--set {s}"));
+        }
+        Ok((b.build()?, sources))
+    }
+}
+
+/// Print the report's text summary (unless `quiet`) and write its JSON to `json_out`:
+/// the summary first, so a failed JSON write does not hide the results (and a closed
+/// standard output does not lose the JSON). Returns the print's result.
+pub fn emit_report(
+    report: &lamina_engine::report::Report,
+    quiet: bool,
+    json_out: Option<OutputFile>,
+) -> anyhow::Result<anyhow::Result<()>> {
+    let printed = if quiet { Ok(()) } else { out::print(&report.to_text()) };
+    if let Some(mut f) = json_out {
+        f.write_all(report.to_json().as_bytes())?;
+        f.commit()?;
+    }
+    Ok(printed)
+}
+
 /// Run `lamina run`.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     // Every output path first: a bad one must not cost a simulation.
-    let mut json_out = args.json.as_deref().map(OutputFile::create).transpose()?;
-    let mut log_out = args.latency_log.as_deref().map(OutputFile::create).transpose()?;
-    let mut files = Vec::with_capacity(args.configs.len());
-    for path in &args.configs {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| crate::exit::usage(format!("reading config {}: {e}", path.display())))?;
-        files.push((path.display().to_string(), text));
-    }
-    let mut b = ConfigBuilder::new();
-    // Where the config comes from, lowest precedence first (issue #8 item 16).
-    let mut sources = Vec::new();
-    if let Some(p) = &args.preset {
-        b = b.preset(p)?;
-        sources.push(format!("preset {p}"));
-    } else if !names_a_device(&args, &files) {
-        eprintln!(
-            "note: no preset or [nand] section given; simulating the default device {DEFAULT_PRESET} \
-             (MQSim's default SSD; choose another with --preset, see `lamina presets`)"
-        );
-        b = b.preset(DEFAULT_PRESET)?;
-        sources.push(format!("default preset {DEFAULT_PRESET}"));
-    }
-    for (name, text) in &files {
-        b = b.toml(name, text)?;
-        sources.push(format!("file {name}"));
-    }
-    if let Some(seed) = args.seed {
-        b = b.set(&format!("seed={seed}"))?;
-        sources.push(format!("--seed {seed}"));
-    }
-    if args.verify {
-        b = b.set("host.verify=true")?;
-        sources.push("--verify".into());
-    }
-    for s in args.trace_opts.config_sets()? {
-        b = b.set(&s)?;
-        sources.push(format!("trace flag {s}"));
-    }
-    for s in &args.sets {
-        b = b.set(s)?;
-        sources.push(format!("--set {s}"));
-    }
-    let cfg = b.build()?;
+    let json_out = args.output.json.as_deref().map(OutputFile::create).transpose()?;
+    let mut log_out = args.output.latency_log.as_deref().map(OutputFile::create).transpose()?;
+    let (cfg, sources) = args.device.config(&[], args.trace_opts.config_sets()?)?;
     let log = log_out.as_mut().map(|f| f.stream().map(LatencyLog::new)).transpose()?;
     let (mut report, log) = replay(&cfg, &args.trace, log)?;
     report.config_sources = sources;
@@ -123,20 +172,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         (Some(log), Some(f)) => finish_log(log, f),
         _ => Ok(()),
     };
-    // The summary first: a failed JSON write must not hide the results (and a closed
-    // standard output must not lose the JSON).
-    let printed = if args.quiet { Ok(()) } else { out::print(&report.to_text()) };
-    if let Some(mut f) = json_out.take() {
-        f.write_all(report.to_json().as_bytes())?;
-        f.commit()?;
-    }
+    let printed = emit_report(&report, args.output.quiet, json_out)?;
     logged?;
     printed
 }
 
 /// Flush the latency log and put its file in place; a write error (disk full) names
 /// the file and how far the log got, and leaves no partial file behind.
-fn finish_log(log: LatencyLog, file: OutputFile) -> anyhow::Result<()> {
+pub fn finish_log(log: LatencyLog, file: OutputFile) -> anyhow::Result<()> {
     let written = log.lines();
     match log.finish() {
         Ok(_) => file.commit(),
@@ -243,7 +286,7 @@ mod tests {
             #[command(flatten)]
             r: RunArgs,
         }
-        let args = |a: &[&str]| P::parse_from([&["x"], a, &["t"]].concat()).r;
+        let args = |a: &[&str]| P::parse_from([&["x"], a, &["t"]].concat()).r.device;
         assert!(!names_a_device(&args(&[]), &[]));
         assert!(!names_a_device(&args(&["--set", "host.queue_depth=4"]), &[("c".into(), "seed = 1".into())]));
         assert!(names_a_device(&args(&["--preset", "mbm"]), &[]));
