@@ -33,7 +33,8 @@ fn spec_with(planes: u32, page: u32, soml: Option<(u32, u32, u32)>) -> DeviceSpe
     c.soml = soml.map(|(_, max_parts, decoders)| SomlConfig {
         max_parts,
         decoders: Some(decoders),
-        factor: 1.063,
+        factor: Some(1.063),
+        t_r: None,
     });
     c.validate().expect("valid test device")
 }
