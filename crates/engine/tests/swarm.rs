@@ -49,6 +49,7 @@ impl Coverage {
         self.note(format!("gc={:?}", c.sched.gc), true);
         self.note(format!("scheduler={}", c.sched.scheduler.name()), true);
         self.note("ftl.allocation=die-aligned", c.ftl.allocation != Default::default());
+        self.note(format!("ftl.kind={}", c.ftl.kind.name()), true);
         self.note("suspend_threshold", c.sched.suspend_threshold.0 > 0);
         self.note(format!("cell={:?}", c.nand.geometry.cell_type), true);
         self.note("host=closed", c.host.mode == HostMode::Closed);
@@ -183,13 +184,14 @@ fn print_shrunk(s: &Scenario, violations: &[check::Violation]) {
     }
 }
 
-/// A swarm that stops exercising a region is a broken swarm: every placement, arbiter,
+/// A swarm that stops exercising a region is a broken swarm: every FTL kind, placement, arbiter,
 /// GC mode, both host modes, buffer, suspension, preconditioning and trims must occur, and
 /// GC must actually run in a fair share of seeds.
 fn assert_covered(c: &Coverage, n: u64) {
     let mut must: Vec<String> =
         lamina_sched::PlacementKind::ALL.iter().map(|p| format!("placement={}", p.name())).collect();
     must.extend(lamina_sched::SchedulerKind::ALL.iter().map(|s| format!("scheduler={}", s.name())));
+    must.extend(lamina_ftl::FtlKind::ALL.iter().map(|k| format!("ftl.kind={}", k.name())));
     for f in [
         "ftl.allocation=die-aligned",
         "suspend_threshold",

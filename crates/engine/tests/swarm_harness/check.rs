@@ -455,24 +455,47 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
         );
     }
     let ppb = u64::from(cfg.nand.geometry.pages_per_block);
-    // A victim holds at least one invalid page, and each job ends with its erase.
-    ensure!(
-        out,
-        "gc.moves_per_job",
-        gc.pages_moved <= gc.jobs * (ppb - 1),
-        "{} moves in {} jobs of {ppb}-page blocks",
-        gc.pages_moved,
-        gc.jobs
-    );
-    ensure!(
-        out,
-        "gc.erases",
-        r.erases.total + r.erases.partial == gc.jobs,
-        "{} erases (+{} partial) for {} GC jobs",
-        r.erases.total,
-        r.erases.partial,
-        gc.jobs
-    );
+    let erased = r.erases.total + r.erases.partial;
+    if cfg.ftl.kind == lamina_ftl::FtlKind::Page {
+        // A victim holds at least one invalid page, and each job ends with its erase.
+        ensure!(
+            out,
+            "gc.moves_per_job",
+            gc.pages_moved <= gc.jobs * (ppb - 1),
+            "{} moves in {} jobs of {ppb}-page blocks",
+            gc.pages_moved,
+            gc.jobs
+        );
+        ensure!(
+            out,
+            "gc.erases",
+            erased == gc.jobs,
+            "{} erases (+{} partial) for {} GC jobs",
+            r.erases.total,
+            r.erases.partial,
+            gc.jobs
+        );
+    } else {
+        // Block-level and hybrid FTLs: a merge or compaction erases every block it
+        // emptied (an NFTL merge its data and update block), at least one per job, and
+        // moves only pages out of blocks it then erases.
+        ensure!(
+            out,
+            "gc.moves_per_job",
+            gc.pages_moved <= erased * ppb,
+            "{} moves but only {erased} erased blocks of {ppb} pages",
+            gc.pages_moved
+        );
+        ensure!(
+            out,
+            "gc.erases",
+            erased >= gc.jobs,
+            "{} erases (+{} partial) for {} GC jobs",
+            r.erases.total,
+            r.erases.partial,
+            gc.jobs
+        );
+    }
     let g = &cfg.nand.geometry;
     let blocks =
         u64::from(g.channels * g.chips_per_channel * g.dies_per_chip * g.planes_per_die * g.blocks_per_plane);

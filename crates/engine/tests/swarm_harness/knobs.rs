@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use arbitrary::Arbitrary;
-use lamina_ftl::{FtlConfig, GcThreshold, StripeOrder};
+use lamina_ftl::{Allocation, FtlConfig, FtlKind, GcThreshold, StripeOrder};
 use lamina_nand_model::GeometryConfig;
 use lamina_sched::{PlacementKind, SchedulerKind};
 
@@ -130,8 +130,12 @@ pub struct FtlKnobs {
     tie_break: u8,
     copyback: bool,
     wear_leveling: bool,
-    /// `ftl.allocation = "die-aligned"`.
+    /// `ftl.allocation = "die-aligned"` (page FTL only).
     die_aligned: bool,
+    /// `ftl.kind`: 0–3 page, 4 nftl, 5 superblock (`kind % 6`).
+    kind: u8,
+    /// Superblock FTL: `superblock_size` 1–4 and `superblock_extra_blocks` 1–3.
+    superblock: (u8, u8),
 }
 
 /// GC trigger.
@@ -343,36 +347,71 @@ impl FtlKnobs {
             Threshold::Blocks(n) => GcThreshold::FreeBlocks(2 + u32::from(n) % 4),
             Threshold::Fraction(n) => GcThreshold::FreeFraction(f64::from(n % 30) / 100.0),
         };
-        let tie_break = ["lowest-id", "oldest", "least-worn"][usize::from(self.tie_break) % 3];
+        let kind = match self.kind % 6 {
+            4 => FtlKind::Nftl,
+            5 => FtlKind::Superblock,
+            _ => FtlKind::Page,
+        };
+        // Options only some kinds accept are written only for them.
+        let tie_break = match kind {
+            FtlKind::Nftl => "lowest-id",
+            _ => ["lowest-id", "oldest", "least-worn"][usize::from(self.tie_break) % 3],
+        };
+        let die_aligned = self.die_aligned && kind == FtlKind::Page;
+        let (sb_size, sb_extra) =
+            (1 + u32::from(self.superblock.0) % 4, 1 + u32::from(self.superblock.1) % 3);
         let mut cfg = FtlConfig {
+            kind,
             overprovisioning: f64::from(self.op_percent % 40) / 100.0,
             gc_threshold,
             striping_order: StripeOrder::all()[usize::from(self.stripe) % 24],
             victim_tie_break: serde_plain(tie_break),
             copyback: self.copyback,
             wear_leveling: self.wear_leveling,
+            allocation: if die_aligned { Allocation::DieAligned } else { Allocation::PerPlane },
             ..FtlConfig::default()
         };
+        if kind == FtlKind::Superblock {
+            cfg.superblock_size = sb_size;
+            cfg.superblock_extra_blocks = sb_extra;
+        }
+        let mut wrapped = 0;
         while cfg.validate(&geometry).is_err() {
             // A threshold too large for the plane: fall back to the least legal one.
             if cfg.overprovisioning >= 0.85 {
                 cfg.gc_threshold = GcThreshold::FreeBlocks(2);
                 cfg.overprovisioning = 0.0;
+                wrapped += 1;
+                if wrapped == 2 {
+                    // No over-provisioning fits a block-level FTL on this geometry (too
+                    // few blocks per plane for its logical blocks plus spares): the page
+                    // FTL instead, which always fits.
+                    cfg = FtlConfig { kind: FtlKind::Page, ..cfg };
+                    cfg.superblock_size = FtlConfig::default().superblock_size;
+                    cfg.superblock_extra_blocks = FtlConfig::default().superblock_extra_blocks;
+                }
             }
             cfg.overprovisioning = ((cfg.overprovisioning * 100.0).round() + 1.0) / 100.0;
         }
+        let kind = cfg.kind;
         s.push_str("\n[ftl]\n");
+        let _ = writeln!(s, "kind = \"{}\"", kind.name());
         let _ = writeln!(s, "overprovisioning = {:?}", cfg.overprovisioning);
         let _ = match cfg.gc_threshold {
             GcThreshold::FreeBlocks(n) => writeln!(s, "gc_threshold = {{ free_blocks = {n} }}"),
             GcThreshold::FreeFraction(f) => writeln!(s, "gc_threshold = {{ free_fraction = {f:?} }}"),
         };
         let _ = writeln!(s, "striping_order = \"{}\"", cfg.striping_order);
-        let _ = writeln!(s, "victim_tie_break = \"{tie_break}\"");
+        if kind != FtlKind::Nftl {
+            let _ = writeln!(s, "victim_tie_break = \"{tie_break}\"");
+        }
+        if kind == FtlKind::Superblock {
+            let _ = writeln!(s, "superblock_size = {sb_size}");
+            let _ = writeln!(s, "superblock_extra_blocks = {sb_extra}");
+        }
         let _ = writeln!(s, "copyback = {}", cfg.copyback);
         let _ = writeln!(s, "wear_leveling = {}", cfg.wear_leveling);
-        let _ =
-            writeln!(s, "allocation = \"{}\"", if self.die_aligned { "die-aligned" } else { "per-plane" });
+        let _ = writeln!(s, "allocation = \"{}\"", if die_aligned { "die-aligned" } else { "per-plane" });
     }
 }
 
