@@ -59,13 +59,11 @@ pub(crate) struct Reply {
     pub permits: Permits,
 }
 
-/// A request submitted to the simulation and not yet completed.
+/// A request submitted to the simulation and not yet completed: its reply, ready but
+/// for the completion, and where to send it.
 struct Pending {
-    cookie: u64,
-    error: u32,
-    data: Vec<u8>,
-    reply: Sender<Reply>,
-    permits: Permits,
+    to: Sender<Reply>,
+    reply: Reply,
 }
 
 /// Counters of what the engine thread served.
@@ -250,7 +248,8 @@ impl Engine {
         {
             r.error = Some(e);
         }
-        self.pending.insert(self.next_id, Pending { cookie, error, data, reply, permits });
+        self.pending
+            .insert(self.next_id, Pending { to: reply, reply: Reply { cookie, error, data, permits } });
         self.next_id += 1;
         if let Err(e) = self.sim.submit(request) {
             self.fail(e);
@@ -294,12 +293,7 @@ impl Engine {
                 self.lateness.push(wall_now().saturating_duration_since(due).as_nanos() as u64);
             }
             // A closed channel means the client went away: its reply is dropped.
-            let _ = p.reply.try_send(Reply {
-                cookie: p.cookie,
-                error: p.error,
-                data: p.data,
-                permits: p.permits,
-            });
+            let _ = p.to.try_send(p.reply);
         }
     }
 
@@ -308,12 +302,7 @@ impl Engine {
     fn fail(&mut self, e: RunError) {
         self.failure = Some(e);
         for (_, p) in std::mem::take(&mut self.pending) {
-            let _ = p.reply.try_send(Reply {
-                cookie: p.cookie,
-                error: ESHUTDOWN,
-                data: Vec::new(),
-                permits: p.permits,
-            });
+            let _ = p.to.try_send(Reply { error: ESHUTDOWN, data: Vec::new(), ..p.reply });
         }
     }
 

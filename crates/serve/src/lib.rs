@@ -319,16 +319,7 @@ async fn accept_loop(
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let mut tasks = JoinSet::new();
     let mut accepted = 0u64;
-    let (tcp, unix) = match listener {
-        Listener::Tcp(l) => {
-            l.set_nonblocking(true).map_err(ServeError::Runtime)?;
-            (Some(tokio::net::TcpListener::from_std(l).map_err(ServeError::Runtime)?), None)
-        }
-        Listener::Unix(l, p) => {
-            l.set_nonblocking(true).map_err(ServeError::Runtime)?;
-            (None, Some((tokio::net::UnixListener::from_std(l).map_err(ServeError::Runtime)?, p)))
-        }
-    };
+    let listener = AsyncListener::new(listener).map_err(ServeError::Runtime)?;
     let sigint = async {
         if opts.sigint {
             let _ = tokio::signal::ctrl_c().await;
@@ -340,14 +331,7 @@ async fn accept_loop(
     loop {
         let accept = async {
             let slot = slots.clone().acquire_owned().await.expect("never closed");
-            match (&tcp, &unix) {
-                (Some(l), _) => l.accept().await.map(|(s, _)| {
-                    let _ = s.set_nodelay(true);
-                    (Stream::Tcp(s), slot)
-                }),
-                (_, Some((l, _))) => l.accept().await.map(|(s, _)| (Stream::Unix(s), slot)),
-                _ => unreachable!("one listener"),
-            }
+            listener.accept().await.map(|s| (s, slot))
         };
         tokio::select! {
             _ = stop.notified() => break,
@@ -377,10 +361,41 @@ async fn accept_loop(
     }
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}
-    if let Some((_, p)) = &unix {
+    if let AsyncListener::Unix(_, p) = &listener {
         let _ = std::fs::remove_file(p);
     }
     Ok(accepted)
+}
+
+/// The bound listener, moved onto the runtime.
+enum AsyncListener {
+    Tcp(tokio::net::TcpListener),
+    Unix(tokio::net::UnixListener, PathBuf),
+}
+
+impl AsyncListener {
+    fn new(l: Listener) -> std::io::Result<AsyncListener> {
+        Ok(match l {
+            Listener::Tcp(l) => {
+                l.set_nonblocking(true)?;
+                AsyncListener::Tcp(tokio::net::TcpListener::from_std(l)?)
+            }
+            Listener::Unix(l, p) => {
+                l.set_nonblocking(true)?;
+                AsyncListener::Unix(tokio::net::UnixListener::from_std(l)?, p)
+            }
+        })
+    }
+
+    async fn accept(&self) -> std::io::Result<Stream> {
+        match self {
+            AsyncListener::Tcp(l) => l.accept().await.map(|(s, _)| {
+                let _ = s.set_nodelay(true);
+                Stream::Tcp(s)
+            }),
+            AsyncListener::Unix(l, _) => l.accept().await.map(|(s, _)| Stream::Unix(s)),
+        }
+    }
 }
 
 enum Stream {
