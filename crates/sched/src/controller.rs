@@ -35,6 +35,7 @@ use std::collections::VecDeque;
 use lamina_nand_model::{DieId, Geometry, Lpn, PlaneId, Ppa, SomlRules};
 use serde::{Deserialize, Serialize};
 
+use crate::soml::SomlGroup;
 use crate::{Arbiter, ArbiterKind, Class, DeviceView, GcMode, QueueHeads};
 
 /// The `req` of a transaction that belongs to no host request (buffer flushes).
@@ -323,7 +324,6 @@ impl SchedulerKind {
                 width: p.width,
                 window: p.window,
                 soml: None,
-                soml_blocks: Vec::new(),
             }),
             SchedulerKind::Soml => Box::new(MultiplaneScheduler {
                 arbiter,
@@ -331,7 +331,6 @@ impl SchedulerKind {
                 width: p.width,
                 window: p.window,
                 soml: p.soml,
-                soml_blocks: Vec::new(),
             }),
             SchedulerKind::Sprinkler => Box::new(SprinklerScheduler {
                 arbiter,
@@ -575,10 +574,10 @@ fn soml_slots(t: &QueuedTxn, gran: u32) -> u64 {
 }
 
 /// Extend `group` (holding only the anchor, a partial host read) with queued partial
-/// reads that join its SOML read (soml-read §5, Algorithm 1, greedy in queue order):
-/// same plane, different blocks, distinct block decoders (`block index % decoders`),
-/// disjoint bit-line slots; at most `max_parts` in all. `blocks` is scratch space.
-/// Returns the number of parts.
+/// reads that join its SOML read (soml-read §5, Algorithm 1, greedy in queue order, by
+/// [`crate::soml::SomlGroup`]'s rule): same plane, distinct block decoders
+/// (`block index % decoders`; one block always shares its decoder), disjoint bit-line
+/// slots; at most `max_parts` in all. Returns the number of parts.
 fn group_soml(
     view: &dyn DeviceView,
     die: DieId,
@@ -586,7 +585,6 @@ fn group_soml(
     q: &VecDeque<QueuedTxn>,
     window: u32,
     group: &mut Vec<u32>,
-    blocks: &mut Vec<u32>,
 ) -> u32 {
     debug_assert_eq!(group.len(), 1, "a SOML read is built around a lone anchor");
     let g = view.geometry();
@@ -599,11 +597,10 @@ fn group_soml(
     let Some(a) = read_addr(view, die, &t0) else { return 1 };
     let (plane0, block0, _) = plane_block_page(view, a);
     let gran = g.partial_read_bytes();
-    let mut used = soml_slots(&t0, gran);
-    blocks.clear();
-    blocks.push(block0);
+    let mut soml = SomlGroup::new();
+    soml.add(soml_slots(&t0, gran), block0 % rules.decoders);
     for (i, t) in q.iter().enumerate().take(window as usize + 1) {
-        if group.len() as u32 >= rules.max_parts {
+        if soml.len() >= rules.max_parts {
             break;
         }
         if i as u32 == group[0] || !partial(t) {
@@ -611,15 +608,11 @@ fn group_soml(
         }
         let Some(p) = read_addr(view, die, t) else { continue };
         let (plane, block, _) = plane_block_page(view, p);
-        let s = soml_slots(t, gran);
-        // The device checks the block and the decoder separately; one block always
-        // shares its decoder, so the decoder test covers both.
-        let d = block % rules.decoders;
-        if plane != plane0 || used & s != 0 || blocks.iter().any(|&b| b % rules.decoders == d) {
+        let (s, d) = (soml_slots(t, gran), block % rules.decoders);
+        if plane != plane0 || !soml.admits(s, d, rules.max_parts) {
             continue;
         }
-        used |= s;
-        blocks.push(block);
+        soml.add(s, d);
         group.push(i as u32);
     }
     group.len() as u32
@@ -637,8 +630,6 @@ pub struct MultiplaneScheduler {
     width: u32,
     window: u32,
     soml: Option<SomlRules>,
-    /// Scratch: block indices of a SOML read's parts (allocated once).
-    soml_blocks: Vec<u32>,
 }
 
 impl TxnScheduler for MultiplaneScheduler {
@@ -650,15 +641,7 @@ impl TxnScheduler for MultiplaneScheduler {
                 let n = group_reads(view, slot.die, &q.reads, self.width, self.window, None, &mut out.picks);
                 if n == 1
                     && let Some(rules) = self.soml
-                    && group_soml(
-                        view,
-                        slot.die,
-                        rules,
-                        &q.reads,
-                        self.window,
-                        &mut out.picks,
-                        &mut self.soml_blocks,
-                    ) > 1
+                    && group_soml(view, slot.die, rules, &q.reads, self.window, &mut out.picks) > 1
                 {
                     out.choice = Choice::SomlRead;
                 }

@@ -21,6 +21,7 @@ pub mod controller;
 pub mod lacr;
 pub mod mock;
 pub mod placement;
+pub mod soml;
 
 pub use controller::{
     Choice, Decision, DieQueues, FcfsScheduler, GcJobRef, MultiplaneScheduler, NO_REQUEST, QueuedTxn,
