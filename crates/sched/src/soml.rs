@@ -165,16 +165,33 @@ pub fn total_latency_ns(queue: &[SomlPart], plan: &Plan, t_cmd_ns: u64) -> u64 {
 #[error("the optimal SOML combiner takes at most {OPTIMAL_MAX_QUEUE} queued reads, got {0}")]
 pub struct QueueTooLong(pub usize);
 
-/// The plan minimising [`total_latency_ns`] over every partition of the queue into
-/// valid SOML reads and every order of them, with its total.
+/// What [`plan_optimal`] minimises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Objective {
+    /// The mean latency of the queued reads ([`total_latency_ns`]), over every
+    /// partition into SOML reads and every order of them.
+    MeanLatency,
+    /// The fewest SOML reads (the paper's sense of "optimal" in Fig. 8b/8c), then the
+    /// mean latency among those plans.
+    FewestReads,
+}
+
+/// The plan minimising `objective` over every partition of the queue into valid SOML
+/// reads and every order of them, with its [`total_latency_ns`].
 ///
 /// Dynamic programming over the set `S` of reads not yet served: serving a valid group
 /// `G ⊆ S` first costs its duration once for each of the `|S|` reads still waiting,
-/// so `f(S) = min_G (|S| · op_ns(G) + f(S ∖ G))`, `f(∅) = 0`. Valid groups are
-/// enumerated by extending groups in index order and pruning at the first conflict.
-/// Ties keep the first group found (lowest indices first), so the plan is
-/// deterministic.
-pub fn plan_optimal(queue: &[SomlPart], max_parts: u32, t_cmd_ns: u64) -> Result<(Plan, u64), QueueTooLong> {
+/// so `f(S) = min_G (|S| · op_ns(G) + f(S ∖ G))`, `f(∅) = 0` (with
+/// [`Objective::FewestReads`] the cost is the pair (reads, that sum), compared in that
+/// order). Valid groups are enumerated by extending groups in index order and pruning
+/// at the first conflict. Ties keep the first group found (lowest indices first), so
+/// the plan is deterministic.
+pub fn plan_optimal(
+    queue: &[SomlPart],
+    max_parts: u32,
+    t_cmd_ns: u64,
+    objective: Objective,
+) -> Result<(Plan, u64), QueueTooLong> {
     let n = queue.len();
     if n > OPTIMAL_MAX_QUEUE {
         return Err(QueueTooLong(n));
@@ -208,16 +225,21 @@ pub fn plan_optimal(queue: &[SomlPart], max_parts: u32, t_cmd_ns: u64) -> Result
     extend(queue, max_parts, t_cmd_ns, 0, SomlGroup::new(), &mut stack, &mut groups);
     // Groups whose lowest read is `i`, so a state enumerates only groups inside it.
     let full = if n == 0 { 0 } else { u32::MAX >> (32 - n) };
-    let mut best = vec![u64::MAX; 1 << n];
+    // The cost as one integer: (reads << 64 | latency sum) or the latency sum alone.
+    let per_read: u128 = match objective {
+        Objective::MeanLatency => 0,
+        Objective::FewestReads => 1 << 64,
+    };
+    let mut best = vec![u128::MAX; 1 << n];
     let mut choice = vec![0u32; 1 << n];
     best[0] = 0;
     for s in 1..=full {
-        let waiting = u64::from(s.count_ones());
+        let waiting = u128::from(s.count_ones());
         for &(g, d) in &groups {
             if g & s != g {
                 continue;
             }
-            let c = best[(s & !g) as usize].saturating_add(waiting * d);
+            let c = best[(s & !g) as usize] + per_read + waiting * u128::from(d);
             if c < best[s as usize] {
                 best[s as usize] = c;
                 choice[s as usize] = g;
@@ -231,7 +253,7 @@ pub fn plan_optimal(queue: &[SomlPart], max_parts: u32, t_cmd_ns: u64) -> Result
         plan.push((0..n as u32).filter(|&i| g & 1 << i != 0).collect());
         s &= !g;
     }
-    Ok((plan, best[full as usize]))
+    Ok((plan, (best[full as usize] % (1 << 64)) as u64))
 }
 
 #[cfg(test)]
@@ -272,7 +294,7 @@ mod tests {
         assert_eq!(greedy, vec![vec![0, 1, 3], vec![2, 4]]);
         // Optimal in the paper's sense (the fewest reads); by mean latency the exact
         // search does no worse, with as few reads.
-        let (opt, cost) = plan_optimal(&q, 4, 5).unwrap();
+        let (opt, cost) = plan_optimal(&q, 4, 5, Objective::MeanLatency).unwrap();
         assert_eq!(opt.len(), 2);
         assert!(cost <= total_latency_ns(&q, &greedy, 5));
     }
@@ -294,11 +316,13 @@ mod tests {
         }
         // The exact search also needs two reads, and by mean latency it is at least as
         // good as the paper's plan (here strictly: it serves three reads first).
-        let (opt, cost) = plan_optimal(&q, 4, 5).unwrap();
+        let (opt, cost) = plan_optimal(&q, 4, 5, Objective::MeanLatency).unwrap();
         assert_eq!(opt.len(), 2);
         assert_eq!(cost, total_latency_ns(&q, &opt, 5));
         assert!(cost <= total_latency_ns(&q, &paper, 5));
         assert!(total_latency_ns(&q, &paper, 5) < total_latency_ns(&q, &greedy, 5));
+        let (few, few_cost) = plan_optimal(&q, 4, 5, Objective::FewestReads).unwrap();
+        assert_eq!((few.len(), few_cost), (2, cost), "here the fastest plan is also a fewest-reads one");
         assert!(total_latency_ns(&q, &greedy, 5) < total_latency_ns(&q, &plan_baseline(&q), 5));
     }
 
@@ -362,10 +386,14 @@ mod tests {
                         SomlPart { array_ns: 50 + 50 * next(3), ..part(first, count, next(6) as u32) }
                     })
                     .collect();
-                let (plan, cost) = plan_optimal(&q, 3, 7).unwrap();
+                let (plan, cost) = plan_optimal(&q, 3, 7, Objective::MeanLatency).unwrap();
                 assert_eq!(cost, total_latency_ns(&q, &plan, 7));
                 assert_eq!(cost, brute(&q, (1 << n) - 1, n as u64, 7), "{q:?}");
                 assert!(cost <= total_latency_ns(&q, &plan_greedy(&q, 3), 7));
+                let (few, few_cost) = plan_optimal(&q, 3, 7, Objective::FewestReads).unwrap();
+                assert!(few.len() <= plan_greedy(&q, 3).len() && few.len() <= plan.len());
+                assert!(few_cost >= cost);
+                assert_eq!(few_cost, total_latency_ns(&q, &few, 7));
             }
         }
     }
@@ -373,7 +401,10 @@ mod tests {
     #[test]
     fn long_queues_are_refused() {
         let q = vec![part(0, 1, 0); OPTIMAL_MAX_QUEUE + 1];
-        assert_eq!(plan_optimal(&q, 4, 0).unwrap_err(), QueueTooLong(OPTIMAL_MAX_QUEUE + 1));
-        assert!(plan_optimal(&q[..OPTIMAL_MAX_QUEUE], 4, 0).is_ok());
+        assert_eq!(
+            plan_optimal(&q, 4, 0, Objective::MeanLatency).unwrap_err(),
+            QueueTooLong(OPTIMAL_MAX_QUEUE + 1)
+        );
+        assert!(plan_optimal(&q[..OPTIMAL_MAX_QUEUE], 4, 0, Objective::FewestReads).is_ok());
     }
 }
