@@ -247,6 +247,10 @@ pub struct Utilisation {
     pub die_mean: f64,
     /// Busiest die.
     pub die_max: f64,
+    /// Mean number of read transactions (page reads) waiting in a die's read queue,
+    /// time-weighted over `span_ns` and averaged over dies (soml-read Fig. 10a's "read
+    /// requests queued per chip", per die; reads being served are not queued). Schema v5.
+    pub read_queue_per_die: f64,
 }
 
 /// Write-buffer counters (all zero without a buffer).
@@ -283,7 +287,7 @@ pub struct EventReport {
 }
 
 /// Version of the JSON report schema (see the module docs).
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The simulated device and policies, in words (issue #8, item 16).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
@@ -572,11 +576,12 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "utilisation: channel mean {:.1}% max {:.1}%   die mean {:.1}% max {:.1}%",
+            "utilisation: channel mean {:.1}% max {:.1}%   die mean {:.1}% max {:.1}%   reads queued per die {:.3}",
             100.0 * self.utilisation.channel_mean,
             100.0 * self.utilisation.channel_max,
             100.0 * self.utilisation.die_mean,
-            100.0 * self.utilisation.die_max
+            100.0 * self.utilisation.die_max,
+            self.utilisation.read_queue_per_die
         );
         if self.buffer.capacity_pages > 0 {
             let b = &self.buffer;

@@ -340,6 +340,12 @@ impl Simulation {
             util(&mut (0..geo.channels()).map(|c| dev.channel_busy(lamina_nand_model::ChannelId(c)).0));
         let (die_mean, die_max) =
             util(&mut (0..geo.total_dies()).map(|d| dev.die_busy(lamina_nand_model::DieId(d)).0));
+        let read_queue_per_die = if busy_span == 0 {
+            0.0
+        } else {
+            let end = lamina_nand_model::SimTime(first.0 + busy_span);
+            self.ctl.read_queue.area_until(end) as f64 / busy_span as f64 / geo.total_dies() as f64
+        };
         let buffer = match self.buffer() {
             Some(b) => {
                 let c = b.counters;
@@ -402,7 +408,14 @@ impl Simulation {
                 per_block,
                 per_page,
             },
-            utilisation: Utilisation { span_ns: busy_span, channel_mean, channel_max, die_mean, die_max },
+            utilisation: Utilisation {
+                span_ns: busy_span,
+                channel_mean,
+                channel_max,
+                die_mean,
+                die_max,
+                read_queue_per_die,
+            },
             suspensions: dev.suspension_count(),
             buffer,
             events: EventReport {

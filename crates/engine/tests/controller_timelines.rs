@@ -293,3 +293,28 @@ fn translation_reads_cost_flash_time_before_the_data_read() {
     let spare = T_CMD + T_R + 64;
     assert_eq!(response(&done[0]), spare + T_CMD + T_R + XFER_PAGE);
 }
+
+/// The report's mean read-queue length per die (soml-read Fig. 10a), in closed form: a
+/// two-page read of one die under `fcfs` serves its first page at once (never queued)
+/// while the second waits `single` in the die's read queue; the span is `2 · single`
+/// and the device has two dies, so the mean is `single / (2 · single) / 2 = 0.25`.
+/// `multiplane` takes both pages in one command: nothing waits.
+#[test]
+fn read_queue_length_is_time_weighted_per_die() {
+    let read = [req(0, IoOp::Read, 0, 2 * PAGE)];
+    for (sched, want) in [("fcfs", 0.25), ("multiplane", 0.0)] {
+        let mut sim = SimulationBuilder::new(config(&format!("[sched]\nscheduler = \"{sched}\"\n")))
+            .build()
+            .expect("config builds");
+        let prefill: Vec<_> = [0u64, 1].iter().map(|&l| Ok(req(0, IoOp::Read, l * PAGE, PAGE))).collect();
+        sim.prefill(prefill.into_iter()).expect("prefill");
+        sim.run(read.iter().copied().map(Ok)).expect("run");
+        let r = sim.report(lamina_engine::report::TraceInfo { name: "t".into(), ..Default::default() });
+        let single = T_CMD + T_R + XFER_PAGE;
+        assert_eq!(
+            r.utilisation.span_ns,
+            if want > 0.0 { 2 * single } else { 2 * T_CMD + T_DBSY + T_R + 2 * XFER_PAGE }
+        );
+        assert_eq!(r.utilisation.read_queue_per_die, want, "{sched}");
+    }
+}

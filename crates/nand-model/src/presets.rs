@@ -38,6 +38,21 @@ const PRESETS: &[PresetInfo] = &[
         description: "8 chips on 4 ch, (1 die, 2 planes, 1437 blocks, 768 pages), 16 KiB TLC, tR 90/120/180 us, 4 KiB partial reads, SOML ≤ 4",
     },
     PresetInfo {
+        name: "soml-base8",
+        source: "soml-read Table 1 (the baseline 64-layer chip, no SOML) and §6.2 Fig. 9 (the 8-chip baseline)",
+        description: "soml-tlc64 without SOML: 8 chips on 4 ch, 16 KiB TLC, tR 90/120/180 us on every read",
+    },
+    PresetInfo {
+        name: "soml-base16",
+        source: "soml-read Table 1 (32 GB chip: 1 die, 2 planes, 1888 blocks, 576 pages) and §6.2 Fig. 9 (the 16-chip baseline)",
+        description: "16 × 32 GB chips on 4 ch, (1, 2, 1888, 576), 16 KiB TLC, tR 90/120/180 us, no SOML",
+    },
+    PresetInfo {
+        name: "soml-32gb8",
+        source: "soml-read §6.2 Fig. 10c (iso-die-count: 8 low-density 32 GB chips); chip from Table 1",
+        description: "8 × 32 GB chips on 4 ch, (1, 2, 1888, 576), 16 KiB TLC, tR 90/120/180 us, no SOML",
+    },
+    PresetInfo {
         name: "die-binding-4x2",
         source: "state-based-die-binding §4 (4 channels × 2 ways, multi-plane and interleave off); all else SSDsim 2.x defaults",
         description: "4 ch × 2 single-die chips, 2 planes, 2048 blocks × 64 × 2 KiB pages, tR 20 us, tPROG 200 us, tBERS 1.5 ms, 25 ns/B",
@@ -251,6 +266,24 @@ pub fn preset(name: &str) -> Option<NandConfig> {
                 partial_erase: None,
             }
         }
+        // The soml-read baselines (§6.2). Table 1's baseline chip reads in 90/120/180 µs;
+        // the paper uses "the same read/write latency" for chips of every density (§2.2),
+        // so the 32 GB chips differ only in geometry (Table 1's, taken literally: a
+        // "32 GB" chip then holds about what a baseline chip does; docs/model.md). SOML can be added back to any of
+        // them with `[nand.soml]` (docs/model.md, *SOML reads*).
+        "soml-base8" => NandConfig { soml: None, ..preset("soml-tlc64")? },
+        "soml-base16" | "soml-32gb8" => {
+            let chips = if name == "soml-base16" { 4 } else { 2 };
+            let mut g = geometry(4, chips, 1, 2, 1888, 576, 16384, CellType::Tlc, 64);
+            g.partial_read_bytes = Some(4096);
+            NandConfig {
+                geometry: g,
+                timing: soml_tlc_timing(),
+                suspension: None,
+                soml: None,
+                partial_erase: None,
+            }
+        }
         "die-binding-4x2" => die_binding(2),
         "die-binding-4x4" => die_binding(4),
         // pen-partial-erase §3: configuration (d) = 1888 blocks/plane × 576 pages/block;
@@ -334,6 +367,14 @@ mod tests {
         // die-binding: 4 × 2 chips × 2 planes × 2048 × 64 × 2 KiB = 4 GiB.
         assert_eq!(cap("die-binding-4x2"), 4 << 30);
         assert_eq!(cap("die-binding-4x4"), 8 << 30);
+        // Table 1's geometries taken literally: its "32 GB" chip (1888 × 2 × 576 × 16 KiB
+        // = 35.6 GB) holds about what its baseline chip does (1437 × 2 × 768 × 16 KiB =
+        // 36.2 GB), so 16 of them hold twice what 8 baseline chips do, not the same as
+        // §6.2 says (docs/model.md). soml-base8 is soml-tlc64's geometry without SOML.
+        assert_eq!(cap("soml-base16"), 16 * 1888 * 2 * 576 * 16384);
+        assert_eq!(cap("soml-32gb8") * 2, cap("soml-base16"));
+        assert_eq!(cap("soml-base8"), cap("soml-tlc64"));
+        assert!(preset("soml-base8").unwrap().validate().unwrap().soml().is_none());
         // pen: smallest PB = 576 / 2^6 = 9 pages.
         let pen = preset("pen").unwrap().validate().unwrap();
         assert_eq!(pen.partial_erase_levels(), Some(6));

@@ -217,6 +217,46 @@ pub struct FlashCounters {
     pub translation_reads: u64,
 }
 
+/// Read transactions waiting in the dies' read queues (all dies), integrated over
+/// simulated time: the report's mean read-queue length per die (soml-read Fig. 10a).
+/// Updated at every push to or removal from a read queue, never per event.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct ReadQueueArea {
+    /// Reads queued now.
+    pub queued: u64,
+    /// When `queued` last changed.
+    pub since: SimTime,
+    /// Σ queued × time, in transaction·ns, up to `since`.
+    pub area: u128,
+}
+
+impl ReadQueueArea {
+    #[inline]
+    fn settle(&mut self, now: SimTime) {
+        self.area += u128::from(self.queued) * u128::from(now.saturating_since(self.since).0);
+        self.since = now;
+    }
+
+    /// `n` reads joined a queue at `now`.
+    #[inline]
+    pub fn added(&mut self, now: SimTime, n: u64) {
+        self.settle(now);
+        self.queued += n;
+    }
+
+    /// `n` reads left a queue at `now`.
+    #[inline]
+    pub fn removed(&mut self, now: SimTime, n: u64) {
+        self.settle(now);
+        self.queued -= n;
+    }
+
+    /// The area up to `end` (≥ every change).
+    pub fn area_until(&self, end: SimTime) -> u128 {
+        self.area + u128::from(self.queued) * u128::from(end.saturating_since(self.since).0)
+    }
+}
+
 /// Counters of write placement decisions (the report's `placement` section): how many
 /// sub-writes a deferring policy (`dynamic`, `uq`) left undecided, how long they
 /// waited, and what the device looked like at each recheck that bound nothing.
@@ -285,6 +325,8 @@ pub(crate) struct Controller {
     /// Arrival order of transactions and GC jobs.
     pub(crate) seq: u64,
     pub(crate) counters: FlashCounters,
+    /// Queued reads over time.
+    pub(crate) read_queue: ReadQueueArea,
     /// Placement decisions and the undecided queue.
     pub(crate) placement_counters: PlacementCounters,
     /// Flash commands by kind and width.
@@ -348,6 +390,7 @@ impl Controller {
             recheck_at: SimTime::ZERO,
             seq: 0,
             counters: FlashCounters::default(),
+            read_queue: ReadQueueArea::default(),
             placement_counters: PlacementCounters::default(),
             op_mix: OpMix::default(),
             deferring: false,
@@ -724,7 +767,8 @@ impl Simulation {
         }
         let q = &mut self.ctl.dies[die.idx()].queues;
         if is_read {
-            q.reads.push_back(t.queued(id))
+            q.reads.push_back(t.queued(id));
+            self.ctl.read_queue.added(self.now, 1);
         } else {
             q.writes.push_back(t.queued(id))
         }
@@ -780,7 +824,12 @@ impl Simulation {
     fn requeue_front(&mut self, t: u32) {
         let tx = *self.ctl.txns.get(t);
         let q = &mut self.ctl.dies[tx.die.idx()].queues;
-        if tx.kind.is_read() { q.reads.push_front(tx.queued(t)) } else { q.writes.push_front(tx.queued(t)) }
+        if tx.kind.is_read() {
+            q.reads.push_front(tx.queued(t));
+            self.ctl.read_queue.added(self.now, 1);
+        } else {
+            q.writes.push_front(tx.queued(t))
+        }
     }
 
     /// True if a read may suspend the die's running program/erase: the device's rules
@@ -966,6 +1015,7 @@ impl Simulation {
         }
         if dequeue {
             self.ctl.dies[die.idx()].queues.reads.pop_front();
+            self.ctl.read_queue.removed(self.now, 1);
         }
         let (off, len) = if tx.kind == TxnKind::RmwRead { (0, self.page_size) } else { (tx.offset, tx.len) };
         let cmd = Command::Read { pages: &[a], offset_bytes: off, len_bytes: len };
@@ -1012,6 +1062,7 @@ impl Simulation {
             // has no old data to merge, so its write proceeds alone (counting it as an
             // unwritten host read double-counted a read page: swarm seed 247).
             self.ctl.dies[die.idx()].queues.reads.remove(picks[0] as usize);
+            self.ctl.read_queue.removed(self.now, 1);
             self.ctl.txns.remove(anchor_id);
             if tx.kind == TxnKind::Read {
                 self.host.unwritten_reads += 1;
@@ -1028,6 +1079,7 @@ impl Simulation {
         if at_die != die {
             // A write or GC moved the page to another die while the read was queued.
             self.ctl.dies[die.idx()].queues.reads.remove(picks[0] as usize);
+            self.ctl.read_queue.removed(self.now, 1);
             self.ctl.counters.read_redirects += 1;
             let mark = self.ctl.dies[at_die.idx()].gc_busy_until(self.now);
             let m = self.ctl.txns.get_mut(anchor_id);
@@ -1093,6 +1145,7 @@ impl Simulation {
         }
         let mut ids = std::mem::take(&mut self.ctl.ids);
         take_picks(&mut self.ctl.dies[die.idx()].queues.reads, &pos[..n], &mut ids);
+        self.ctl.read_queue.removed(self.now, n as u64);
         if self.verifier.enabled() {
             for (i, &t) in ids.iter().enumerate() {
                 let tx = *self.ctl.txns.get(t);
@@ -1153,6 +1206,7 @@ impl Simulation {
             return Ok(false);
         }
         self.ctl.dies[die.idx()].queues.reads.remove(pos as usize);
+        self.ctl.read_queue.removed(self.now, 1);
         let n = pages.len().min(u8::MAX as usize);
         self.ctl.txns.get_mut(t).translating = n as u8;
         let len = SPARE_READ_BYTES.min(self.page_size);
@@ -1408,6 +1462,7 @@ impl Simulation {
         let rid = self.ctl.txns.insert(rmw);
         self.ctl.dies[tx.die.idx()].parked.push(t);
         self.ctl.dies[die.idx()].queues.reads.push_back(rmw.queued(rid));
+        self.ctl.read_queue.added(self.now, 1);
         if die != tx.die {
             self.dispatch(die, true)?;
         }

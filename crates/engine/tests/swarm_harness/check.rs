@@ -340,6 +340,13 @@ fn physical_bounds(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<V
     }
     ensure!(
         out,
+        "utilisation.read_queue",
+        u.read_queue_per_die.is_finite() && u.read_queue_per_die >= 0.0,
+        "read_queue_per_die = {}",
+        u.read_queue_per_die
+    );
+    ensure!(
+        out,
         "utilisation.mean_le_max",
         u.channel_mean <= u.channel_max + 1e-12 && u.die_mean <= u.die_max + 1e-12,
         "{u:?}"
