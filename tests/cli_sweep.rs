@@ -424,7 +424,7 @@ fn tiny_experiments_run() {
     for (spec, policies, runs) in [
         ("die-binding-tiny", &["static", "write-order", "queue", "state", "dynamic", "uq"][..], 48),
         ("lacr-tiny", &["static", "ocr", "lacr"][..], 72),
-        ("soml-tiny", &["base8", "soml8", "base16"][..], 6),
+        ("soml-tiny", &["base8", "soml8", "base16", "base8-susp"][..], 8),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let out = sweep(&root().join("experiments/ci").join(format!("{spec}.toml")), dir.path(), &[]);
