@@ -53,6 +53,11 @@ const PRESETS: &[PresetInfo] = &[
         description: "8 × 32 GB chips on 4 ch, (1, 2, 1888, 576), 16 KiB TLC, tR 90/120/180 us, no SOML",
     },
     PresetInfo {
+        name: "soml-32gb8-soml",
+        source: "soml-read §6.2 Fig. 10c (SOML on 8 low-density 32 GB chips); SOML parameters and SOML-chip latencies of Table 1",
+        description: "soml-32gb8 with SOML: 4 KiB partial reads, SOML ≤ 4 parts, 4 decoders, tR 92.7/123.7/185.5 us on every read",
+    },
+    PresetInfo {
         name: "die-binding-4x2",
         source: "state-based-die-binding §4 (4 channels × 2 ways, multi-plane and interleave off); all else SSDsim 2.x defaults",
         description: "4 ch × 2 single-die chips, 2 planes, 2048 blocks × 64 × 2 KiB pages, tR 20 us, tPROG 200 us, tBERS 1.5 ms, 25 ns/B",
@@ -284,6 +289,9 @@ pub fn preset(name: &str) -> Option<NandConfig> {
                 partial_erase: None,
             }
         }
+        // Fig. 10c's SOML bars on the low-density chips: Table 1 gives SOML parameters
+        // and latencies for one SOML-enabled chip only; we apply them to the 32 GB chip.
+        "soml-32gb8-soml" => NandConfig { soml: preset("soml-tlc64")?.soml, ..preset("soml-32gb8")? },
         "die-binding-4x2" => die_binding(2),
         "die-binding-4x4" => die_binding(4),
         // pen-partial-erase §3: configuration (d) = 1888 blocks/plane × 576 pages/block;
@@ -375,6 +383,8 @@ mod tests {
         assert_eq!(cap("soml-32gb8") * 2, cap("soml-base16"));
         assert_eq!(cap("soml-base8"), cap("soml-tlc64"));
         assert!(preset("soml-base8").unwrap().validate().unwrap().soml().is_none());
+        assert_eq!(cap("soml-32gb8-soml"), cap("soml-32gb8"));
+        assert!(preset("soml-32gb8-soml").unwrap().validate().unwrap().soml().is_some());
         // pen: smallest PB = 576 / 2^6 = 9 pages.
         let pen = preset("pen").unwrap().validate().unwrap();
         assert_eq!(pen.partial_erase_levels(), Some(6));
