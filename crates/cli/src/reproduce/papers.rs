@@ -426,7 +426,7 @@ pub const PAPERS: &[Paper] = &[
     },
     Paper {
         id: "soml",
-        title: "Boosting the Read Performance of 3D NAND SSDs with a Single-Operation-Multiple-Location (SOML) Read (soml-read)",
+        title: "SOML Read: Rethinking the Read Operation Granularity of 3D NAND SSDs (Liu, Kotra, Jung, Kandemir, Das)",
         source: "shared/papers/soml-read.txt",
         full: "soml.toml",
         quick: "ci/soml-tiny.toml",
