@@ -1,7 +1,8 @@
 //! Prints replay throughput (requests/s, events/s), start-up time and peak RSS for the
 //! replay benchmark workload (see `benches/replay.rs`), streaming the generated trace
 //! (never materialised). Usage: `cargo run --release -p lamina-engine --example
-//! replay_throughput [REQUESTS]`.
+//! replay_throughput [REQUESTS] [SCHEDULER]` (scheduler `fcfs` by default, as in the
+//! criterion bench).
 //!
 //! This program measures the simulator, so it reads the wall clock; the simulation
 //! itself never does.
@@ -26,7 +27,14 @@ fn peak_rss_kib() -> Option<u64> {
 fn main() {
     let n: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     let t0 = Instant::now();
-    let cfg = ConfigBuilder::new().preset("mqsim-default").unwrap().build().unwrap();
+    let scheduler = std::env::args().nth(2).unwrap_or_else(|| "fcfs".into());
+    let cfg = ConfigBuilder::new()
+        .preset("mqsim-default")
+        .unwrap()
+        .set(&format!("sched.scheduler=\"{scheduler}\""))
+        .unwrap()
+        .build()
+        .unwrap();
     let mut sim = SimulationBuilder::new(cfg).build().unwrap();
     let startup = t0.elapsed();
     let t1 = Instant::now();
@@ -44,7 +52,7 @@ fn main() {
         wrapped: 0,
         ..Default::default()
     });
-    println!("requests            {n}");
+    println!("requests            {n} ({scheduler})");
     println!("start-up            {:.4} s", startup.as_secs_f64());
     println!("prefill             {:.3} s ({prefilled} pages)", prefill.as_secs_f64());
     println!("replay              {replay:.3} s");

@@ -212,6 +212,17 @@ pub trait TxnScheduler: Send {
         false
     }
 
+    /// True if, whenever exactly one of the slot's eligible queues holds work and that
+    /// queue holds exactly one entry, the scheduler's decision is that entry alone,
+    /// whatever the device's state (implied by [`TxnScheduler::serves_lone_head`]). The
+    /// engine then skips the call: a scheduler that groups transactions has nothing to
+    /// group with a lone entry, and at light load most slots are of this kind. False
+    /// by default; `fcfs`, `multiplane` and `soml` say true (`sprinkler` keeps
+    /// per-queue state that the call updates, so it is always asked).
+    fn serves_lone_single(&self) -> bool {
+        self.serves_lone_head()
+    }
+
     /// Of the requests waiting for a device-queue slot (the host queue, oldest first;
     /// at most `sched.window + 1` of them), the index of the one to admit now. Only
     /// called when [`TxnScheduler::reorders_admission`] is true.
@@ -524,6 +535,11 @@ fn group_writes(
         }
     };
     let mut planes = group.iter().fold(0u64, |m, &i| m | plane_bit(g, q[i as usize].plane));
+    // Planes whose next write address is not the anchor's: it does not change during
+    // this call, so none of their writes can join. When every plane of the die is in
+    // the group or here, nothing further can join.
+    let mut refused = 0u64;
+    let all = if g.planes_per_die() >= 64 { u64::MAX } else { (1u64 << g.planes_per_die()) - 1 };
     for (i, t) in q.iter().enumerate().take(window as usize + 1) {
         if group.len() as u32 >= limit {
             break;
@@ -533,12 +549,22 @@ fn group_writes(
         }
         if let Some(key) = next0 {
             // The FTL will program each write at its plane's next address.
+            if (planes | refused) & all == all {
+                break;
+            }
             let bit = plane_bit(g, t.plane);
-            if planes & bit != 0 || g.die_of_plane(t.plane) != die {
+            if (planes | refused) & bit != 0 || g.die_of_plane(t.plane) != die {
                 continue;
             }
-            let Some((b, page)) = view.next_write_addr(t.plane) else { continue };
-            if (g.block_index_in_plane(b), page) != key || !oldest_write_of_its_page(q, i) {
+            let Some((b, page)) = view.next_write_addr(t.plane) else {
+                refused |= bit;
+                continue;
+            };
+            if (g.block_index_in_plane(b), page) != key {
+                refused |= bit;
+                continue;
+            }
+            if !oldest_write_of_its_page(q, i) {
                 continue;
             }
             planes |= bit;
@@ -633,6 +659,12 @@ pub struct MultiplaneScheduler {
 }
 
 impl TxnScheduler for MultiplaneScheduler {
+    fn serves_lone_single(&self) -> bool {
+        // A lone read groups with nothing (`group_reads`, `group_soml` skip the anchor),
+        // a lone write likewise, a lone GC job is taken alone (`group_gc`).
+        true
+    }
+
     fn schedule(&mut self, slot: &Slot, q: &DieQueues, view: &dyn DeviceView, out: &mut Decision) {
         match pick_class(self.arbiter.as_mut(), self.gc, slot, q) {
             None => {}

@@ -901,6 +901,74 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// The engine skips the scheduler when it claims a lone entry is served alone
+    /// (`serves_lone_head`, `serves_lone_single`): the claim must hold in every state.
+    /// Each case's queues are cut down to one entry of one eligible queue (each class in
+    /// turn), and every scheduler that claims it must decide exactly that entry.
+    #[test]
+    fn schedulers_that_claim_it_serve_a_lone_entry_alone(c in case()) {
+        let full = c.bench();
+        let slot = Slot { die: lamina_nand_model::DieId(0), suspend: c.suspend, writes_blocked: c.blocked };
+        for class in 0..3 {
+            let mut b = Bench { spec: full.spec.clone(), view: full.view.clone(), q: full.q.clone(), seq: full.seq };
+            let q = &mut b.q;
+            let (expect, len) = match class {
+                0 => (Choice::Read, q.reads.len()),
+                1 if !c.suspend && !c.blocked => (Choice::Write, q.writes.len()),
+                2 if !c.suspend => (Choice::Gc, q.gc.len()),
+                _ => continue,
+            };
+            if len == 0 {
+                continue;
+            }
+            // Keep one entry of the class (the case's own, so the view maps it), drop
+            // the other classes' eligible work.
+            let keep = c.window as usize % len;
+            let one: std::collections::VecDeque<_> =
+                if class == 0 { q.reads.drain(..).nth(keep).into_iter().collect() } else { Default::default() };
+            q.reads = one;
+            if class == 1 {
+                let one: std::collections::VecDeque<_> = q.writes.drain(..).nth(keep).into_iter().collect();
+                q.writes = one;
+            } else if !c.suspend && !c.blocked {
+                q.writes.clear();
+            }
+            if class == 2 {
+                let one: std::collections::VecDeque<_> = q.gc.drain(..).nth(keep).into_iter().collect();
+                q.gc = one;
+            } else if !c.suspend {
+                q.gc.clear();
+            }
+            for kind in SchedulerKind::ALL {
+                let mut s = c.scheduler(kind, &b);
+                let (head, single) = (s.serves_lone_head(), s.serves_lone_single());
+                prop_assert!(!head || single, "{}: serves_lone_head implies serves_lone_single", kind.name());
+                if single {
+                    let d = b.decide(s.as_mut(), slot);
+                    prop_assert_eq!(d.choice, expect, "{} on class {}", kind.name(), class);
+                    prop_assert_eq!(&d.picks, &vec![0], "{} on class {}", kind.name(), class);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_lone_entry_claims_are_made() {
+    // Guard against a vacuous property: the claims the engine relies on are made.
+    let spec = lamina_nand_model::preset("mqsim-default").unwrap().validate().unwrap();
+    let claims = |k| {
+        let s = build(k, &spec, ArbiterKind::ReadFirst, GcMode::Blocking, 2, 8);
+        (s.serves_lone_head(), s.serves_lone_single())
+    };
+    assert_eq!(claims(SchedulerKind::Fcfs), (true, true));
+    assert_eq!(claims(SchedulerKind::Multiplane), (false, true));
+    assert_eq!(claims(SchedulerKind::Sprinkler), (false, false));
+}
+
 #[test]
 fn the_property_test_forms_wide_commands() {
     // Guard against a vacuous property: the property test's cases (2000, as there) do
