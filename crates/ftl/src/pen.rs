@@ -24,7 +24,7 @@
 //!
 //! ```
 //! use lamina_ftl::pen::{LeafState, PbTree, PenCosts, Pb, plan_restore};
-//! use lamina_nand_model::Nanos;
+//! use lamina_nand_model::{DeviceSpec, Nanos};
 //!
 //! // 576 pages, L = 6: 64 leaves of 9 pages.
 //! let tree = PbTree::new(6, 576)?;
@@ -42,7 +42,7 @@
 
 use std::ops::Range;
 
-use lamina_nand_model::Nanos;
+use lamina_nand_model::{DeviceSpec, Nanos};
 
 /// The deepest split supported, as `partial_erase.levels` of the NAND model (1 ..= 16;
 /// 0 is allowed here: a tree with the whole block only).
@@ -125,6 +125,14 @@ pub enum PenError {
         /// Σ `u_valid` over the D-block's leaves.
         d_block: u64,
     },
+    /// Per-block disturbance states that do not match the superblock's blocks.
+    #[error("{got} disturbance states for a superblock of {blocks} blocks")]
+    DisturbCount {
+        /// Blocks given.
+        blocks: usize,
+        /// States given.
+        got: usize,
+    },
     /// A superblock with no block beyond its logical blocks: nothing to erase.
     #[error("a superblock of {blocks} blocks has none to erase beyond its {logical} logical blocks")]
     NothingToErase {
@@ -157,6 +165,13 @@ impl PbTree {
             return Err(PenError::NotDivisible { pages_per_block, levels });
         }
         Ok(PbTree { levels, pages_per_block })
+    }
+
+    /// The tree of a device (`None` when its config has no `[partial_erase]`).
+    pub fn for_device(spec: &DeviceSpec) -> Result<Option<PbTree>, PenError> {
+        spec.partial_erase_levels()
+            .map(|levels| PbTree::new(levels, spec.geometry().pages_per_block()))
+            .transpose()
     }
 
     /// The depth L.
@@ -859,16 +874,27 @@ pub struct SuperblockDecision {
 ///    (the paper's "cost … adjusted accordingly"; our reading). Every PB with an invalid
 ///    page is restored, so the room is all non-valid D-blkset pages.
 /// 3. M-Merge if strictly cheaper than the baseline and the room suffices.
+///
+/// `disturb`, when given, holds one [`DisturbState`] per block (in input order): the
+/// D-blkset plans are then [disturbance-aware](plan_restore_disturb_aware). `gate` is
+/// the superblock's [`WearGate`] (the paper does not say whether W counts per physical
+/// block or per superblock; per superblock keeps the decision one gate wide).
 pub fn decide_superblock(
     tree: PbTree,
     costs: &PenCosts,
     blocks: &[Vec<PageUsage>],
     logical_blocks: u32,
     gate: WearGate,
+    disturb: Option<&[DisturbState]>,
 ) -> Result<SuperblockDecision, PenError> {
     costs.check(tree)?;
     for b in blocks {
         check_usage(tree, b)?;
+    }
+    if let Some(states) = disturb {
+        if states.len() != blocks.len() {
+            return Err(PenError::DisturbCount { blocks: blocks.len(), got: states.len() });
+        }
     }
     let erase_count = blocks.len().saturating_sub(logical_blocks as usize);
     if erase_count == 0 {
@@ -885,7 +911,10 @@ pub fn decide_superblock(
             .iter()
             .map(|l| LeafState { d_valid: l.valid, invalid: l.invalid, u_valid: 0, disturbed: false })
             .collect();
-        let plan = plan_restore(tree, costs, &leaves)?;
+        let plan = match disturb {
+            Some(states) => plan_restore_disturb_aware(tree, costs, &leaves, &states[b])?,
+            None => plan_restore(tree, costs, &leaves)?,
+        };
         restore_ns = add(restore_ns, plan.cost_ns);
         room += tree.pages_per_block() as u64 - total_valid(&blocks[b]);
         d_plans.push((b, plan));
@@ -974,6 +1003,22 @@ mod tests {
         assert_eq!(t.boundary_leaves(Pb(9)), Ok((Some(7), Some(16))));
         assert_eq!(t.boundary_leaves(Pb(1)), Ok((None, None)));
         assert_eq!(t.boundary_leaves(Pb(64)), Ok((None, Some(1))));
+    }
+
+    /// The tree agrees with the NAND model's `Device::pb_range` on every PB of the `pen`
+    /// preset (576 pages, L = 6) and rejects the same out-of-range indices.
+    #[test]
+    fn pb_tree_matches_nand_model_device() {
+        use lamina_nand_model::{Device, DeviceOptions, preset};
+        let spec = preset("pen").unwrap().validate().unwrap();
+        let t = PbTree::for_device(&spec).unwrap().unwrap();
+        assert_eq!(t, fig10_tree());
+        let device = Device::new(spec, DeviceOptions::default());
+        for pb in 0..=t.max_pb().0 + 1 {
+            assert_eq!(t.pb_range(Pb(pb)).ok(), device.pb_range(pb).ok(), "PB {pb}");
+        }
+        let plain = preset("soml-32gb8").unwrap().validate().unwrap();
+        assert_eq!(PbTree::for_device(&plain), Ok(None));
     }
 
     #[test]
@@ -1256,8 +1301,7 @@ mod tests {
         let costs = paper_costs(t);
         let u = fig10_u_block(true);
         assert_eq!(free_pages(t, &u), 0);
-        let d = decide_nftl(t, &costs, &fig10_leaves(), &u, WearGate::new(16), &DisturbState::ignoring(t))
-            .unwrap();
+        let d = nftl(t, &costs, &fig10_leaves(), &u);
         let m = d.m_merge.unwrap();
         assert_eq!(m.u_erase, Some(Pb(3)));
         assert_eq!(m.cost_ns, Nanos(9 * MS + MS / 2 + 146 * MS + 19 * MS + 10 * MS));
@@ -1267,16 +1311,29 @@ mod tests {
         let mut u = vec![PageUsage { valid: 2, invalid: 7 }; 64];
         u[..14].fill(PageUsage { valid: 3, invalid: 6 });
         assert_eq!((total_valid(&u), free_pages(t, &u), largest_all_invalid(t, &u)), (142, 0, None));
-        let d = decide_nftl(t, &costs, &fig10_leaves(), &u, WearGate::new(16), &DisturbState::ignoring(t))
-            .unwrap();
+        let d = nftl(t, &costs, &fig10_leaves(), &u);
         assert_eq!((d.choice, d.m_merge), (MergeChoice::Merge(MergeWhy::NoSpace), None));
         // One all-invalid leaf (9 pages) is the largest such PB; 9 pages suffice for 2.
         u[20] = PageUsage { valid: 0, invalid: 9 };
         u[21] = PageUsage { valid: 4, invalid: 5 };
         assert_eq!(largest_all_invalid(t, &u), Some(Pb(64 + 20)));
-        let d = decide_nftl(t, &costs, &fig10_leaves(), &u, WearGate::new(16), &DisturbState::ignoring(t))
-            .unwrap();
+        let d = nftl(t, &costs, &fig10_leaves(), &u);
         assert_eq!(d.m_merge.unwrap().u_erase, Some(Pb(84)));
+        // ... but not for 10: PB 14's first two leaves hold 5 valid pages each.
+        let mut leaves = fig10_leaves();
+        leaves[48] = leaf(5, 4, 4);
+        leaves[49] = leaf(5, 4, 4);
+        u[..6].fill(PageUsage { valid: 3, invalid: 6 });
+        u[6..14].fill(PageUsage { valid: 2, invalid: 7 });
+        assert_eq!(total_valid(&u), 134);
+        assert_eq!(plan_restore(t, &costs, &leaves).unwrap().to_copy(), 10);
+        let d = nftl(t, &costs, &leaves, &u);
+        assert_eq!(d.choice, MergeChoice::Merge(MergeWhy::NoSpace));
+    }
+
+    /// Algorithm 2 with W = 16 and disturbance not modelled.
+    fn nftl(t: PbTree, costs: &PenCosts, d: &[LeafState], u: &[PageUsage]) -> NftlDecision {
+        decide_nftl(t, costs, d, u, WearGate::new(16), &DisturbState::ignoring(t)).unwrap()
     }
 
     /// Ties go to the baseline: a D-block with every page invalid and the U-block holding
@@ -1302,23 +1359,23 @@ mod tests {
     }
 
     /// Algorithm 3: a superblock of N = 2 logical blocks in 3 physical blocks of 8 pages
-    /// (L = 2, 2-page leaves). Block 2 has the fewest valid pages and is erased; block 0
-    /// is full of valid pages (skipped); block 1 restores its all-invalid leaf (PB 5) and
-    /// takes block 2's 2 valid pages.
+    /// (L = 2, 2-page leaves). Block 1 has the fewest valid pages and is erased; block 0
+    /// is full of valid pages (skipped); block 2 restores its all-invalid leaf (PB 5) and
+    /// takes block 1's 2 valid pages.
     #[test]
     fn algorithm3_picks_u_blkset_and_decides() {
         let t = PbTree::new(2, 8).unwrap();
         let blocks = vec![
             usage(&[(2, 0), (2, 0), (2, 0), (2, 0)]),
-            usage(&[(2, 0), (0, 2), (2, 0), (2, 0)]),
             usage(&[(1, 1), (0, 2), (1, 1), (0, 2)]),
+            usage(&[(2, 0), (0, 2), (2, 0), (2, 0)]),
         ];
         let costs = paper_costs(t);
-        let d = decide_superblock(t, &costs, &blocks, 2, WearGate::new(16)).unwrap();
-        assert_eq!(d.u_blkset, [2]);
+        let d = decide_superblock(t, &costs, &blocks, 2, WearGate::new(16), None).unwrap();
+        assert_eq!(d.u_blkset, [1]);
         assert_eq!(
             d.d_plans.iter().map(|(b, p)| (*b, p.restored())).collect::<Vec<_>>(),
-            [(0, vec![]), (1, vec![Pb(5)])]
+            [(0, vec![]), (2, vec![Pb(5)])]
         );
         assert_eq!(d.moved_from_u, 2);
         assert_eq!(d.m_merge_cost_ns, Nanos(9 * MS + MS / 2 + 2 * MS + 10 * MS));
@@ -1326,16 +1383,38 @@ mod tests {
         assert_eq!(d.choice, MergeChoice::MMerge);
         // A partial erase dearer than six copies and an erase: the baseline wins.
         let dear = PenCosts::uniform(t, Nanos(MS), Nanos(20 * MS), Nanos(10 * MS));
-        let d = decide_superblock(t, &dear, &blocks, 2, WearGate::new(16)).unwrap();
+        let d = decide_superblock(t, &dear, &blocks, 2, WearGate::new(16), None).unwrap();
         assert_eq!(d.choice, MergeChoice::Merge(MergeWhy::NotDearer));
+        // U-blkset: the blocks.len() − N with the fewest valid pages, ties in input order.
+        let four = vec![usage(&[(2, 0); 4]), usage(&[(1, 0); 4]), usage(&[(0, 0); 4]), usage(&[(1, 1); 4])];
+        assert_eq!(decide_superblock(t, &costs, &four, 2, WearGate::new(16), None).unwrap().u_blkset, [2, 1]);
+        assert_eq!(
+            decide_superblock(t, &costs, &four, 1, WearGate::new(16), None).unwrap().u_blkset,
+            [2, 1, 3]
+        );
         // Too many valid pages for N blocks: nowhere to put block 2's pages.
         let full = vec![usage(&[(2, 0); 4]), usage(&[(2, 0); 4]), usage(&[(1, 0); 4])];
-        let d = decide_superblock(t, &costs, &full, 2, WearGate::new(16)).unwrap();
+        let d = decide_superblock(t, &costs, &full, 2, WearGate::new(16), None).unwrap();
         assert_eq!(d.choice, MergeChoice::Merge(MergeWhy::NoSpace));
-        let d = decide_superblock(t, &costs, &blocks, 2, WearGate::new(0)).unwrap();
+        let d = decide_superblock(t, &costs, &blocks, 2, WearGate::new(0), None).unwrap();
         assert_eq!(d.choice, MergeChoice::Merge(MergeWhy::WearLimit));
+        // Block 2's leaf 2 has taken its one tolerated disturbance; restoring PB 5 (leaf
+        // 1) would disturb it again, so it must be restored too: restoring PB 5 and leaf 2
+        // separately costs 2 partial erases + 4 copies (23 ms); the whole block by PB 1,
+        // 1 partial erase + 12 copies (21.5 ms), is cheaper.
+        let mut states = vec![DisturbState::new(t, 1).unwrap(); 3];
+        states[2].apply_partial_erase(Pb(7)).unwrap();
+        assert_eq!(states[2].counts(), [0, 0, 1, 0]);
+        let d = decide_superblock(t, &costs, &blocks, 2, WearGate::new(16), Some(&states)).unwrap();
+        assert_eq!(d.d_plans[1], (2, d.d_plans[1].1.clone()));
+        assert_eq!(d.d_plans[1].1.restored(), [Pb(1)]);
+        assert_eq!(d.m_merge_cost_ns, Nanos(9 * MS + MS / 2 + 12 * MS + 2 * MS + 10 * MS));
         assert_eq!(
-            decide_superblock(t, &costs, &blocks, 3, WearGate::new(1)),
+            decide_superblock(t, &costs, &blocks, 2, WearGate::new(1), Some(&states[..2])),
+            Err(PenError::DisturbCount { blocks: 3, got: 2 })
+        );
+        assert_eq!(
+            decide_superblock(t, &costs, &blocks, 3, WearGate::new(1), None),
             Err(PenError::NothingToErase { blocks: 3, logical: 3 })
         );
     }
