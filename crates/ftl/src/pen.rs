@@ -1236,6 +1236,11 @@ mod tests {
         state.apply_partial_erase(Pb(9)).unwrap();
         let plan = plan_restore_disturb_aware(t, &costs, &leaves, &state).unwrap();
         assert_eq!(plan.restored(), [Pb(71), Pb(80), Pb(124)]);
+        // A disturbed leaf holding no valid D-block page has nothing to lose: not forced.
+        leaves[7] = LeafState { disturbed: true, ..LeafState::default() };
+        leaves[16] = LeafState { disturbed: true, ..LeafState::default() };
+        let plan = plan_restore_disturb_aware(t, &costs, &leaves, &state).unwrap();
+        assert_eq!(plan.restored(), [Pb(124)]);
     }
 
     #[test]
