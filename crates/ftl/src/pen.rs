@@ -17,6 +17,11 @@
 //! * [`decide_superblock`] — Algorithm 3: the same decision for a Superblock-FTL
 //!   superblock.
 //!
+//! A caller (an FTL) keeps a [`DisturbState`] and a [`WearGate`] per D-block. After it
+//! executes an M-Merge it calls [`WearGate::record_m_merge`] and
+//! [`DisturbState::record_m_merge`] with the plan's [`RestorePlan::restored`]; after a
+//! baseline merge, [`WearGate::record_merge`] and [`DisturbState::reset`].
+//!
 //! Where the paper is ambiguous, the reading chosen is written beside the code and in
 //! `docs/model.md` ("PEN M-Merge planning").
 //!
