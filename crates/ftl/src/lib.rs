@@ -16,6 +16,9 @@
 //! * [`SuperblockFtl`] — Kang et al.'s hybrid Superblock FTL: superblocks of adjacent
 //!   logical blocks sharing up to N + M physical blocks, page-mapped inside, intra- and
 //!   inter-superblock GC.
+//! * [`pen`] — PEN's M-Merge planning (partial erase, FAST 2018): the PB tree, Algorithm 1's
+//!   minimum-cost restore sequence, boundary disturbance, the wear gate W, and the merge
+//!   vs M-Merge decisions of Algorithms 2 (NFTL) and 3 (Superblock). Pure functions.
 //! * [`precondition()`] — untimed fill + random overwrites to GC steady state.
 //! * `testing` (cargo feature `testing`) — the model-based conformance harness: run it
 //!   against your own FTL, from proptest or from a fuzzer.
@@ -68,6 +71,7 @@ pub mod config;
 mod lpn_map;
 pub mod nftl;
 pub mod page;
+pub mod pen;
 pub mod precondition;
 pub mod superblock;
 #[cfg(feature = "testing")]
