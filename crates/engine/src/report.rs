@@ -209,6 +209,43 @@ pub struct PlacementReport {
     /// OCR / LaCR: how the layer-aware and layer-blind estimates compare at each
     /// decision (null for other policies).
     pub redirect: Option<RedirectReport>,
+    /// MCS: how its chip choices went (null for other policies; schema v6).
+    pub mcs: Option<McsReport>,
+}
+
+/// MCS decisions (mbm-ftl §IV-C with Channel_Max_Subs; docs/policies.md, "mcs").
+#[derive(Clone, Debug, Default, Serialize, PartialEq, JsonSchema)]
+pub struct McsReport {
+    /// Sub-writes placed.
+    pub decisions: u64,
+    /// Requests and flush batches announced to the policy.
+    pub requests: u64,
+    /// Sub-writes that joined the chip already chosen for their request.
+    pub continued: u64,
+    /// Chip choices where an idle chip took its channel's whole share (best fit).
+    pub best_fit: u64,
+    /// Chip choices where no idle chip could (the `sched.mcs.overflow` rule chose).
+    pub overflow: u64,
+    /// Requests whose channel shares were used up or on busy channels, so any idle chip
+    /// was taken for the rest of the request.
+    pub quota_relaxed: u64,
+    /// Sub-writes with no idle chip of free parallelism anywhere: placed on the static
+    /// plane.
+    pub fallback_static: u64,
+}
+
+/// The `mbm` scheduler's conditional parallel read (RS, mbm-ftl §IV-B, Fig. 6).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, JsonSchema)]
+pub struct RsReport {
+    /// Read decisions the scheduler made (a lone queued read is served without one).
+    pub decisions: u64,
+    /// Multi-plane reads formed (every read of one host request).
+    pub multi_plane: u64,
+    /// Decisions where `multiplane`'s rule would have joined other requests' reads and
+    /// RS served the first-arrived read without them.
+    pub refused: u64,
+    /// Reads left out over those decisions.
+    pub refused_reads: u64,
 }
 
 /// OCR and LaCR decisions, each compared with the other flavour's choice.
@@ -287,7 +324,7 @@ pub struct EventReport {
 }
 
 /// Version of the JSON report schema (see the module docs).
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// The simulated device and policies, in words (issue #8, item 16).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
@@ -392,6 +429,8 @@ pub struct Report {
     pub flash_ops: Option<FlashOps>,
     /// Write placement decisions and the undecided queue.
     pub placement: PlacementReport,
+    /// The `mbm` scheduler's read decisions (null for other schedulers; schema v6).
+    pub rs: Option<RsReport>,
     /// Garbage collection.
     pub gc: GcReport,
     /// Erases and wear.
@@ -560,6 +599,13 @@ impl Report {
             write_flash_ops(&mut s, ops);
         }
         write_placement(&mut s, &self.placement);
+        if let Some(r) = &self.rs {
+            let _ = writeln!(
+                s,
+                "RS (mbm): {} read decisions, {} multi-plane reads of one request, {} refused other requests' reads ({} reads left out)",
+                r.decisions, r.multi_plane, r.refused, r.refused_reads
+            );
+        }
         let _ = writeln!(
             s,
             "GC jobs {}   pages moved {}   erases {} (partial {})   suspensions {}",
@@ -669,6 +715,13 @@ fn write_placement(s: &mut String, p: &PlacementReport) {
             duration_us(r.estimate_mean_ns),
             duration_us(r.estimate_gap_mean_ns),
             duration_us(r.differing_gain_mean_ns)
+        );
+    }
+    if let Some(m) = &p.mcs {
+        let _ = writeln!(
+            s,
+            "MCS: {} sub-writes of {} requests, {} joined their request's chip, chip choices {} best fit / {} overflow, {} requests beyond their channel shares, {} on the static plane (no idle chip)",
+            m.decisions, m.requests, m.continued, m.best_fit, m.overflow, m.quota_relaxed, m.fallback_static
         );
     }
 }

@@ -18,7 +18,7 @@ use lamina_sched::{
 };
 
 use super::{Event, NIL, RunError, Simulation};
-use crate::report::{PlacementReport, RedirectReport};
+use crate::report::{McsReport, PlacementReport, RedirectReport, RsReport};
 use crate::slab::Slab;
 use crate::stats::{Attribution, OpKind, OpMix};
 
@@ -518,6 +518,13 @@ fn take_picks(q: &mut std::collections::VecDeque<QueuedTxn>, picks: &[u32], out:
 impl Simulation {
     // ------------------------------------------------------------------ placement
 
+    /// The next `pages` sub-writes placed form one request (or one batch of buffer
+    /// flushes): tell the placement policy (`mcs` places a request as a whole).
+    #[inline]
+    pub(super) fn begin_placement_request(&mut self, pages: u32) {
+        self.ctl.placement.begin_request(pages);
+    }
+
     /// Ask the placement policy for a plane; `None` = undecided (deferred). An FTL that
     /// constrains the LPN to one plane (NFTL's in-place offsets) overrides the policy.
     #[inline]
@@ -669,6 +676,16 @@ impl Simulation {
         Ok(())
     }
 
+    /// The report's `rs` section (the `mbm` scheduler only).
+    pub(crate) fn rs_report(&self) -> Option<RsReport> {
+        self.ctl.scheduler.rs_counters().map(|r| RsReport {
+            decisions: r.decisions,
+            multi_plane: r.multi_plane,
+            refused: r.refused,
+            refused_reads: r.refused_reads,
+        })
+    }
+
     /// The report's `placement` section.
     pub(crate) fn placement_report(&self) -> PlacementReport {
         let c = &self.ctl.placement_counters;
@@ -683,7 +700,17 @@ impl Simulation {
             estimate_gap_mean_ns: div(r.estimate_gap_ns, r.decisions),
             differing_gain_mean_ns: div(r.differing_gain_ns, r.choice_differs),
         });
+        let mcs = self.ctl.placement.mcs_counters().map(|m| McsReport {
+            decisions: m.decisions,
+            requests: m.requests,
+            continued: m.continued,
+            best_fit: m.best_fit,
+            overflow: m.overflow,
+            quota_relaxed: m.quota_relaxed,
+            fallback_static: m.fallback_static,
+        });
         PlacementReport {
+            mcs,
             decisions: c.decisions,
             deferred: c.deferred,
             undecided_wait_mean_ns: div(c.undecided_wait_ns, c.bound_after_wait),
