@@ -22,6 +22,7 @@
 
 use std::fmt::Write as _;
 
+use lamina_sched::{McsCounters, RsCounters};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -210,42 +211,7 @@ pub struct PlacementReport {
     /// decision (null for other policies).
     pub redirect: Option<RedirectReport>,
     /// MCS: how its chip choices went (null for other policies; schema v6).
-    pub mcs: Option<McsReport>,
-}
-
-/// MCS decisions (mbm-ftl §IV-C with Channel_Max_Subs; docs/policies.md, "mcs").
-#[derive(Clone, Debug, Default, Serialize, PartialEq, JsonSchema)]
-pub struct McsReport {
-    /// Sub-writes placed.
-    pub decisions: u64,
-    /// Requests and flush batches announced to the policy.
-    pub requests: u64,
-    /// Sub-writes that joined the chip already chosen for their request.
-    pub continued: u64,
-    /// Chip choices where an idle chip took its channel's whole share (best fit).
-    pub best_fit: u64,
-    /// Chip choices where no idle chip could (the `sched.mcs.overflow` rule chose).
-    pub overflow: u64,
-    /// Requests whose channel shares were used up or on busy channels, so any idle chip
-    /// was taken for the rest of the request.
-    pub quota_relaxed: u64,
-    /// Sub-writes with no idle chip of free parallelism anywhere: placed on the static
-    /// plane.
-    pub fallback_static: u64,
-}
-
-/// The `mbm` scheduler's conditional parallel read (RS, mbm-ftl §IV-B, Fig. 6).
-#[derive(Clone, Debug, Default, Serialize, PartialEq, JsonSchema)]
-pub struct RsReport {
-    /// Read decisions the scheduler made (a lone queued read is served without one).
-    pub decisions: u64,
-    /// Multi-plane reads formed (every read of one host request).
-    pub multi_plane: u64,
-    /// Decisions where `multiplane`'s rule would have joined other requests' reads and
-    /// RS served the first-arrived read without them.
-    pub refused: u64,
-    /// Reads left out over those decisions.
-    pub refused_reads: u64,
+    pub mcs: Option<McsCounters>,
 }
 
 /// OCR and LaCR decisions, each compared with the other flavour's choice.
@@ -430,7 +396,7 @@ pub struct Report {
     /// Write placement decisions and the undecided queue.
     pub placement: PlacementReport,
     /// The `mbm` scheduler's read decisions (null for other schedulers; schema v6).
-    pub rs: Option<RsReport>,
+    pub rs: Option<RsCounters>,
     /// Garbage collection.
     pub gc: GcReport,
     /// Erases and wear.

@@ -240,8 +240,8 @@ pub trait TxnScheduler: Send {
 }
 
 /// What the `mbm` scheduler's conditional parallel read (RS, mbm-ftl §IV-B, Fig. 6)
-/// counted ([`TxnScheduler::rs_counters`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// counted ([`TxnScheduler::rs_counters`]); the report's `rs` section (schema v6).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RsCounters {
     /// Read decisions the scheduler was asked for (a lone read the engine serves
     /// without asking is not counted).

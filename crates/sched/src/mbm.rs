@@ -102,8 +102,9 @@ impl McsParams {
     }
 }
 
-/// What MCS counted about its decisions ([`Placement::mcs_counters`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What MCS counted about its decisions ([`Placement::mcs_counters`]); the report's
+/// `placement.mcs` section (schema v6).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct McsCounters {
     /// Sub-writes placed.
     pub decisions: u64,

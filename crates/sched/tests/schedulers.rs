@@ -1065,7 +1065,7 @@ fn the_property_test_forms_wide_commands() {
     // Guard against a vacuous property: the property test's cases (2000, as there) do
     // form many multi-plane reads and programs and SOML reads.
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let (mut wide_reads, mut soml, mut wide_writes) = (0, 0, 0);
+    let (mut wide_reads, mut soml, mut wide_writes, mut rs_reads) = (0, 0, 0, 0);
     for _ in 0..2000 {
         let c = case().new_tree(&mut runner).expect("case").current();
         let b = c.bench();
@@ -1073,6 +1073,7 @@ fn the_property_test_forms_wide_commands() {
         for kind in SchedulerKind::ALL {
             let d = b.decide(c.scheduler(kind, &b).as_mut(), slot);
             match d.choice {
+                Choice::Read if d.picks.len() > 1 && kind == SchedulerKind::Mbm => rs_reads += 1,
                 Choice::Read if d.picks.len() > 1 => wide_reads += 1,
                 Choice::SomlRead => soml += 1,
                 Choice::Write if d.picks.len() > 1 && c.aligned.is_none() => wide_writes += 1,
@@ -1081,8 +1082,8 @@ fn the_property_test_forms_wide_commands() {
         }
     }
     assert!(
-        wide_reads > 70 && soml > 20 && wide_writes > 50,
-        "reads {wide_reads}, soml {soml}, writes {wide_writes}"
+        wide_reads > 70 && soml > 20 && wide_writes > 50 && rs_reads > 8,
+        "reads {wide_reads}, soml {soml}, writes {wide_writes}, RS reads of one request {rs_reads}"
     );
 }
 

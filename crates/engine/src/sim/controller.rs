@@ -18,7 +18,7 @@ use lamina_sched::{
 };
 
 use super::{Event, NIL, RunError, Simulation};
-use crate::report::{McsReport, PlacementReport, RedirectReport, RsReport};
+use crate::report::{PlacementReport, RedirectReport};
 use crate::slab::Slab;
 use crate::stats::{Attribution, OpKind, OpMix};
 
@@ -677,13 +677,8 @@ impl Simulation {
     }
 
     /// The report's `rs` section (the `mbm` scheduler only).
-    pub(crate) fn rs_report(&self) -> Option<RsReport> {
-        self.ctl.scheduler.rs_counters().map(|r| RsReport {
-            decisions: r.decisions,
-            multi_plane: r.multi_plane,
-            refused: r.refused,
-            refused_reads: r.refused_reads,
-        })
+    pub(crate) fn rs_report(&self) -> Option<lamina_sched::RsCounters> {
+        self.ctl.scheduler.rs_counters()
     }
 
     /// The report's `placement` section.
@@ -700,17 +695,8 @@ impl Simulation {
             estimate_gap_mean_ns: div(r.estimate_gap_ns, r.decisions),
             differing_gain_mean_ns: div(r.differing_gain_ns, r.choice_differs),
         });
-        let mcs = self.ctl.placement.mcs_counters().map(|m| McsReport {
-            decisions: m.decisions,
-            requests: m.requests,
-            continued: m.continued,
-            best_fit: m.best_fit,
-            overflow: m.overflow,
-            quota_relaxed: m.quota_relaxed,
-            fallback_static: m.fallback_static,
-        });
         PlacementReport {
-            mcs,
+            mcs: self.ctl.placement.mcs_counters(),
             decisions: c.decisions,
             deferred: c.deferred,
             undecided_wait_mean_ns: div(c.undecided_wait_ns, c.bound_after_wait),
