@@ -177,6 +177,19 @@ fn decision(choice: Choice, picks: &[u32]) -> Decision {
     Decision { choice, picks: picks.to_vec() }
 }
 
+/// Four planes whose next writes all sit at block 5, page 7, and the writes `(lpn,
+/// req, plane)` queued in order.
+fn aligned_writes(writes: &[(u64, u32, u32)]) -> Bench {
+    let mut b = Bench::new(spec(4));
+    for p in 0..4 {
+        b.next_write(p, 5, 7);
+    }
+    for &(lpn, req, plane) in writes {
+        b.write(lpn, req, plane);
+    }
+    b
+}
+
 // -------------------------------------------------------------------- mbm (RS)
 
 /// mbm-ftl Fig. 6a: the head's request has reads on sibling planes at its block and
@@ -246,14 +259,9 @@ fn mbm_serves_a_read_of_no_request_alone() {
 /// Writes and GC: exactly `multiplane`'s decisions (WS's multi-plane programs).
 #[test]
 fn mbm_writes_and_gc_are_multiplane() {
-    let mut b = Bench::new(spec(4));
-    for p in 0..4 {
-        b.next_write(p, 5, 7);
-    }
-    b.write(10, 1, 0);
-    b.write(11, 2, 1); // another request joins: writes are parallelism-enhanced
-    b.write(12, 1, 1); // plane 1 taken
-    b.write(13, 3, 3);
+    // Request 2's write joins (writes are parallelism-enhanced); the third finds plane 1
+    // taken.
+    let mut b = aligned_writes(&[(10, 1, 0), (11, 2, 1), (12, 1, 1), (13, 3, 3)]);
     let (mut rs, mut mp) = (sched(SchedulerKind::Mbm, &b), sched(SchedulerKind::Multiplane, &b));
     assert_eq!(b.decide(rs.as_mut(), free()), decision(Choice::Write, &[0, 1, 3]));
     assert_eq!(b.decide(rs.as_mut(), free()), b.decide(mp.as_mut(), free()));
@@ -393,13 +401,8 @@ fn multiplane_writes_join_when_next_write_addresses_match() {
 /// would stay mapped.
 #[test]
 fn a_newer_write_of_a_page_never_joins() {
-    let mut b = Bench::new(spec(4));
-    for p in 0..4 {
-        b.next_write(p, 5, 7);
-    }
-    b.write(10, 1, 0);
-    b.write(10, 2, 1); // same page, newer
-    b.write(11, 3, 1);
+    // The second write is the same page, newer.
+    let b = aligned_writes(&[(10, 1, 0), (10, 2, 1), (11, 3, 1)]);
     let mut s = sched(SchedulerKind::Multiplane, &b);
     assert_eq!(b.decide(s.as_mut(), free()), decision(Choice::Write, &[0, 2]));
 }
