@@ -22,6 +22,7 @@
 
 use std::fmt::Write as _;
 
+use lamina_sched::{McsCounters, RsCounters};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -213,6 +214,8 @@ pub struct PlacementReport {
     /// OCR / LaCR: how the layer-aware and layer-blind estimates compare at each
     /// decision (null for other policies).
     pub redirect: Option<RedirectReport>,
+    /// MCS: how its chip choices went (null for other policies; schema v7).
+    pub mcs: Option<McsCounters>,
 }
 
 /// OCR and LaCR decisions, each compared with the other flavour's choice.
@@ -291,7 +294,7 @@ pub struct EventReport {
 }
 
 /// Version of the JSON report schema (see the module docs).
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// The simulated device and policies, in words (issue #8, item 16).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
@@ -396,6 +399,8 @@ pub struct Report {
     pub flash_ops: Option<FlashOps>,
     /// Write placement decisions and the undecided queue.
     pub placement: PlacementReport,
+    /// The `mbm` scheduler's read decisions (null for other schedulers; schema v7).
+    pub rs: Option<RsCounters>,
     /// Garbage collection.
     pub gc: GcReport,
     /// Erases and wear.
@@ -571,6 +576,13 @@ impl Report {
             write_flash_ops(&mut s, ops);
         }
         write_placement(&mut s, &self.placement);
+        if let Some(r) = &self.rs {
+            let _ = writeln!(
+                s,
+                "RS (mbm): {} read decisions, {} multi-plane reads of one request, {} refused other requests' reads ({} reads left out)",
+                r.decisions, r.multi_plane, r.refused, r.refused_reads
+            );
+        }
         let _ = writeln!(
             s,
             "GC jobs {}   pages moved {}   erases {} (partial {})   suspensions {}",
@@ -680,6 +692,13 @@ fn write_placement(s: &mut String, p: &PlacementReport) {
             duration_us(r.estimate_mean_ns),
             duration_us(r.estimate_gap_mean_ns),
             duration_us(r.differing_gain_mean_ns)
+        );
+    }
+    if let Some(m) = &p.mcs {
+        let _ = writeln!(
+            s,
+            "MCS: {} sub-writes of {} requests, {} joined their request's chip, chip choices {} best fit / {} overflow, {} requests beyond their channel shares, {} on the static plane (no idle chip)",
+            m.decisions, m.requests, m.continued, m.best_fit, m.overflow, m.quota_relaxed, m.fallback_static
         );
     }
 }
