@@ -15,7 +15,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
-use crate::api::{BlockInfo, FtlError, FtlStats, GcStep, Lpn, PageCounts};
+use crate::api::{BlockInfo, FtlError, FtlStats, GcStep, Lpn, PageCounts, PageRange};
 use crate::config::{TieBreak, ValidatedFtlConfig};
 
 /// "No block" in block slots.
@@ -29,8 +29,13 @@ const UNMAPPED: u32 = 0;
 /// Counters of one physical block.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Block {
-    /// Pages programmed since the last erase (the write pointer).
+    /// The write pointer: pages at or above it are erased; [`Flash::program`] appends
+    /// here. Pages below it are programmed, except `holes` of them.
     pub(crate) written: u32,
+    /// Pages below `written` that a partial erase left erased and nothing reprogrammed
+    /// yet ([`Flash::program_at`] fills them). 0 for a block never partially erased since
+    /// its last whole erase.
+    pub(crate) holes: u32,
     /// Programmed pages holding the current copy of their LPN.
     pub(crate) valid: u32,
     /// Erases so far.
@@ -148,7 +153,21 @@ impl Flash {
     /// True if block `b` has no erased page left.
     #[inline]
     pub(crate) fn full(&self, b: u32) -> bool {
-        self.blocks[b as usize].written == self.ppb
+        let m = &self.blocks[b as usize];
+        m.written == self.ppb && m.holes == 0
+    }
+
+    /// Pages of block `b` programmed now (valid or not).
+    #[inline]
+    pub(crate) fn programmed(&self, b: u32) -> u32 {
+        let m = &self.blocks[b as usize];
+        m.written - m.holes
+    }
+
+    /// True if page `ppa` is programmed (holds data, stale or not).
+    #[inline]
+    pub(crate) fn is_programmed(&self, ppa: u32) -> bool {
+        ppa % self.ppb < self.blocks[(ppa / self.ppb) as usize].written && self.rev[ppa as usize] != UNMAPPED
     }
 
     /// Free blocks of a plane.
@@ -186,6 +205,24 @@ impl Flash {
         ppa
     }
 
+    /// Program page `off` of block `b`, a page a partial erase left erased below the
+    /// write pointer, with `lpn` (its previous copy must have been invalidated), and map
+    /// `lpn` there. The caller programs the pages of an erased range in order.
+    pub(crate) fn program_at(&mut self, b: u32, off: u32, lpn: u64) -> u32 {
+        let ppa = b * self.ppb + off;
+        let m = &mut self.blocks[b as usize];
+        assert!(off < m.written && m.holes > 0, "page {off} of block {b} is not a hole");
+        assert!(self.rev[ppa as usize] == UNMAPPED, "page {ppa} is programmed");
+        m.holes -= 1;
+        m.valid += 1;
+        self.rev[ppa as usize] = lpn as u32 + 1;
+        self.map[lpn as usize] = ppa + 1;
+        let pool = &mut self.pools[(b / self.blocks_per_plane) as usize];
+        pool.written += 1;
+        pool.valid += 1;
+        ppa
+    }
+
     /// Mark the current copy of `lpn` stale and unmap it; returns its page.
     pub(crate) fn unmap(&mut self, lpn: u64) -> Option<u32> {
         let old = self.lookup(lpn)?;
@@ -207,8 +244,21 @@ impl Flash {
     pub(crate) fn move_page(&mut self, lpn: u64, to: u32) -> GcStep {
         let from = self.unmap(lpn).expect("a GC move of an unmapped LPN");
         let dest = self.program(to, lpn);
+        self.move_step(lpn, from, dest)
+    }
+
+    /// A GC move of the current copy of `lpn` into page `off` of block `to`, a hole a
+    /// partial erase left ([`Flash::program_at`]).
+    pub(crate) fn move_page_at(&mut self, lpn: u64, to: u32, off: u32) -> GcStep {
+        let from = self.unmap(lpn).expect("a GC move of an unmapped LPN");
+        let dest = self.program_at(to, off, lpn);
+        self.move_step(lpn, from, dest)
+    }
+
+    /// Count a move from page `from` to page `dest` and describe it.
+    fn move_step(&mut self, lpn: u64, from: u32, dest: u32) -> GcStep {
         self.stats.gc_moves += 1;
-        let copyback = self.copyback && self.plane_of(from / self.ppb) == self.plane_of(to);
+        let copyback = self.copyback && self.plane_of(from / self.ppb) == self.plane_of(dest / self.ppb);
         self.stats.gc_copybacks += copyback as u64;
         GcStep::Move {
             lpn: Lpn(lpn),
@@ -219,13 +269,34 @@ impl Flash {
         }
     }
 
+    /// Partially erase pages `first .. first + len` of block `b`: every one of them
+    /// programmed and invalid (a broken plan otherwise). They become holes that
+    /// [`Flash::program_at`] refills in order. Counts the erase in
+    /// [`FtlStats::partial_erases`]; the block's erase count is for whole erases only.
+    pub(crate) fn partial_erase(&mut self, b: u32, first: u32, len: u32) -> GcStep {
+        let base = b * self.ppb;
+        for ppa in base + first..base + first + len {
+            assert!(self.is_programmed(ppa), "partial erase of block {b}: page {ppa} is not programmed");
+            assert!(self.valid_lpn(ppa).is_none(), "partial erase of block {b}: page {ppa} holds valid data");
+            self.rev[ppa as usize] = UNMAPPED;
+        }
+        self.blocks[b as usize].holes += len;
+        let plane = self.plane_of(b);
+        self.pools[plane].written -= len as u64;
+        self.stats.partial_erases += 1;
+        let level = (self.ppb / len).trailing_zeros() as usize;
+        self.stats.pen_partial_erases_by_level[level.min(16)] += 1;
+        GcStep::PartialErase { block: BlockId(b), range: PageRange { first_page: first, page_count: len } }
+    }
+
     /// Erase block `b` (it must hold no valid page) and return it to its plane's pool.
     pub(crate) fn erase(&mut self, b: u32) -> GcStep {
         let plane = self.plane_of(b);
         let m = &mut self.blocks[b as usize];
         assert_eq!(m.valid, 0, "erasing block {b} with valid data");
-        let written = m.written as u64;
+        let written = (m.written - m.holes) as u64;
         m.written = 0;
+        m.holes = 0;
         m.erase_count += 1;
         let key = (m.erase_count as u64) << 32 | b as u64;
         let pool = &mut self.pools[plane];
@@ -265,7 +336,7 @@ impl Flash {
     /// [`crate::Ftl::block_info`].
     pub(crate) fn block_info(&self, block: BlockId) -> BlockInfo {
         let m = &self.blocks[block.idx()];
-        BlockInfo { programmed: m.written, valid: m.valid, erase_count: m.erase_count }
+        BlockInfo { programmed: m.written - m.holes, valid: m.valid, erase_count: m.erase_count }
     }
 
     /// The plane index, checked.

@@ -77,6 +77,9 @@ impl SuperblockFtl {
     /// Build the FTL for `geometry`, validating `config` against it.
     pub fn new(geometry: Geometry, config: &FtlConfig) -> Result<SuperblockFtl, FtlConfigError> {
         let cfg = FtlConfig { kind: FtlKind::Superblock, ..config.clone() }.validate(&geometry)?;
+        if config.pen {
+            return Err(crate::config::pen_needs_device());
+        }
         let n = config.superblock_size;
         let sbs = cfg.logical_pages() / (n as u64 * geometry.pages_per_block() as u64);
         let planes_n = geometry.total_planes();
@@ -97,6 +100,23 @@ impl SuperblockFtl {
             sb_planes,
             planes,
         })
+    }
+
+    /// Build the FTL for the device `spec` describes. `ftl.pen = true` is not supported
+    /// by the superblock FTL yet: an error naming `ftl.pen`.
+    pub fn for_device(
+        spec: &lamina_nand_model::DeviceSpec,
+        config: &FtlConfig,
+    ) -> Result<SuperblockFtl, FtlConfigError> {
+        if crate::pen::PenSettings::from_device(spec, config)?.is_some() {
+            return Err(FtlConfigError {
+                key: "ftl.pen",
+                reason:
+                    "PEN is implemented for ftl.kind = \"nftl\" only so far: use nftl or set ftl.pen = false"
+                        .to_owned(),
+            });
+        }
+        SuperblockFtl::new(spec.geometry().clone(), config)
     }
 
     /// The validated configuration (its logical pages are this FTL's).
@@ -283,7 +303,7 @@ impl Ftl for SuperblockFtl {
         };
         assert!(self.core.flash.free_count(pi) >= 1, "plane {}: no free block for GC", plane.0);
         let blocks = victims.iter().map(|&b| self.core.flash.blocks[b as usize]);
-        let (valid, written) = blocks.fold((0, 0), |(v, w), m| (v + m.valid, w + m.written));
+        let (valid, written) = blocks.fold((0, 0), |(v, w), m| (v + m.valid, w + m.written - m.holes));
         let job = GcJob { victim: BlockId(victims[0]), valid_pages: valid, invalid_pages: written - valid };
         self.planes[pi].victims = victims;
         self.planes[pi].job = Some(Job { sb, next_victim: 0, next_page: 0 });
