@@ -196,7 +196,12 @@ impl Flash {
         assert!(m.written < self.ppb, "block {b} is full");
         let ppa = b * self.ppb + m.written;
         m.written += 1;
-        m.valid += 1;
+        self.record_program(b, ppa, lpn)
+    }
+
+    /// Page `ppa` of block `b` now holds `lpn`: count it valid and map `lpn` there.
+    fn record_program(&mut self, b: u32, ppa: u32, lpn: u64) -> u32 {
+        self.blocks[b as usize].valid += 1;
         self.rev[ppa as usize] = lpn as u32 + 1;
         self.map[lpn as usize] = ppa + 1;
         let pool = &mut self.pools[(b / self.blocks_per_plane) as usize];
@@ -214,13 +219,7 @@ impl Flash {
         assert!(off < m.written && m.holes > 0, "page {off} of block {b} is not a hole");
         assert!(self.rev[ppa as usize] == UNMAPPED, "page {ppa} is programmed");
         m.holes -= 1;
-        m.valid += 1;
-        self.rev[ppa as usize] = lpn as u32 + 1;
-        self.map[lpn as usize] = ppa + 1;
-        let pool = &mut self.pools[(b / self.blocks_per_plane) as usize];
-        pool.written += 1;
-        pool.valid += 1;
-        ppa
+        self.record_program(b, ppa, lpn)
     }
 
     /// Mark the current copy of `lpn` stale and unmap it; returns its page.
