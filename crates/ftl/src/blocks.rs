@@ -210,15 +210,21 @@ impl Flash {
         ppa
     }
 
-    /// Program page `off` of block `b`, a page a partial erase left erased below the
-    /// write pointer, with `lpn` (its previous copy must have been invalidated), and map
-    /// `lpn` there. The caller programs the pages of an erased range in order.
+    /// Program page `off` of block `b` with `lpn` (its previous copy must have been
+    /// invalidated) and map `lpn` there: a hole a partial erase left below the write
+    /// pointer, or the page at the pointer. The caller programs every erased range in
+    /// order.
     pub(crate) fn program_at(&mut self, b: u32, off: u32, lpn: u64) -> u32 {
         let ppa = b * self.ppb + off;
         let m = &mut self.blocks[b as usize];
-        assert!(off < m.written && m.holes > 0, "page {off} of block {b} is not a hole");
-        assert!(self.rev[ppa as usize] == UNMAPPED, "page {ppa} is programmed");
-        m.holes -= 1;
+        if off == m.written {
+            assert!(off < self.ppb, "block {b} is full");
+            m.written += 1;
+        } else {
+            assert!(off < m.written && m.holes > 0, "page {off} of block {b} is not a hole");
+            assert!(self.rev[ppa as usize] == UNMAPPED, "page {ppa} is programmed");
+            m.holes -= 1;
+        }
         self.record_program(b, ppa, lpn)
     }
 
@@ -268,20 +274,32 @@ impl Flash {
         }
     }
 
-    /// Partially erase pages `first .. first + len` of block `b`: every one of them
-    /// programmed and invalid (a broken plan otherwise). They become holes that
-    /// [`Flash::program_at`] refills in order. Counts the erase in
-    /// [`FtlStats::partial_erases`]; the block's erase count is for whole erases only.
+    /// Partially erase pages `first .. first + len` of block `b`; none of them may hold
+    /// valid data (a broken plan otherwise). Programmed pages below the write pointer
+    /// become holes that [`Flash::program_at`] refills in order; if the range reaches the
+    /// pointer, the pointer moves back to `first` instead. Counts the erase in
+    /// [`FtlStats::partial_erases`] (by level too); the block's erase count is for whole
+    /// erases only.
     pub(crate) fn partial_erase(&mut self, b: u32, first: u32, len: u32) -> GcStep {
         let base = b * self.ppb;
-        for ppa in base + first..base + first + len {
-            assert!(self.is_programmed(ppa), "partial erase of block {b}: page {ppa} is not programmed");
+        let end = (first + len).min(self.blocks[b as usize].written).max(first);
+        let mut cleared = 0;
+        for ppa in base + first..base + end {
             assert!(self.valid_lpn(ppa).is_none(), "partial erase of block {b}: page {ppa} holds valid data");
-            self.rev[ppa as usize] = UNMAPPED;
+            if self.is_programmed(ppa) {
+                self.rev[ppa as usize] = UNMAPPED;
+                cleared += 1;
+            }
         }
-        self.blocks[b as usize].holes += len;
+        let m = &mut self.blocks[b as usize];
+        if first + len >= m.written {
+            m.holes -= (end - first) - cleared; // earlier holes of the range: now above the pointer
+            m.written = m.written.min(first);
+        } else {
+            m.holes += cleared;
+        }
         let plane = self.plane_of(b);
-        self.pools[plane].written -= len as u64;
+        self.pools[plane].written -= cleared as u64;
         self.stats.partial_erases += 1;
         let level = (self.ppb / len).trailing_zeros() as usize;
         self.stats.pen_partial_erases_by_level[level.min(16)] += 1;

@@ -5,7 +5,7 @@
 //! restore disturbed leaves.
 
 use lamina_ftl::testing::{ConformanceConfig, Harness, Op, check_device_conformance};
-use lamina_ftl::{Ftl, FtlConfig, FtlKind, GcThreshold, NftlFtl};
+use lamina_ftl::{Ftl, FtlConfig, FtlKind, GcThreshold, NftlFtl, SuperblockFtl};
 use lamina_nand_model::{Device, DeviceOptions, DeviceSpec, PartialEraseConfig};
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -59,6 +59,27 @@ fn nftl_with_pen_conforms() {
     }
 }
 
+/// Superblock + PEN (Algorithm 3): the paper's shapes 4 + 1 and 4 + 4, and 2 + 1, with
+/// and without disturbance, a small W, dynamic placement.
+#[test]
+fn superblock_with_pen_conforms() {
+    let spec = pen_spec(2, 16, 24, 3);
+    for (n, m, op) in [(4, 1, 0.2), (4, 4, 0.2), (2, 1, 0.3)] {
+        for (disturb, w) in [(true, 16), (false, 16), (true, 2)] {
+            let c = FtlConfig {
+                superblock_size: n,
+                superblock_extra_blocks: m,
+                pen_disturb: disturb,
+                pen_wear_limit: w,
+                ..pen_cfg(FtlKind::Superblock, op)
+            };
+            conform(&spec, &c, ConformanceConfig { seed: 5, ..conf(12, 200..1200, 96) });
+        }
+    }
+    let c = FtlConfig { superblock_size: 2, ..pen_cfg(FtlKind::Superblock, 0.3) };
+    conform(&spec, &c, ConformanceConfig { dynamic_placement: true, seed: 6, ..conf(12, 200..900, 48) });
+}
+
 /// A full logical space, then overwrites concentrated on a few pages of a few logical
 /// blocks: the plan restores small PBs, again and again around the same leaves.
 fn hot_workload(logical_pages: u64, ppb: u64, seed: u64, n: usize) -> Vec<Op> {
@@ -76,7 +97,10 @@ fn hot_workload(logical_pages: u64, ppb: u64, seed: u64, n: usize) -> Vec<Op> {
 }
 
 fn run_hot(spec: &DeviceSpec, cfg: &FtlConfig) -> lamina_ftl::FtlStats {
-    let ftl = NftlFtl::for_device(spec, cfg).unwrap();
+    run_hot_on(NftlFtl::for_device(spec, cfg).unwrap(), spec)
+}
+
+fn run_hot_on<F: Ftl>(ftl: F, spec: &DeviceSpec) -> lamina_ftl::FtlStats {
     let ops = hot_workload(ftl.logical_pages(), spec.geometry().pages_per_block() as u64, 3, 4000);
     let dev = Device::new(spec.clone(), DeviceOptions { store_tags: true });
     let mut h = Harness::new(ftl).with_device(dev);
@@ -107,6 +131,27 @@ fn nftl_pen_really_m_merges_partially_erases_and_restores_disturbed_leaves() {
     assert!(s.pen_m_merges > 200 && s.pen_disturb_restores == 0, "{s:?}");
     let s = run_hot(&spec, &FtlConfig { pen_wear_limit: 0, ..pen_cfg(FtlKind::Nftl, 0.3) });
     assert!(s.pen_m_merges == 0 && s.partial_erases == 0 && s.pen_wear_merges == s.gc_jobs, "{s:?}");
+}
+
+/// Not vacuous for the superblock FTL either: Algorithm 3 M-Merges, partial erases,
+/// baseline merges the wear gate forced, disturbance restores.
+#[test]
+fn superblock_pen_really_m_merges() {
+    let spec = pen_spec(1, 16, 24, 3);
+    for (n, m) in [(2, 1), (4, 4)] {
+        let c = FtlConfig {
+            superblock_size: n,
+            superblock_extra_blocks: m,
+            pen_wear_limit: 4,
+            ..pen_cfg(FtlKind::Superblock, 0.25)
+        };
+        let s = run_hot_on(SuperblockFtl::for_device(&spec, &c).unwrap(), &spec);
+        eprintln!("{n} + {m}: {s:?}");
+        assert!(s.pen_m_merges > 20 && s.partial_erases >= s.pen_m_merges, "{s:?}");
+        assert_eq!(s.pen_partial_erases_by_level.iter().sum::<u64>(), s.partial_erases);
+        assert!(s.pen_wear_merges > 0 && s.pen_disturb_restores > 0, "{s:?}");
+        assert_eq!(s.gc_jobs, s.pen_m_merges + s.pen_classic_merges);
+    }
 }
 
 /// Config errors name the key and say what to do.
