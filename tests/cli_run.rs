@@ -481,8 +481,8 @@ fn percentile_list_from_the_command_line() {
     }
 }
 
-/// PEN end to end: NFTL with `ftl.pen = true` on the `pen` preset cut to 32 blocks per
-/// plane, filled, replays the bundled demo trace and the shared `tpcc` sample with
+/// PEN end to end: NFTL and the superblock FTL with `ftl.pen = true` on the `pen` preset
+/// cut to 32 blocks per plane, filled, replay the bundled demo trace and the shared `tpcc` sample with
 /// `--verify` (every read returns the data last written) through thousands of merges,
 /// most of them M-Merges with partial erases, every step accepted by the device model.
 #[test]
@@ -492,17 +492,17 @@ fn pen_nftl_runs_verify_clean_with_thousands_of_merges() {
     if let Some(shared) = shared::shared_traces("pen_nftl_runs_verify_clean_with_thousands_of_merges") {
         traces.push(shared.join("mqsim-ascii/tpcc.trace"));
     }
-    for trace in traces {
+    for (trace, kind) in traces.iter().flat_map(|t| [(t, "nftl"), (t, "superblock")]) {
         let json = dir.path().join("pen.json");
         let out = lamina()
             .args(["run", "--preset", "pen", "--verify", "--json"])
             .arg(&json)
-            .args(["--set", "ftl.kind=\"nftl\"", "--set", "ftl.pen=true"])
+            .args(["--set", &format!("ftl.kind=\"{kind}\""), "--set", "ftl.pen=true"])
             .args(["--set", "nand.geometry.blocks_per_plane=32", "--set", "precondition.fill_fraction=1.0"])
             .arg(&trace)
             .output()
             .unwrap();
-        let name = trace.display();
+        let name = format!("{} ({kind})", trace.display());
         assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains("PEN: M-Merges"), "{name}: {text}");
