@@ -17,6 +17,7 @@ use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
 use crate::api::{BlockInfo, FtlError, FtlStats, GcStep, Lpn, PageCounts, PageRange};
 use crate::config::{TieBreak, ValidatedFtlConfig};
+use crate::pen::{DisturbState, Pb, PenSettings, WearGate};
 
 /// "No block" in block slots.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -361,6 +362,45 @@ impl Flash {
     pub(crate) fn check_plane(&self, plane: PlaneId) -> usize {
         assert!(plane.0 < self.geometry.total_planes(), "plane {} out of range", plane.0);
         plane.idx()
+    }
+}
+
+/// PEN's state shared by the block-level FTLs (`ftl.pen = true`): the settings, a wear
+/// gate per merge unit (NFTL: logical block, superblock FTL: superblock) and a
+/// disturbance state per block slot (NFTL: the logical block's D-block, superblock FTL:
+/// the physical block), allocated on the slot's first M-Merge.
+#[derive(Clone, Debug)]
+pub(crate) struct PenState {
+    pub(crate) s: PenSettings,
+    pub(crate) gates: Vec<WearGate>,
+    disturb: Vec<Option<Box<DisturbState>>>,
+    clean: DisturbState,
+}
+
+impl PenState {
+    pub(crate) fn new(s: PenSettings, units: usize, slots: usize) -> PenState {
+        PenState {
+            gates: vec![WearGate::new(s.wear_limit); units],
+            disturb: vec![None; slots],
+            clean: s.fresh_disturb_state(),
+            s,
+        }
+    }
+
+    /// The disturbance of slot `i`.
+    pub(crate) fn disturb(&self, i: usize) -> &DisturbState {
+        self.disturb[i].as_deref().unwrap_or(&self.clean)
+    }
+
+    /// Slot `i` was M-Merged, restoring `restored`.
+    pub(crate) fn record_m_merge(&mut self, i: usize, restored: &[Pb]) {
+        let state = self.disturb[i].get_or_insert_with(|| Box::new(self.clean.clone()));
+        state.record_m_merge(restored).expect("restored PBs are in the tree");
+    }
+
+    /// Slot `i` holds a freshly erased block.
+    pub(crate) fn reset(&mut self, i: usize) {
+        self.disturb[i] = None;
     }
 }
 

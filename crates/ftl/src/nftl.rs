@@ -43,11 +43,9 @@
 use lamina_nand_model::{BlockId, DeviceSpec, Geometry, PlaneId, Ppa};
 
 use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
-use crate::blocks::{Core, NONE, block_ftl_common};
+use crate::blocks::{Core, NONE, PenState, block_ftl_common};
 use crate::config::{FtlConfig, FtlConfigError, FtlKind, ValidatedFtlConfig};
-use crate::pen::{
-    DisturbState, LeafState, MergeChoice, MergeWhy, PageUsage, Pb, PenSettings, WearGate, decide_nftl,
-};
+use crate::pen::{LeafState, MergeChoice, MergeWhy, PageUsage, Pb, PenSettings, decide_nftl};
 
 /// The physical blocks of one logical block.
 #[derive(Clone, Copy, Debug)]
@@ -136,14 +134,8 @@ struct PlaneState {
 /// PEN's per-FTL state (`ftl.pen = true`).
 #[derive(Clone, Debug)]
 struct Pen {
-    s: PenSettings,
-    /// Per logical block: the wear gate of its D-block.
-    gates: Vec<WearGate>,
-    /// Per logical block: the disturbance of its D-block, `None` while it has none
-    /// (allocated on a block's first M-Merge).
-    disturb: Vec<Option<Box<DisturbState>>>,
-    /// A clean state, for blocks without one.
-    clean: DisturbState,
+    /// Per logical block: the wear gate and the disturbance of its D-block.
+    st: PenState,
     /// Scratch: the D-block's leaves, the U-block's leaves.
     d_leaves: Vec<LeafState>,
     u_leaves: Vec<PageUsage>,
@@ -199,12 +191,9 @@ impl NftlFtl {
             .collect();
         let pen = pen.map(|s| {
             Box::new(Pen {
-                gates: vec![WearGate::new(s.wear_limit); logical_blocks as usize],
-                disturb: vec![None; logical_blocks as usize],
-                clean: s.fresh_disturb_state(),
                 d_leaves: Vec::with_capacity(s.tree.leaf_count()),
                 u_leaves: Vec::with_capacity(s.tree.leaf_count()),
-                s,
+                st: PenState::new(s, logical_blocks as usize, logical_blocks as usize),
             })
         });
         Ok(NftlFtl {
@@ -372,7 +361,7 @@ impl NftlFtl {
             flash.stats.pen_layout_merges += 1;
             return None;
         }
-        let tree = pen.s.tree;
+        let tree = pen.st.s.tree;
         let (ppb, lp) = (flash.ppb, tree.leaf_pages());
         let base = lb as u64 * ppb as u64;
         pen.d_leaves.clear();
@@ -402,9 +391,9 @@ impl NftlFtl {
                 usage.invalid += 1;
             }
         }
-        let disturb = pen.disturb[lb as usize].as_deref().unwrap_or(&pen.clean);
-        let gate = pen.gates[lb as usize];
-        let decision = decide_nftl(tree, &pen.s.costs, &pen.d_leaves, &pen.u_leaves, gate, disturb)
+        let disturb = pen.st.disturb(lb as usize);
+        let gate = pen.st.gates[lb as usize];
+        let decision = decide_nftl(tree, &pen.st.s.costs, &pen.d_leaves, &pen.u_leaves, gate, disturb)
             .unwrap_or_else(|e| panic!("logical block {lb}: NFTL page counts the planner refuses: {e}"));
         let m = match (decision.choice, decision.m_merge) {
             (MergeChoice::MMerge, Some(m)) => m,
@@ -454,7 +443,7 @@ impl NftlFtl {
     fn out_phase(&self, pi: usize, at: usize) -> MPhase {
         match self.planes[pi].restore.get(at) {
             Some(&pb) => {
-                let tree = self.pen.as_ref().expect("PEN is on").s.tree;
+                let tree = self.pen.as_ref().expect("PEN is on").st.s.tree;
                 MPhase::Out { next: tree.pb_range(pb).expect("a planned PB is in the tree").0 }
             }
             None => MPhase::EraseU,
@@ -463,7 +452,7 @@ impl NftlFtl {
 
     /// Pages `(first, len)` of restored PB number `at` of plane `pi`'s M-Merge.
     fn restore_range(&self, pi: usize, at: usize) -> (u32, u32) {
-        let tree = self.pen.as_ref().expect("PEN is on").s.tree;
+        let tree = self.pen.as_ref().expect("PEN is on").st.s.tree;
         tree.pb_range(self.planes[pi].restore[at]).expect("a planned PB is in the tree")
     }
 
@@ -535,11 +524,9 @@ impl NftlFtl {
                 }
                 MPhase::Finish => {
                     self.pairs[job.lb as usize] = Pair { d: job.d, u: NONE, touched: 0 };
-                    let pen = self.pen.as_deref_mut().expect("PEN is on");
+                    let pen = &mut self.pen.as_deref_mut().expect("PEN is on").st;
                     pen.gates[job.lb as usize].record_m_merge();
-                    let state =
-                        pen.disturb[job.lb as usize].get_or_insert_with(|| Box::new(pen.clean.clone()));
-                    state.record_m_merge(&self.planes[pi].restore).expect("restored PBs are in the tree");
+                    pen.record_m_merge(job.lb as usize, &self.planes[pi].restore);
                     self.planes[pi].job = None;
                     return GcStep::Done;
                 }
@@ -577,8 +564,8 @@ impl Ftl for NftlFtl {
         }
         if let Some(pen) = self.pen.as_deref_mut() {
             // A baseline merge gives the logical block a fresh D-block.
-            pen.gates[lb as usize].record_merge();
-            pen.disturb[lb as usize] = None;
+            pen.st.gates[lb as usize].record_merge();
+            pen.st.reset(lb as usize);
         }
         assert!(self.core.flash.free_count(pi) >= 1, "plane {}: no block for the merge destination", plane.0);
         self.planes[pi].job = Some(Job::Merge(Merge { lb, old, dest: NONE, phase: Phase::Copy { next: 0 } }));

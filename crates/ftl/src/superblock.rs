@@ -33,9 +33,9 @@
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
 use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
-use crate::blocks::{Core, NONE, block_ftl_common};
+use crate::blocks::{Core, NONE, PenState, block_ftl_common};
 use crate::config::{FtlConfig, FtlConfigError, FtlKind, ValidatedFtlConfig};
-use crate::pen::{DisturbState, MergeChoice, MergeWhy, PageUsage, Pb, PenError, PenSettings, WearGate};
+use crate::pen::{DisturbState, MergeChoice, MergeWhy, PageUsage, Pb, PenError, PenSettings};
 
 #[derive(Clone, Copy, Debug)]
 struct Job {
@@ -109,18 +109,6 @@ struct PlaneState {
     job: Option<SbJob>,
 }
 
-/// PEN's state (`ftl.pen = true`).
-#[derive(Clone, Debug)]
-struct Pen {
-    s: PenSettings,
-    /// Per superblock: its wear gate.
-    gates: Vec<WearGate>,
-    /// Per physical block: its disturbance since it joined its superblock (`None`:
-    /// none yet).
-    disturb: Vec<Option<Box<DisturbState>>>,
-    clean: DisturbState,
-}
-
 /// Superblock FTL. See the [module docs](self).
 #[derive(Clone, Debug)]
 pub struct SuperblockFtl {
@@ -138,8 +126,9 @@ pub struct SuperblockFtl {
     open: Vec<u32>,
     sb_planes: Box<[PlaneId]>,
     planes: Vec<PlaneState>,
-    /// PEN's state when `ftl.pen` is on.
-    pen: Option<Box<Pen>>,
+    /// PEN's state when `ftl.pen` is on: a wear gate per superblock, a disturbance state
+    /// per physical block (since it joined its superblock).
+    pen: Option<Box<PenState>>,
 }
 
 impl SuperblockFtl {
@@ -170,14 +159,7 @@ impl SuperblockFtl {
             planes[sb_planes[s as usize % sb_planes.len()].idx()].sbs.push(s);
         }
         let limit = n + config.superblock_extra_blocks;
-        let pen = pen.map(|s| {
-            Box::new(Pen {
-                gates: vec![WearGate::new(s.wear_limit); sbs as usize],
-                disturb: vec![None; geometry.total_blocks() as usize],
-                clean: s.fresh_disturb_state(),
-                s,
-            })
-        });
+        let pen = pen.map(|s| Box::new(PenState::new(s, sbs as usize, geometry.total_blocks() as usize)));
         Ok(SuperblockFtl {
             pen,
             core: Core::new(geometry, cfg),
@@ -280,7 +262,7 @@ impl SuperblockFtl {
         if self.open[sb as usize] == NONE {
             let b = self.core.flash.take_free(self.sb_plane(sb).idx());
             if let Some(pen) = self.pen.as_deref_mut() {
-                pen.disturb[b as usize] = None;
+                pen.reset(b as usize);
             }
             self.add_member(sb, b);
             self.open[sb as usize] = b;
@@ -396,12 +378,10 @@ impl SuperblockFtl {
                 leaves
             })
             .collect();
-        let states: Option<Vec<DisturbState>> = pen.s.disturb_tolerance.map(|_| {
-            members
-                .iter()
-                .map(|&b| pen.disturb[b as usize].as_deref().unwrap_or(&pen.clean).clone())
-                .collect()
-        });
+        let states: Option<Vec<DisturbState>> = pen
+            .s
+            .disturb_tolerance
+            .map(|_| members.iter().map(|&b| pen.disturb(b as usize).clone()).collect());
         let gate = pen.gates[sb as usize];
         let decided =
             crate::pen::decide_superblock(tree, &pen.s.costs, &usage, self.n, gate, states.as_deref());
@@ -604,9 +584,7 @@ impl SuperblockFtl {
                         let restored: Vec<Pb> =
                             plane.restores.iter().filter(|r| r.0 == b).map(|r| r.1).collect();
                         if !restored.is_empty() {
-                            let state =
-                                pen.disturb[b as usize].get_or_insert_with(|| Box::new(pen.clean.clone()));
-                            state.record_m_merge(&restored).expect("restored PBs are in the tree");
+                            pen.record_m_merge(b as usize, &restored);
                         }
                     }
                     self.planes[pi].job = None;

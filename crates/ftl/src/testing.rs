@@ -1130,36 +1130,43 @@ fn kind_conformance(
 ) -> Result<(), ConformanceFailure> {
     use crate::FtlKind;
     let g = geometry.clone();
-    let built = |e: crate::FtlConfigError| -> ! { panic!("{:?} does not build: {e}", cfg.kind) };
+    let block_conf = ConformanceConfig { exact_write_addr: false, ..conf.clone() };
     match cfg.kind {
         FtlKind::Page => check_conformance_on(
-            || crate::PageFtl::new(g.clone(), cfg).unwrap_or_else(|e| built(e)),
+            || built(cfg, crate::PageFtl::new(g.clone(), cfg)),
             &ConformanceConfig { exact_write_addr: true, ..conf.clone() },
             spec,
         ),
         FtlKind::Nftl => check_conformance_on(
             || {
-                match spec {
-                    Some(s) => crate::NftlFtl::for_device(s, cfg),
-                    None => crate::NftlFtl::new(g.clone(), cfg),
-                }
-                .unwrap_or_else(|e| built(e))
+                built(
+                    cfg,
+                    spec.map_or_else(
+                        || crate::NftlFtl::new(g.clone(), cfg),
+                        |s| crate::NftlFtl::for_device(s, cfg),
+                    ),
+                )
             },
-            &ConformanceConfig { exact_write_addr: false, ..conf.clone() },
+            &block_conf,
             spec,
         ),
         FtlKind::Superblock => check_conformance_on(
             || {
-                match spec {
-                    Some(s) => crate::SuperblockFtl::for_device(s, cfg),
-                    None => crate::SuperblockFtl::new(g.clone(), cfg),
-                }
-                .unwrap_or_else(|e| built(e))
+                let ftl = spec.map_or_else(
+                    || crate::SuperblockFtl::new(g.clone(), cfg),
+                    |s| crate::SuperblockFtl::for_device(s, cfg),
+                );
+                built(cfg, ftl)
             },
-            &ConformanceConfig { exact_write_addr: false, ..conf.clone() },
+            &block_conf,
             spec,
         ),
     }
+}
+
+/// The FTL `cfg` built, or a panic naming its kind (a test bug).
+fn built<F>(cfg: &crate::FtlConfig, ftl: Result<F, crate::FtlConfigError>) -> F {
+    ftl.unwrap_or_else(|e| panic!("{:?} does not build: {e}", cfg.kind))
 }
 
 /// Bytes a fuzzer spends on choosing a block-level FTL in [`run_block_ftl_bytes`].
