@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 
 /// A contiguous range of pages inside one block that can be erased on its own
 /// (partial-block erase, PEN's M-Merge). For PEN the range is a node of the binary tree
-/// over the block's pages: `page_count` a power of two and `first_page` a multiple of it.
+/// over the block's pages: `page_count = pages_per_block / 2^level` and `first_page` a
+/// multiple of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct PageRange {
     /// First page (within the block) of the range.
