@@ -235,6 +235,58 @@ const MAIN: &[Case] = &[
         &["run", "--preset", "mbm", "--set", "trace.skip=abc", "@demo"],
         &["invalid type", "u64"],
     ),
+    // ---- RAIN 1 replication (issue #13): each error names ftl.replication and a remedy ----
+    Case {
+        fast: true,
+        ..set(
+            "rain1 with a dynamic placement",
+            &[
+                "run",
+                "--preset=soml-base8",
+                "--set=ftl.replication=rain1",
+                "--set=sched.placement=uq",
+                "@demo",
+            ],
+            &["ftl.replication", "sched.placement = \"static\""],
+        )
+    },
+    Case {
+        fast: true,
+        ..set(
+            "rain1 with a write buffer",
+            &[
+                "run",
+                "--preset=soml-base8",
+                "--set=ftl.replication=rain1",
+                "--set=buffer.size_bytes=1048576",
+                "@demo",
+            ],
+            &["ftl.replication", "buffer.size_bytes = 0"],
+        )
+    },
+    Case {
+        fast: true,
+        ..set(
+            "rain1 on a one-chip device",
+            &[
+                "run",
+                "--preset=mbm",
+                "--set=ftl.replication=rain1",
+                "--set=nand.geometry.channels=1",
+                "--set=nand.geometry.chips_per_channel=1",
+                "@demo",
+            ],
+            &["ftl.replication", "two chips"],
+        )
+    },
+    Case {
+        fast: true,
+        ..set(
+            "rain1 under nftl",
+            &["run", "--preset=mbm", "--set=ftl.replication=rain1", "--set=ftl.kind=nftl", "@demo"],
+            &["ftl.replication", "only of page"],
+        )
+    },
     // ---- the flash controller's keys (issue #9): each error names its key ----
     Case {
         anywhere: &["in `sched.scheduler`"],

@@ -534,6 +534,23 @@ impl SimConfig {
         if let Err(reason) = crate::stats::check_percentiles(&self.stats.percentiles) {
             return bad("stats.percentiles", &reason);
         }
+        if self.ftl.replication != lamina_ftl::Replication::None {
+            // The copies must stay on their chips: static placement puts each copy on
+            // its static plane (the mirror's on the partner chip); a dynamic policy could
+            // put both on one chip.
+            if self.sched.placement != lamina_sched::PlacementKind::Static {
+                return bad(
+                    "ftl.replication",
+                    "RAIN 1 places each copy statically (the mirror on the partner chip): set sched.placement = \"static\" or ftl.replication = \"none\"",
+                );
+            }
+            if self.buffer.size_bytes > 0 {
+                return bad(
+                    "ftl.replication",
+                    "RAIN 1 is not modelled with a write buffer (a flush would program two copies): set buffer.size_bytes = 0 or ftl.replication = \"none\"",
+                );
+            }
+        }
         Ok(())
     }
 

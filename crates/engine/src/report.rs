@@ -18,8 +18,8 @@
 //! `latency_attribution` and `flash_ops`. Version 4 (issue #10) added `histograms` (item
 //! 1: the whole response-time and queue-wait distributions, compact, so `lamina plot cdf`
 //! draws a run's CDFs from its report without re-running it) and `placement` (item 3:
-//! write placement decisions and the undecided queue). Version 6 added `pen` (PEN's
-//! M-Merge counters, null unless `ftl.pen`).
+//! write placement decisions and the undecided queue). Version 6 added
+//! `flash.mirror_reads`; version 7 `pen` (PEN's M-Merge counters, null unless `ftl.pen`).
 
 use std::fmt::Write as _;
 
@@ -228,6 +228,10 @@ pub struct FlashReport {
     pub misaligned_groups: u64,
     /// Spare-area reads issued for the FTL's translation step before data reads.
     pub translation_reads: u64,
+    /// Host page reads served by the mirror copy, whose die had less work than the
+    /// primary's (RAIN 1, `ftl.replication = "rain1"`; 0 otherwise). Host page reads
+    /// count both copies' reads; host programs count both copies. Schema v6.
+    pub mirror_reads: u64,
 }
 
 /// Write placement decisions (`placement` in the JSON; docs/policies.md, "Decision
@@ -340,7 +344,7 @@ pub struct EventReport {
 }
 
 /// Version of the JSON report schema (see the module docs).
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// The simulated device and policies, in words (issue #8, item 16).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
@@ -609,6 +613,13 @@ impl Report {
                 f.full_plane_redirects,
                 f.misaligned_groups,
                 f.translation_reads
+            );
+        }
+        if f.mirror_reads > 0 {
+            let _ = writeln!(
+                s,
+                "RAIN 1: {} of {} host page reads served by the mirror copy",
+                f.mirror_reads, f.host_reads
             );
         }
         if let Some(ops) = &self.flash_ops {

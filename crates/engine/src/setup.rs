@@ -180,6 +180,10 @@ impl Simulation {
                 if r.op == IoOp::Read && self.ftl.lookup(Lpn(lpn)).is_none() {
                     self.untimed_write(lpn, &mut versions);
                     written += 1;
+                    if let Some(m) = self.ftl.replica(Lpn(lpn)) {
+                        self.untimed_write(m.0, &mut versions);
+                        written += 1;
+                    }
                 }
             }
         }
@@ -398,6 +402,7 @@ impl Simulation {
                 write_retries: c.write_retries,
                 misaligned_groups: c.misaligned_groups,
                 translation_reads: c.translation_reads,
+                mirror_reads: c.mirror_reads,
             },
             flash_ops: Some(self.ctl.op_mix.report()),
             placement: self.placement_report(),

@@ -105,25 +105,51 @@ fn verify_through_gc(traces: &[(PathBuf, &[&str])]) -> bool {
     gc_seen
 }
 
+/// Every real sample in ../shared/traces.
+const SHARED_TRACES: [&str; 12] = [
+    "ssdsim-ascii/financial1-head10k.ascii",
+    "ssdsim-ascii/dtrs.ascii",
+    "mqsim-ascii/websearch.trace",
+    "mqsim-ascii/tpcc.trace",
+    "msr-csv/hm_0-window1k.csv",
+    "flashnet/msr-cut-most-thpt.trace",
+    "flashnet/msr-cut-rw20-80.trace",
+    "flashnet/tencent-cut-rand-iops.profile",
+    "flashnet/tencent-cut-size-thpt.profile",
+    "flashnet/tencent-cut-rw60-40.profile",
+    "systor17/vdi-sample.csv.gz",
+    "blkparse/hadoop.blkparse",
+];
+
 #[test]
 fn verify_passes_on_every_shared_trace_through_gc() {
     let Some(dir) = shared_traces("verify_passes_on_every_shared_trace_through_gc") else { return };
-    let traces = [
-        "ssdsim-ascii/financial1-head10k.ascii",
-        "ssdsim-ascii/dtrs.ascii",
-        "mqsim-ascii/websearch.trace",
-        "mqsim-ascii/tpcc.trace",
-        "msr-csv/hm_0-window1k.csv",
-        "flashnet/msr-cut-most-thpt.trace",
-        "flashnet/msr-cut-rw20-80.trace",
-        "flashnet/tencent-cut-rand-iops.profile",
-        "flashnet/tencent-cut-size-thpt.profile",
-        "flashnet/tencent-cut-rw60-40.profile",
-        "systor17/vdi-sample.csv.gz",
-        "blkparse/hadoop.blkparse",
-    ];
+    let traces = SHARED_TRACES;
     let traces: Vec<(PathBuf, &[&str])> = traces.iter().map(|t| (dir.join(t), &[][..])).collect();
     assert!(verify_through_gc(&traces), "the tiny device must force GC on some trace");
+}
+
+/// RAIN 1 (`ftl.replication = "rain1"`): both copies of every page carry its latest
+/// data — reads are served from either copy, whichever die has less work, and each is
+/// checked against the latest write of the copy it reads (`host.verify`) — through GC on
+/// every shared trace; the mirror copy really serves reads.
+#[test]
+fn verify_passes_with_rain1_replication_on_every_shared_trace() {
+    let Some(dir) = shared_traces("verify_passes_with_rain1_replication_on_every_shared_trace") else {
+        return;
+    };
+    let (mut gc, mut mirror_reads, mut reads) = (0, 0, 0);
+    for e in SHARED_TRACES {
+        let t = dir.join(e);
+        let c = tiny(&["ftl.replication=\"rain1\""]);
+        let r = run_trace(&c, &t).unwrap_or_else(|e| panic!("{}: {e}", t.display()));
+        gc += r.gc.jobs;
+        mirror_reads += r.flash.mirror_reads;
+        reads += r.flash.host_reads;
+        assert!(r.flash.mirror_reads <= r.flash.host_reads, "{}", t.display());
+    }
+    assert!(gc > 0, "the tiny device must force GC on some trace");
+    assert!(mirror_reads > 0 && mirror_reads < reads, "mirror reads {mirror_reads} of {reads}");
 }
 
 /// One row of the fixture table in `traces/MANIFEST.md`.

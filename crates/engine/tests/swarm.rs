@@ -49,6 +49,7 @@ impl Coverage {
         self.note(format!("gc={:?}", c.sched.gc), true);
         self.note(format!("scheduler={}", c.sched.scheduler.name()), true);
         self.note("ftl.allocation=die-aligned", c.ftl.allocation != Default::default());
+        self.note("ftl.replication=rain1", c.ftl.replication != Default::default());
         self.note(format!("ftl.kind={}", c.ftl.kind.name()), true);
         self.note("suspend_threshold", c.sched.suspend_threshold.0 > 0);
         self.note(format!("cell={:?}", c.nand.geometry.cell_type), true);
@@ -70,6 +71,7 @@ impl Coverage {
         self.note("ran:gc", r.gc.jobs > 0);
         self.note("ran:suspended", r.suspensions > 0);
         self.note("ran:rmw", r.flash.rmw_reads > 0);
+        self.note("ran:mirror_reads", r.flash.mirror_reads > 0);
         self.note("ran:unwritten_reads", r.flash.unwritten_reads > 0);
     }
 
@@ -194,6 +196,8 @@ fn assert_covered(c: &Coverage, n: u64) {
     must.extend(lamina_ftl::FtlKind::ALL.iter().map(|k| format!("ftl.kind={}", k.name())));
     for f in [
         "ftl.allocation=die-aligned",
+        "ftl.replication=rain1",
+        "ran:mirror_reads",
         "suspend_threshold",
         "arbiter=ReadFirst",
         "arbiter=Fcfs",

@@ -352,6 +352,20 @@ pub trait Ftl: Send {
     /// The physical page holding the current copy of `lpn`, or `None` if unmapped.
     fn lookup(&self, lpn: Lpn) -> Option<Ppa>;
 
+    /// Logical pages the host addresses: [`Ftl::logical_pages`] unless the FTL keeps
+    /// several copies of each (`ftl.replication`), then fewer. Default: all of them.
+    fn host_pages(&self) -> u64 {
+        self.logical_pages()
+    }
+
+    /// The other copy of host page `lpn` (< [`Ftl::host_pages`]) under replication: a
+    /// logical page of its own, placed statically on another chip, which the host writes
+    /// together with `lpn` and may read instead of it. Default: `None` (one copy).
+    fn replica(&self, lpn: Lpn) -> Option<Lpn> {
+        let _ = lpn;
+        None
+    }
+
     /// The plane static allocation assigns `lpn` to (the configured striping order).
     fn static_plane(&self, lpn: Lpn) -> PlaneId;
 

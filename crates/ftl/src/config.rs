@@ -16,6 +16,7 @@
 //! pen_wear_limit = 16              # with pen: W, M-Merges of a block between baseline merges
 //! pen_disturb = true               # with pen: track boundary disturbance (false: ignore it)
 //! pen_disturb_tolerance = 1        # with pen: disturbances a leaf PB tolerates
+//! replication = "none"             # or "rain1" (page FTL only): every page on two chips
 //! ```
 //!
 //! The `pen*` keys (PEN, Liu et al., FAST 2018; [`crate::pen`], `docs/ftl.md` "PEN"):
@@ -147,6 +148,22 @@ pub enum Allocation {
     DieAligned,
 }
 
+/// Data replication across chips (`ftl.replication`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Replication {
+    /// One copy of every logical page.
+    #[default]
+    None,
+    /// RAIN 1 (soml-read §6.2.2, Fig. 11a): every host page is kept on two chips. The
+    /// host sees half the logical pages (rounded down to a whole stripe); host page `l`
+    /// is FTL page `l` (the primary) and FTL page `l + host_pages` (the mirror), whose
+    /// static plane is the primary's on the chip half the device away (chip index
+    /// `+ chips / 2`, same die and plane within the chip). The engine writes both copies
+    /// and reads the copy on the less-loaded die.
+    Rain1,
+}
+
 /// An option that only some FTL kinds understand: `set` tells whether a config sets it
 /// to anything but its default, `kinds` which kinds accept it.
 pub(crate) struct KindOption {
@@ -169,6 +186,11 @@ pub(crate) const KIND_OPTIONS: &[KindOption] = &[
         key: "ftl.victim_tie_break",
         set: |c| c.victim_tie_break != TieBreak::LowestId,
         kinds: &[FtlKind::Page, FtlKind::Superblock],
+    },
+    KindOption {
+        key: "ftl.replication",
+        set: |c| c.replication != Replication::None,
+        kinds: &[FtlKind::Page],
     },
     KindOption {
         key: "ftl.superblock_size",
@@ -443,6 +465,8 @@ pub struct FtlConfig {
     /// `superblock_size` (M ≥ 1): its update blocks. A superblock uses at most N + M
     /// blocks; reaching that with no free page triggers its intra-superblock GC.
     pub superblock_extra_blocks: u32,
+    /// Copies of every logical page on distinct chips (page FTL only).
+    pub replication: Replication,
     /// PEN's M-Merge (NFTL and superblock FTL, on a device with partial-block erase).
     /// See the [module docs](self).
     #[serde(skip_serializing_if = "is_false")]
@@ -490,6 +514,7 @@ impl Default for FtlConfig {
             pen_wear_limit: crate::pen::WearGate::PAPER_W,
             pen_disturb: true,
             pen_disturb_tolerance: crate::pen::DisturbState::PAPER_TOLERANCE,
+            replication: Replication::None,
         }
     }
 }
@@ -514,6 +539,7 @@ fn err(key: &'static str, reason: impl Into<String>) -> FtlConfigError {
 pub struct ValidatedFtlConfig {
     pub(crate) config: FtlConfig,
     pub(crate) logical_pages: u64,
+    pub(crate) host_pages: u64,
     pub(crate) gc_threshold_blocks: u32,
 }
 
@@ -525,6 +551,12 @@ impl ValidatedFtlConfig {
     /// Logical pages exported to the host.
     pub fn logical_pages(&self) -> u64 {
         self.logical_pages
+    }
+    /// Logical pages the host addresses: [`Self::logical_pages`], or with
+    /// `ftl.replication = "rain1"` half of them rounded down to whole stripes (one page per
+    /// plane), each kept twice.
+    pub fn host_pages(&self) -> u64 {
+        self.host_pages
     }
     /// GC starts on a plane when its free blocks drop below this (≥ 2).
     pub fn gc_threshold_blocks(&self) -> u32 {
@@ -613,7 +645,30 @@ impl FtlConfig {
                 self.unit_logical_pages(geometry, self.superblock_size, gc_threshold_blocks)?
             }
         };
-        Ok(ValidatedFtlConfig { config: self.clone(), logical_pages, gc_threshold_blocks })
+        let host_pages = match self.replication {
+            Replication::None => logical_pages,
+            Replication::Rain1 => {
+                if geometry.total_chips() < 2 {
+                    return Err(err(
+                        "ftl.replication",
+                        "\"rain1\" keeps every page on two chips and the device has one: add chips \
+                         (nand.geometry.channels or chips_per_channel) or set ftl.replication = \"none\"",
+                    ));
+                }
+                let stripe = geometry.total_planes() as u64;
+                let h = logical_pages / 2 / stripe * stripe;
+                if h == 0 {
+                    return Err(err(
+                        "ftl.replication",
+                        format!(
+                            "\"rain1\" leaves no host page: {logical_pages} logical pages hold less than two stripes of {stripe}"
+                        ),
+                    ));
+                }
+                h
+            }
+        };
+        Ok(ValidatedFtlConfig { config: self.clone(), logical_pages, host_pages, gc_threshold_blocks })
     }
 
     /// `ftl.superblock_size` (N) and `ftl.superblock_extra_blocks` (M) fit a plane of

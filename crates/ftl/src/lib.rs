@@ -82,7 +82,7 @@ pub use api::{
     WriteConstraint,
 };
 pub use config::{
-    Allocation, FtlConfig, FtlConfigError, FtlKind, GcThreshold, Level, StripeOrder, TieBreak,
+    Allocation, FtlConfig, FtlConfigError, FtlKind, GcThreshold, Level, Replication, StripeOrder, TieBreak,
     ValidatedFtlConfig,
 };
 pub use nftl::NftlFtl;

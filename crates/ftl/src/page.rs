@@ -70,7 +70,7 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
 use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
-use crate::config::{Allocation, FtlConfig, FtlConfigError, TieBreak, ValidatedFtlConfig};
+use crate::config::{Allocation, FtlConfig, FtlConfigError, Replication, TieBreak, ValidatedFtlConfig};
 use crate::lpn_map::LpnMap;
 
 /// Die-aligned allocation: GC may pick a victim with up to `1 / ALIGN_SLACK_DIV` fewer
@@ -172,6 +172,11 @@ pub struct PageFtl {
     blocks_per_plane: u32,
     /// Static plane of `lpn` = `static_planes[lpn % total_planes]`.
     static_planes: Box<[PlaneId]>,
+    /// Under RAIN 1: the static plane of mirror page `host_pages + l` is
+    /// `mirror_planes[l % total_planes]`; empty without replication.
+    mirror_planes: Box<[PlaneId]>,
+    /// Host-addressable logical pages ([`Ftl::host_pages`]).
+    host_pages: u64,
     /// Forward map: `ppa + 1` of each logical page, 0 when unmapped.
     map: LpnMap,
     rev: Vec<Option<Box<[u32]>>>,
@@ -214,6 +219,16 @@ impl PageFtl {
             .map(|r| cfg.config.striping_order.plane_of(&geometry, r))
             .collect::<Vec<_>>()
             .into_boxed_slice();
+        // RAIN 1: a mirror's plane is its primary's, half the chips further on (plane ids
+        // are numbered chip by chip, so that is a shift by whole chips).
+        let mirror_planes = match cfg.config.replication {
+            Replication::None => Box::default(),
+            Replication::Rain1 => {
+                let per_chip = geometry.dies_per_chip() * geometry.planes_per_die();
+                let shift = geometry.total_chips() / 2 * per_chip;
+                static_planes.iter().map(|p| PlaneId((p.0 + shift) % planes_n)).collect()
+            }
+        };
         let wl = cfg.config.wear_leveling;
         let aligned = cfg.config.allocation == Allocation::DieAligned;
         let planes = (0..planes_n)
@@ -258,6 +273,8 @@ impl PageFtl {
             ppb,
             blocks_per_plane,
             static_planes,
+            mirror_planes,
+            host_pages: cfg.host_pages,
             map: LpnMap::zeroed(cfg.logical_pages),
             rev: (0..geometry.total_blocks()).map(|_| None).collect(),
             rev_pool: Vec::new(),
@@ -926,7 +943,19 @@ impl Ftl for PageFtl {
         let n = self.static_planes.len() as u64;
         // A mask when the plane count is a power of two (a division otherwise).
         let i = if n.is_power_of_two() { lpn.0 & (n - 1) } else { lpn.0 % n };
+        // `host_pages` is a multiple of the plane count: a mirror has its primary's `i`.
+        if !self.mirror_planes.is_empty() && (self.host_pages..2 * self.host_pages).contains(&lpn.0) {
+            return self.mirror_planes[i as usize];
+        }
         self.static_planes[i as usize]
+    }
+
+    fn host_pages(&self) -> u64 {
+        self.host_pages
+    }
+
+    fn replica(&self, lpn: Lpn) -> Option<Lpn> {
+        (!self.mirror_planes.is_empty() && lpn.0 < self.host_pages).then(|| Lpn(lpn.0 + self.host_pages))
     }
 
     fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
@@ -1327,6 +1356,49 @@ mod tests {
         }
         assert!(ftl.stats().gc_copybacks > 0);
         assert_eq!(ftl.stats().gc_copybacks, ftl.stats().gc_moves);
+    }
+
+    #[test]
+    fn rain1_mirrors_live_on_another_chip_for_every_striping_order() {
+        for (ch, ways, dies, planes) in [(2, 2, 2, 2), (1, 3, 1, 2), (3, 1, 2, 1), (2, 1, 1, 1)] {
+            let g = geo(ch, ways, dies, planes, 16, 4);
+            for order in StripeOrder::all() {
+                let c = FtlConfig {
+                    striping_order: order,
+                    replication: Replication::Rain1,
+                    ..cfg(TieBreak::LowestId, true)
+                };
+                let ftl = PageFtl::new(g.clone(), &c).unwrap();
+                let h = ftl.host_pages();
+                assert!(h > 0 && h % g.total_planes() as u64 == 0 && 2 * h <= ftl.logical_pages());
+                let chip = |l: u64| g.chip_of_die(g.die_of_plane(ftl.static_plane(Lpn(l))));
+                let mut mirrors_per_plane = vec![0u64; g.total_planes() as usize];
+                for l in 0..h {
+                    let m = ftl.replica(Lpn(l)).unwrap();
+                    assert_eq!(m, Lpn(l + h));
+                    assert_ne!(chip(l), chip(m.0), "{order} lpn {l}: both copies on one chip");
+                    // The primary stays where static allocation puts it without RAIN 1.
+                    assert_eq!(ftl.static_plane(Lpn(l)), order.plane_of(&g, l));
+                    mirrors_per_plane[ftl.static_plane(m).idx()] += 1;
+                }
+                // Mirrors spread evenly: every plane takes the same share.
+                assert!(mirrors_per_plane.iter().all(|&n| n == h / g.total_planes() as u64), "{order}");
+                assert_eq!(ftl.replica(Lpn(h)), None, "a mirror has no mirror");
+            }
+        }
+        let plain = PageFtl::new(geo(2, 2, 2, 2, 16, 4), &cfg(TieBreak::LowestId, true)).unwrap();
+        assert_eq!((plain.replica(Lpn(0)), plain.host_pages()), (None, plain.logical_pages()));
+    }
+
+    #[test]
+    fn rain1_needs_two_chips_and_the_page_ftl() {
+        let c = FtlConfig { replication: Replication::Rain1, ..cfg(TieBreak::LowestId, true) };
+        let e = c.validate(&geo(1, 1, 2, 2, 16, 4)).unwrap_err();
+        assert_eq!(e.key, "ftl.replication");
+        assert!(e.reason.contains("two chips") && e.reason.contains("chips_per_channel"), "{e}");
+        let e = FtlConfig { kind: crate::FtlKind::Nftl, ..c }.validate(&geo(2, 2, 2, 2, 16, 4)).unwrap_err();
+        assert_eq!(e.key, "ftl.replication");
+        assert!(e.reason.contains("only of page"), "{e}");
     }
 
     #[test]

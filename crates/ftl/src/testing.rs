@@ -1063,10 +1063,10 @@ pub fn slc_geometry(
 /// Build a small [`crate::PageFtl`] whose geometry and configuration are chosen by the
 /// first [`PAGE_FTL_CONFIG_BYTES`] bytes (1–2 channels, 1–2 dies, 1–2 planes per die, 4–11
 /// blocks per plane, 1–128 pages per block, every tie-break, wear levelling and copyback
-/// on or off, per-plane or die-aligned allocation, striping order), returning it with the remaining bytes — the operations for
+/// on or off, per-plane or die-aligned allocation, striping order, RAIN 1 replication on two channels), returning it with the remaining bytes — the operations for
 /// [`run_bytes`]. `None` if `data` is too short.
 pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
-    use crate::config::{Allocation, FtlConfig, GcThreshold, StripeOrder, TieBreak};
+    use crate::config::{Allocation, FtlConfig, GcThreshold, Replication, StripeOrder, TieBreak};
     if data.len() < PAGE_FTL_CONFIG_BYTES {
         return None;
     }
@@ -1087,6 +1087,8 @@ pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
         copyback: c[2] & 8 != 0,
         allocation: if c[2] & 16 != 0 { Allocation::DieAligned } else { Allocation::PerPlane },
         striping_order: orders[(c[0] >> 3) as usize % orders.len()],
+        // RAIN 1 (mirrors statically on the other channel's chip) where there are two.
+        replication: if c[2] & 32 != 0 && c[0] & 1 != 0 { Replication::Rain1 } else { Replication::None },
         ..FtlConfig::default()
     };
     // The least over-provisioning this geometry accepts, from a few candidates.

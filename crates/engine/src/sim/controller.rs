@@ -215,6 +215,8 @@ pub struct FlashCounters {
     pub misaligned_groups: u64,
     /// Spare-area reads issued for the FTL's translation step (NFTL-style lookups).
     pub translation_reads: u64,
+    /// Host page reads served by the mirror copy (RAIN 1, `ftl.replication`).
+    pub mirror_reads: u64,
 }
 
 /// Read transactions waiting in the dies' read queues (all dies), integrated over
@@ -783,6 +785,13 @@ impl Simulation {
             return Ok(());
         }
         self.dispatch(die, is_read)
+    }
+
+    /// Work on `die`: queued transactions and GC jobs, parked work, operations in flight
+    /// (how RAIN 1 picks the copy to read).
+    pub(super) fn die_load(&self, die: DieId) -> usize {
+        let d = &self.ctl.dies[die.idx()];
+        d.queues.len() + d.parked.len() + d.unfinished as usize
     }
 
     /// True if `die` has no operation in flight or parked work and the device has it

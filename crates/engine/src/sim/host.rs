@@ -169,6 +169,9 @@ impl Simulation {
                     }
                     if end - start == self.page_size {
                         self.ftl.trim(Lpn(lpn));
+                        if let Some(m) = self.ftl.replica(Lpn(lpn)) {
+                            self.ftl.trim(m);
+                        }
                         // The trim supersedes a queued write's data (which still programs
                         // later, as it would on a device).
                         self.host.queued_writes.remove(&lpn);
@@ -248,6 +251,10 @@ impl Simulation {
         {
             return Ok(Served::Dram(len));
         }
+        let (lpn, mapped) = match self.ftl.replica(Lpn(lpn)) {
+            Some(m) => self.nearer_copy(lpn, mapped, m.0),
+            None => (lpn, mapped),
+        };
         let Some(ppa) = mapped else {
             if self.host.queued_writes.contains_key(&lpn) {
                 // Overtook its page's first write, which is still queued: the data is in
@@ -283,8 +290,33 @@ impl Simulation {
         *self.host.queued_writes.entry(lpn).or_insert(0) += 1;
         let mut t = Txn::new(TxnKind::Write, lpn, req, DieId(0), PlaneId(0), offset, len);
         t.partial = len != self.page_size;
+        if let Some(m) = self.ftl.replica(Lpn(lpn)) {
+            // RAIN 1: the mirror copy is written too; the request completes with both.
+            self.host.reqs.get_mut(req).remaining += 1;
+            self.place_and_push(t)?;
+            t.lpn = m.0;
+        }
         self.place_and_push(t)?;
         Ok(Served::Queued)
+    }
+
+    /// Of the two copies of host page `lpn` (mapped at `mapped`) and its mirror `m`, the
+    /// one to read: a mapped copy over an unmapped one, else the one whose die has less
+    /// work (queued transactions and GC jobs plus operations in flight), the primary on a
+    /// tie. Returns the logical page read and its mapping.
+    fn nearer_copy(&mut self, lpn: u64, mapped: Option<Ppa>, m: u64) -> (u64, Option<Ppa>) {
+        let Some(mirror) = self.ftl.lookup(Lpn(m)) else { return (lpn, mapped) };
+        let Some(primary) = mapped else {
+            self.ctl.counters.mirror_reads += 1;
+            return (m, Some(mirror));
+        };
+        let die_of = |ppa: Ppa| self.geo.die_of_plane(self.geo.plane_of_block(self.geo.block_of(ppa)));
+        if self.die_load(die_of(mirror)) < self.die_load(die_of(primary)) {
+            self.ctl.counters.mirror_reads += 1;
+            (m, Some(mirror))
+        } else {
+            (lpn, mapped)
+        }
     }
 
     pub(super) fn enqueue_flushes(&mut self) -> Result<(), RunError> {

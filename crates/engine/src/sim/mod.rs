@@ -161,13 +161,14 @@ impl Simulation {
         scheduler: Box<dyn TxnScheduler>,
     ) -> Simulation {
         let geo = device.geometry().clone();
-        let logical_pages = ftl.logical_pages();
+        // What the host addresses; under replication the FTL holds more (the copies).
+        let logical_pages = ftl.host_pages();
         let page_size = geo.page_size_bytes();
         Simulation {
             host: Host::new(&cfg, logical_pages, page_size),
             ctl: Controller::new(&geo, placement, scheduler, ftl.has_translation_reads()),
             gc: GcDriver::new(&geo),
-            verifier: Verifier::new(cfg.host.verify, logical_pages),
+            verifier: Verifier::new(cfg.host.verify, ftl.logical_pages()),
             cfg,
             geo,
             device,

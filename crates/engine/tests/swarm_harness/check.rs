@@ -386,13 +386,15 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
             c.read_pages
         );
     } else {
-        // Without a buffer every written page is programmed once and every read page is
-        // read from flash, found unwritten, or served from its queued first write's data.
+        // Without a buffer every written page is programmed once per copy (two under
+        // RAIN 1) and every read page is read from flash (one copy), found unwritten, or
+        // served from its queued first write's data.
+        let copies = if cfg.ftl.replication == lamina_ftl::Replication::Rain1 { 2 } else { 1 };
         ensure!(
             out,
             "flash.host_programs",
-            f.host_programs == c.write_pages,
-            "{} host programs != {} written pages (no buffer)",
+            f.host_programs == copies * c.write_pages,
+            "{} host programs != {copies} × {} written pages (no buffer)",
             f.host_programs,
             c.write_pages
         );
@@ -409,8 +411,8 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
         ensure!(
             out,
             "flash.rmw_reads",
-            f.rmw_reads <= c.partial_write_pages,
-            "{} RMW reads > {} partial write pages",
+            f.rmw_reads <= copies * c.partial_write_pages,
+            "{} RMW reads > {copies} × {} partial write pages",
             f.rmw_reads,
             c.partial_write_pages
         );

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use arbitrary::Arbitrary;
-use lamina_ftl::{Allocation, FtlConfig, FtlKind, GcThreshold, StripeOrder};
+use lamina_ftl::{Allocation, FtlConfig, FtlKind, GcThreshold, Replication, StripeOrder};
 use lamina_nand_model::GeometryConfig;
 use lamina_sched::{PlacementKind, SchedulerKind};
 
@@ -265,7 +265,11 @@ impl Knobs {
         s.push_str(&toml::to_string(&geo).expect("geometry serializes"));
         let slots = geo.partial_read_bytes.map_or(0, |p| geo.page_size_bytes / p);
         self.timing.write(&mut s, geo.cell_type.bits(), geo.layers, slots);
-        self.ftl.write(&mut s, &geo);
+        // RAIN 1 needs static placement, no buffer and two chips (config errors otherwise).
+        let rain1_allowed = matches!(self.buffer.size, BufferSize::Off)
+            && self.sched.placement_kind() == PlacementKind::Static
+            && geo.channels * geo.chips_per_channel >= 2;
+        self.ftl.write(&mut s, &geo, rain1_allowed);
         self.sched.write(&mut s, &geo, self.timing.soml.is_some() && geo.partial_read_bytes.is_some());
         self.buffer.write(&mut s, geo.page_size_bytes, max_buffer_bytes);
         self.host.write(&mut s);
@@ -341,7 +345,7 @@ impl TimingKnobs {
 impl FtlKnobs {
     /// The FTL section; over-provisioning is raised from the drawn value until the real
     /// validator accepts it against the geometry.
-    fn write(&self, s: &mut String, geo: &GeometryConfig) {
+    fn write(&self, s: &mut String, geo: &GeometryConfig, rain1_allowed: bool) {
         let geometry = geo.validate().expect("drawn geometry is legal");
         let gc_threshold = match self.threshold {
             Threshold::Blocks(n) => GcThreshold::FreeBlocks(2 + u32::from(n) % 4),
@@ -374,6 +378,13 @@ impl FtlKnobs {
         if kind == FtlKind::Superblock {
             cfg.superblock_size = sb_size;
             cfg.superblock_extra_blocks = sb_extra;
+        }
+        // One of the page FTL's four kind values keeps two copies (RAIN 1) where allowed.
+        if rain1_allowed && self.kind % 6 == 3 {
+            cfg.replication = Replication::Rain1;
+            if cfg.validate(&geometry).is_err_and(|e| e.key == "ftl.replication") {
+                cfg.replication = Replication::None;
+            }
         }
         let mut wrapped = 0;
         while cfg.validate(&geometry).is_err() {
@@ -412,12 +423,19 @@ impl FtlKnobs {
         let _ = writeln!(s, "copyback = {}", cfg.copyback);
         let _ = writeln!(s, "wear_leveling = {}", cfg.wear_leveling);
         let _ = writeln!(s, "allocation = \"{}\"", if die_aligned { "die-aligned" } else { "per-plane" });
+        if cfg.replication == Replication::Rain1 {
+            let _ = writeln!(s, "replication = \"rain1\"");
+        }
     }
 }
 
 impl SchedKnobs {
+    fn placement_kind(&self) -> PlacementKind {
+        PlacementKind::ALL[usize::from(self.placement) % PlacementKind::ALL.len()]
+    }
+
     fn write(&self, s: &mut String, geo: &GeometryConfig, soml: bool) {
-        let placement = PlacementKind::ALL[usize::from(self.placement) % PlacementKind::ALL.len()];
+        let placement = self.placement_kind();
         s.push_str("\n[sched]\n");
         let kinds: &[SchedulerKind] = if soml { &SchedulerKind::ALL } else { &SchedulerKind::ALL[..3] };
         let kind = kinds[usize::from(self.scheduler) % kinds.len()];
