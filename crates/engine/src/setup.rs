@@ -73,7 +73,7 @@ impl SimulationBuilder {
                 assert_eq!(f.geometry(), device.geometry(), "custom FTL geometry differs from the device's");
                 f
             }
-            None => lamina_ftl::build(&cfg.ftl, device.geometry())?,
+            None => lamina_ftl::build_for_device(&cfg.ftl, device.spec())?,
         };
         if cfg.host.verify && ftl.logical_pages() > u32::MAX as u64 {
             return Err(BuildError::VerifyTooLarge(ftl.logical_pages()));
@@ -414,6 +414,10 @@ impl Simulation {
                 per_block,
                 per_page,
             },
+            pen: self.cfg.ftl.pen.then(|| {
+                let levels = self.device.spec().partial_erase_levels().unwrap_or(0);
+                crate::report::PenReport::between(&ftl0, &f, levels)
+            }),
             utilisation: Utilisation {
                 span_ns: busy_span,
                 channel_mean,
