@@ -19,6 +19,7 @@ fn ssdsim_text() -> Vec<u8> {
         arrival: Arrival::poisson("20000").expect("rate"),
         read_ppm: 600_000,
         sizes: SizeDist::parse("4k-64k").expect("sizes"),
+        write_sizes: None,
         pattern: Pattern::Uniform,
         footprint_bytes: 200 << 30,
         seed: 1,

@@ -94,6 +94,10 @@ pub struct GenArgs {
     /// or empirical:FILE (lines `SIZE WEIGHT`).
     #[arg(long, value_name = "SPEC", default_value = "4k")]
     sizes: String,
+    /// Sizes of writes, when they differ from reads (same syntax as --sizes, which then
+    /// gives the reads' sizes), e.g. `--sizes 40k --write-sizes 8k-12k`.
+    #[arg(long, value_name = "SPEC")]
+    write_sizes: Option<String>,
     /// Address pattern: uniform, seq:K (K sequential streams), zipf:THETA.
     #[arg(long, value_name = "PATTERN", default_value = "uniform")]
     pattern: Pattern,
@@ -214,15 +218,21 @@ fn render(s: &TraceSummary, st: &TraceStats) -> String {
     o
 }
 
-fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
-    let sizes = match a.sizes.strip_prefix("empirical:") {
+/// A `--sizes` / `--write-sizes` value: a distribution, or `empirical:FILE`.
+fn size_dist(spec: &str) -> anyhow::Result<SizeDist> {
+    Ok(match spec.strip_prefix("empirical:") {
         Some(path) => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("reading size histogram {path}"))?;
             SizeDist::from_histogram(&text).map_err(usage)?
         }
-        None => SizeDist::parse(&a.sizes).map_err(usage)?,
-    };
+        None => SizeDist::parse(spec).map_err(usage)?,
+    })
+}
+
+fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
+    let sizes = size_dist(&a.sizes)?;
+    let write_sizes = a.write_sizes.as_deref().map(size_dist).transpose()?;
     let arrival = match (&a.rate, a.closed_loop) {
         (Some(r), false) => Arrival::poisson(r).map_err(usage)?,
         (None, true) => Arrival::ClosedLoop,
@@ -233,6 +243,7 @@ fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
         arrival,
         read_ppm: GenConfig::parse_read_ratio(&a.read_ratio).map_err(usage)?,
         sizes,
+        write_sizes,
         pattern: a.pattern.clone(),
         footprint_bytes: a.footprint,
         seed: a.seed,

@@ -191,8 +191,11 @@ pub struct GenConfig {
     pub arrival: Arrival,
     /// Fraction of reads in parts per million.
     pub read_ppm: u32,
-    /// Size distribution.
+    /// Size distribution (of every request, or of reads when `write_sizes` is set).
     pub sizes: SizeDist,
+    /// Size distribution of writes, if they differ from reads (`None`: `sizes` for
+    /// both, and the trace is exactly what it was before this option existed).
+    pub write_sizes: Option<SizeDist>,
     /// Address pattern.
     pub pattern: Pattern,
     /// Bytes of address space used (from offset 0).
@@ -213,6 +216,7 @@ impl GenConfig {
             arrival: Arrival::poisson("10000").expect("valid rate"),
             read_ppm: 500_000,
             sizes: SizeDist::parse("4k-64k").expect("valid sizes"),
+            write_sizes: None,
             pattern: Pattern::Uniform,
             footprint_bytes: 200 << 30,
             seed: 1,
@@ -245,7 +249,8 @@ pub struct Generator {
     unit: u64,
     cursors: Vec<u64>,
     zipf: Option<ZipfTable>,
-    empirical_total: u64,
+    /// Total weight of the empirical size distribution of reads (or all) and of writes.
+    empirical_total: [u64; 2],
 }
 
 const LN2_Q32: u128 = 2_977_044_472;
@@ -339,15 +344,21 @@ impl Generator {
     /// A generator; checks the configuration.
     pub fn new(cfg: GenConfig) -> Result<Generator, String> {
         cfg.sizes.validate()?;
+        if let Some(w) = &cfg.write_sizes {
+            w.validate().map_err(|e| format!("write sizes: {e}"))?;
+        }
         if cfg.read_ppm > 1_000_000 {
             return Err("read ratio above 1".into());
         }
-        let sizes = cfg.sizes.sizes();
+        let dists = std::iter::once(&cfg.sizes).chain(cfg.write_sizes.as_ref());
+        let sizes: Vec<u64> = dists.clone().flat_map(SizeDist::sizes).collect();
         let max_size = sizes.iter().copied().max().unwrap_or(0);
-        let step = match &cfg.sizes {
-            SizeDist::Range { step, .. } => *step,
-            _ => 4096,
-        };
+        let step = dists
+            .map(|d| match d {
+                SizeDist::Range { step, .. } => *step,
+                _ => 4096,
+            })
+            .fold(4096, gcd);
         let unit = sizes.iter().fold(gcd(step, 4096), |g, &s| gcd(g, s));
         if cfg.footprint_bytes < max_size || cfg.footprint_bytes < unit {
             return Err(format!(
@@ -372,20 +383,25 @@ impl Generator {
             Pattern::Zipf { theta } => Some(ZipfTable::new(blocks, theta)),
             _ => None,
         };
-        let empirical_total = match &cfg.sizes {
+        let total = |d: &SizeDist| match d {
             SizeDist::Empirical(v) => v.iter().map(|x| x.1).sum(),
             _ => 0,
         };
+        let empirical_total = [total(&cfg.sizes), cfg.write_sizes.as_ref().map_or(0, total)];
         Ok(Generator { cfg, rng, emitted: 0, now: 0, mean_q32, unit, cursors, zipf, empirical_total })
     }
 
-    fn size(&mut self) -> u64 {
-        match &self.cfg.sizes {
+    fn size(&mut self, op: IoOp) -> u64 {
+        let (dist, total) = match (&self.cfg.write_sizes, op) {
+            (Some(w), IoOp::Write) => (w, self.empirical_total[1]),
+            _ => (&self.cfg.sizes, self.empirical_total[0]),
+        };
+        match dist {
             SizeDist::Fixed(s) => *s,
             SizeDist::Range { min, max, step } => min + below(&mut self.rng, (max - min) / step + 1) * step,
             SizeDist::Set(v) => v[below(&mut self.rng, v.len() as u64) as usize],
             SizeDist::Empirical(v) => {
-                let mut u = below(&mut self.rng, self.empirical_total);
+                let mut u = below(&mut self.rng, total);
                 for &(s, w) in v {
                     if u < w {
                         return s;
@@ -434,7 +450,7 @@ impl Iterator for Generator {
         self.emitted += 1;
         let op =
             if below(&mut self.rng, 1_000_000) < self.cfg.read_ppm as u64 { IoOp::Read } else { IoOp::Write };
-        let size = self.size();
+        let size = self.size(op);
         let offset = self.offset(size);
         Some(IoRequest {
             arrival: TraceTime(self.now),
@@ -461,11 +477,36 @@ mod tests {
             arrival: Arrival::poisson("10000").unwrap(),
             read_ppm: 700_000,
             sizes: SizeDist::parse("4k-64k").unwrap(),
+            write_sizes: None,
             pattern: Pattern::Uniform,
             footprint_bytes: 1 << 30,
             seed: 7,
             device: 0,
         }
+    }
+
+    #[test]
+    fn write_sizes_apply_to_writes_only() {
+        let c = GenConfig {
+            sizes: SizeDist::parse("40k").unwrap(),
+            write_sizes: Some(SizeDist::parse("8k,12k").unwrap()),
+            ..cfg()
+        };
+        let reqs: Vec<IoRequest> = Generator::new(c).unwrap().collect();
+        let (reads, writes): (Vec<&IoRequest>, Vec<&IoRequest>) =
+            reqs.iter().partition(|r| r.op == IoOp::Read);
+        assert!(reads.iter().all(|r| r.size_bytes == 40 << 10));
+        assert!(writes.iter().all(|r| r.size_bytes == 8 << 10 || r.size_bytes == 12 << 10));
+        assert!(writes.iter().any(|r| r.size_bytes == 12 << 10) && !reads.is_empty());
+        // Offsets are aligned to the unit of both distributions (4 KiB) and fit.
+        assert!(reqs.iter().all(|r| r.offset_bytes % 4096 == 0 && r.offset_bytes + r.size_bytes <= 1 << 30));
+        // Without write sizes the trace is the one the option did not exist for.
+        let same: Vec<IoRequest> = Generator::new(cfg()).unwrap().collect();
+        let again: Vec<IoRequest> =
+            Generator::new(GenConfig { write_sizes: None, ..cfg() }).unwrap().collect();
+        assert_eq!(same, again);
+        let bad = GenConfig { write_sizes: Some(SizeDist::Set(vec![])), ..cfg() };
+        assert!(Generator::new(bad).err().unwrap().starts_with("write sizes:"));
     }
 
     #[test]
