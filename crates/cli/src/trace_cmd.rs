@@ -314,6 +314,7 @@ mod tests {
             closed_loop_depth: 32,
             read_ratio: "0.6".into(),
             sizes: "4k-64k".into(),
+            write_sizes: None,
             pattern: "zipf:0.9".parse().unwrap(),
             footprint: 1 << 30,
             seed,
