@@ -145,6 +145,9 @@ impl Simulation {
                         let tag = self.device.tag(from).unwrap_or(0);
                         self.device.program_untimed(to, tag).expect("untimed GC program");
                     }
+                    GcStep::Program { to, .. } => {
+                        self.device.program_untimed(to, 0).expect("untimed GC program")
+                    }
                     GcStep::Erase { block, .. } => self.device.erase_untimed(block).expect("untimed erase"),
                     GcStep::PartialErase { block, range } => {
                         let pb = crate::sim::pb_of_range(self.geo.pages_per_block(), range);
@@ -200,16 +203,18 @@ impl Simulation {
         let mut versions = self.take_versions();
         let seed = self.cfg.seed;
         let ppb = self.geo.pages_per_block();
+        // FTL-internal pages (translation pages of the cached mapping) carry no version.
+        let logical = self.ftl.logical_pages();
         let device = &mut self.device;
         let mut sink = |e: lamina_ftl::FlashEffect| match e {
             lamina_ftl::FlashEffect::Program { ppa, lpn } => {
                 let tag = match versions.as_mut() {
-                    Some(v) => {
+                    Some(v) if lpn.0 < logical => {
                         let x = v.get_mut(lpn.0);
                         *x = x.wrapping_add(1);
                         tag_of(lpn.0, *x)
                     }
-                    None => 0,
+                    _ => 0,
                 };
                 device.program_untimed(ppa, tag).expect("precondition program");
             }

@@ -85,6 +85,17 @@ pub enum GcStep {
         /// page-mapping FTL.
         batch_with_next: bool,
     },
+    /// Program the erased page `to` with an FTL-internal page `lpn` (≥
+    /// [`Ftl::logical_pages`]) that has no earlier copy to read: the first write-back of a
+    /// translation page (page FTL, `ftl.mapping = "cached"`). A later write-back of it is
+    /// a [`GcStep::Move`] (read the old version, program the merged one): a
+    /// read-modify-write. Only the cached mapping returns it.
+    Program {
+        /// The internal page written.
+        lpn: Lpn,
+        /// Destination page (erased; next in program order of its block).
+        to: Ppa,
+    },
     /// Erase part of a block (partial-block erase); the range holds no valid page.
     PartialErase {
         /// The block.
@@ -209,6 +220,28 @@ pub struct FtlStats {
     /// PEN: leaves (smallest PBs) an M-Merge restored although they held nothing to
     /// reclaim, because they had taken as many boundary disturbances as they tolerate.
     pub pen_disturb_restores: u64,
+    /// Cached mapping (`ftl.mapping = "cached"`): host reads whose mapping entry was in
+    /// the cached mapping table (CMT).
+    pub cmt_read_hits: u64,
+    /// Cached mapping: host reads whose entry was not cached (loaded from its
+    /// translation page: a translation-page read if that page is on flash).
+    pub cmt_read_misses: u64,
+    /// Cached mapping: host writes whose entry was cached.
+    pub cmt_write_hits: u64,
+    /// Cached mapping: host writes whose entry was not cached (inserted without a read).
+    pub cmt_write_misses: u64,
+    /// Cached mapping: dirty entries evicted from the CMT (each merges every dirty entry
+    /// of its translation page into a write-back, unless one is already queued).
+    pub cmt_dirty_evictions: u64,
+    /// Cached mapping: translation pages read from flash — reads of host read misses
+    /// (listed by [`Ftl::translation_reads`], timed by the engine) plus the reads of
+    /// read-modify-write write-backs ([`GcStep::Move`] of a translation page).
+    pub translation_page_reads: u64,
+    /// Cached mapping: translation pages programmed by write-backs ([`GcStep::Program`]
+    /// or [`GcStep::Move`]).
+    pub translation_page_writes: u64,
+    /// Cached mapping: translation pages GC relocated (not in `gc_moves`).
+    pub translation_gc_moves: u64,
 }
 
 impl FtlStats {
@@ -512,6 +545,18 @@ pub trait Ftl: Send {
     /// Default: none (page-mapping FTLs keep the whole map in DRAM).
     fn translation_reads(&self, lpn: Lpn, out: &mut Vec<Ppa>) {
         let _ = (lpn, out);
+    }
+
+    /// Perform the translation of a host read of `lpn` that the caller is about to serve:
+    /// append the pages to read first, exactly as [`Ftl::translation_reads`] lists them
+    /// just before, and update the FTL's mapping cache (a cached mapping counts the hit
+    /// or miss and loads the entry; an eviction may queue a translation-page write-back).
+    /// Returns the plane on which it queued flash work, if any: the caller then checks
+    /// that plane's [`Ftl::needs_gc`] and runs its job, as after a write. Call it once per
+    /// host read the flash serves. Default: [`Ftl::translation_reads`], no state change.
+    fn translate(&mut self, lpn: Lpn, out: &mut Vec<Ppa>) -> Option<PlaneId> {
+        self.translation_reads(lpn, out);
+        None
     }
 }
 

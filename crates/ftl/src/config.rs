@@ -203,6 +203,7 @@ pub(crate) const KIND_OPTIONS: &[KindOption] = &[
         kinds: &[FtlKind::Superblock],
     },
     KindOption { key: "ftl.pen", set: |c| c.pen, kinds: &[FtlKind::Nftl, FtlKind::Superblock] },
+    KindOption { key: "ftl.mapping", set: |c| c.mapping != Mapping::Ideal, kinds: &[FtlKind::Page] },
 ];
 
 /// Whether a config sets an option to anything but its default.
@@ -480,7 +481,31 @@ pub struct FtlConfig {
     /// PEN: disturbances a leaf PB tolerates (≥ 1).
     #[serde(skip_serializing_if = "is_paper_tolerance")]
     pub pen_disturb_tolerance: u32,
+    /// Where the page FTL keeps its map (page FTL only): all in DRAM, or a cached
+    /// mapping table over translation pages on flash (`crate::cmt`, docs/model.md).
+    #[serde(skip_serializing_if = "is_ideal")]
+    pub mapping: Mapping,
+    /// `ftl.mapping = "cached"`: capacity of the cached mapping table in entries (4 bytes
+    /// each, [`crate::MAPPING_ENTRY_BYTES`]); 0 caches nothing (every access misses).
+    #[serde(skip_serializing_if = "is_default_cmt")]
+    pub cmt_entries: u64,
 }
+
+/// Where the page FTL keeps its logical→physical map (`ftl.mapping`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mapping {
+    /// The whole map in DRAM: a lookup costs nothing.
+    #[default]
+    Ideal,
+    /// DFTL-style: translation pages on flash, a cached mapping table (CMT) of
+    /// `ftl.cmt_entries` entries in DRAM; a miss reads a translation page, a dirty
+    /// eviction writes one back.
+    Cached,
+}
+
+/// Default `ftl.cmt_entries`: 256 Ki entries, 1 MiB of 4-byte entries.
+pub const DEFAULT_CMT_ENTRIES: u64 = 1 << 18;
 
 // The PEN keys are left out of a serialized config at their defaults, so that configs
 // (and reports) of runs without PEN read as they did before the keys existed.
@@ -495,6 +520,12 @@ fn is_paper_w(w: &u32) -> bool {
 }
 fn is_paper_tolerance(t: &u32) -> bool {
     *t == crate::pen::DisturbState::PAPER_TOLERANCE
+}
+fn is_ideal(m: &Mapping) -> bool {
+    *m == Mapping::Ideal
+}
+fn is_default_cmt(n: &u64) -> bool {
+    *n == DEFAULT_CMT_ENTRIES
 }
 
 impl Default for FtlConfig {
@@ -515,6 +546,8 @@ impl Default for FtlConfig {
             pen_disturb: true,
             pen_disturb_tolerance: crate::pen::DisturbState::PAPER_TOLERANCE,
             replication: Replication::None,
+            mapping: Mapping::Ideal,
+            cmt_entries: DEFAULT_CMT_ENTRIES,
         }
     }
 }
@@ -578,6 +611,7 @@ impl FtlConfig {
     pub fn validate(&self, geometry: &Geometry) -> Result<ValidatedFtlConfig, FtlConfigError> {
         check_kind_options(self, KIND_OPTIONS)?;
         check_pen_options(self)?;
+        self.check_mapping()?;
         let op = self.overprovisioning;
         if !op.is_finite() || !(0.0..MAX_OP).contains(&op) {
             return Err(err("ftl.overprovisioning", format!("{op} is not in [0, {MAX_OP})")));
@@ -617,6 +651,10 @@ impl FtlConfig {
                 ((f * blocks as f64).ceil() as u32).max(2)
             }
         };
+        // The cached mapping keeps a second open block per plane (translation pages): one
+        // more block of GC reserve (docs/ftl.md, "Cached mapping").
+        let gc_threshold_blocks =
+            if self.mapping == Mapping::Cached { gc_threshold_blocks.max(3) } else { gc_threshold_blocks };
         if gc_threshold_blocks + 1 >= blocks {
             return Err(err(
                 "ftl.gc_threshold",
@@ -628,6 +666,7 @@ impl FtlConfig {
                 let planes = geometry.total_planes() as u64;
                 let share = logical_pages.div_ceil(planes);
                 let usable = (blocks - gc_threshold_blocks) as u64 * geometry.pages_per_block() as u64;
+                let share = share + self.translation_pages(geometry, logical_pages);
                 if share >= usable {
                     return Err(err(
                         "ftl.overprovisioning",
@@ -669,6 +708,37 @@ impl FtlConfig {
             }
         };
         Ok(ValidatedFtlConfig { config: self.clone(), logical_pages, host_pages, gc_threshold_blocks })
+    }
+
+    /// `ftl.mapping` and `ftl.cmt_entries` fit together: a CMT size only with the cached
+    /// mapping, the cached mapping only with per-plane allocation and no replication
+    /// (what its GC reserve is proven for).
+    fn check_mapping(&self) -> Result<(), FtlConfigError> {
+        if self.mapping == Mapping::Ideal {
+            if self.cmt_entries != DEFAULT_CMT_ENTRIES {
+                return Err(err("ftl.cmt_entries", "only means something with ftl.mapping = \"cached\""));
+            }
+            return Ok(());
+        }
+        if self.allocation != Allocation::PerPlane || self.replication != Replication::None {
+            return Err(err(
+                "ftl.mapping",
+                "\"cached\" works with ftl.allocation = \"per-plane\" and ftl.replication = \"none\" only",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Translation pages the cached mapping stores for `logical_pages` (0 under the ideal
+    /// mapping): one per `page_size / MAPPING_ENTRY_BYTES` entries. Counted against every
+    /// plane's capacity, since any plane may hold all of them.
+    fn translation_pages(&self, geometry: &Geometry, logical_pages: u64) -> u64 {
+        match self.mapping {
+            Mapping::Ideal => 0,
+            Mapping::Cached => {
+                logical_pages.div_ceil(crate::cmt::entries_per_page(geometry.page_size_bytes()))
+            }
+        }
     }
 
     /// `ftl.superblock_size` (N) and `ftl.superblock_extra_blocks` (M) fit a plane of

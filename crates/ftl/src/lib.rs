@@ -67,6 +67,7 @@
 
 mod api;
 mod blocks;
+mod cmt;
 pub mod config;
 mod lpn_map;
 pub mod nftl;
@@ -81,10 +82,12 @@ pub use api::{
     BlockInfo, FlashEffect, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, PageRange,
     WriteConstraint,
 };
+pub use cmt::MAPPING_ENTRY_BYTES;
 pub use config::{
     Allocation, FtlConfig, FtlConfigError, FtlKind, GcThreshold, Level, Replication, StripeOrder, TieBreak,
     ValidatedFtlConfig,
 };
+pub use config::{DEFAULT_CMT_ENTRIES, Mapping};
 pub use nftl::NftlFtl;
 pub use page::PageFtl;
 pub use precondition::{FillOrder, PreconditionConfig, PreconditionError, PreconditionReport, precondition};

@@ -69,8 +69,13 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
+mod cached;
+
 use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
-use crate::config::{Allocation, FtlConfig, FtlConfigError, Replication, TieBreak, ValidatedFtlConfig};
+use crate::cmt::Cmt;
+use crate::config::{
+    Allocation, FtlConfig, FtlConfigError, Mapping, Replication, TieBreak, ValidatedFtlConfig,
+};
 use crate::lpn_map::LpnMap;
 
 /// Die-aligned allocation: GC may pick a victim with up to `1 / ALIGN_SLACK_DIV` fewer
@@ -117,6 +122,8 @@ struct PlaneState {
     active: u32,
     /// Die-aligned allocation: the open block GC moves go to.
     gc_active: u32,
+    /// Cached mapping: the open block translation pages go to (`NONE` otherwise).
+    trans_active: u32,
     /// Free blocks, FIFO (per-plane allocation, wear levelling off).
     fifo: VecDeque<u32>,
     /// Free blocks keyed by `erase_count << 32 | block` (per-plane allocation, wear
@@ -194,6 +201,10 @@ pub struct PageFtl {
     rows: Vec<Row>,
     /// Scratch of `write_group` (kept to avoid allocating per group).
     undo: Vec<Undo>,
+    /// `ftl.mapping = "cached"`: the cached mapping table (see [`crate::cmt`]). Its
+    /// translation page `t` is the internal logical page `logical_pages + t` of the
+    /// forward map, whose entry is therefore the GTD.
+    cmt: Option<Box<Cmt>>,
 }
 
 impl PageFtl {
@@ -245,6 +256,7 @@ impl PageFtl {
                 PlaneState {
                     active: NONE,
                     gc_active: NONE,
+                    trans_active: NONE,
                     fifo,
                     heap,
                     free_set,
@@ -269,13 +281,18 @@ impl PageFtl {
             };
             geometry.total_blocks() as usize
         ];
+        let cmt = (cfg.config.mapping == Mapping::Cached).then(|| {
+            let per_page = crate::cmt::entries_per_page(geometry.page_size_bytes());
+            Box::new(Cmt::new(cfg.config.cmt_entries, cfg.logical_pages, per_page, planes_n))
+        });
+        let map_len = cfg.logical_pages + cmt.as_ref().map_or(0, |c| c.tpages());
         PageFtl {
             ppb,
             blocks_per_plane,
             static_planes,
             mirror_planes,
             host_pages: cfg.host_pages,
-            map: LpnMap::zeroed(cfg.logical_pages),
+            map: LpnMap::zeroed(map_len),
             rev: (0..geometry.total_blocks()).map(|_| None).collect(),
             rev_pool: Vec::new(),
             blocks,
@@ -287,6 +304,7 @@ impl PageFtl {
             planes_per_die,
             rows,
             undo: Vec::new(),
+            cmt,
             geometry,
             cfg,
         }
@@ -342,7 +360,10 @@ impl PageFtl {
     /// Free pages of a plane: rest of the open blocks plus the free blocks.
     fn room(&self, plane: usize) -> u64 {
         let p = &self.planes[plane];
-        self.rest(p.active) + self.rest(p.gc_active) + self.free_count(plane) as u64 * self.ppb as u64
+        self.rest(p.active)
+            + self.rest(p.gc_active)
+            + self.rest(p.trans_active)
+            + self.free_count(plane) as u64 * self.ppb as u64
     }
 
     /// Free pages GC may use: everything under per-plane allocation; the GC block and the
@@ -363,12 +384,13 @@ impl PageFtl {
             Some(GcState { victim, erased: false, .. }) => self.blocks[victim as usize].valid as u64,
             _ => 0,
         }
+        .wrapping_add(self.queued_writebacks(plane))
     }
 
     /// Per-plane allocation: the room check of `write` (the reserve of the module docs).
     #[inline]
     fn plane_can_write(&self, plane: usize) -> bool {
-        self.room(plane) > self.ppb as u64 + self.pending(plane)
+        self.room(plane) > self.reserve() + self.pending(plane)
     }
 
     fn head_index(&self, plane: usize, invalid: u32) -> usize {
@@ -906,7 +928,17 @@ fn bits(mask: u64) -> impl Iterator<Item = u32> {
 
 impl Ftl for PageFtl {
     fn has_translation_reads(&self) -> bool {
-        false
+        self.cmt.is_some()
+    }
+
+    fn translation_reads(&self, lpn: Lpn, out: &mut Vec<Ppa>) {
+        if let Some(ppa) = self.translation_page_to_read(lpn.0) {
+            out.push(Ppa(ppa as u64));
+        }
+    }
+
+    fn translate(&mut self, lpn: Lpn, out: &mut Vec<Ppa>) -> Option<PlaneId> {
+        self.cmt_read(lpn.0, out)
     }
 
     fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
@@ -934,7 +966,12 @@ impl Ftl for PageFtl {
     #[inline]
     fn lookup(&self, lpn: Lpn) -> Option<Ppa> {
         assert!(lpn.0 < self.cfg.logical_pages, "{lpn} out of range");
-        let p = self.map_get(lpn.0);
+        // Cached mapping: what the CMT or the translation page says (equal to the map:
+        // the conformance harness checks every lookup against its reference).
+        let p = match &self.cmt {
+            None => self.map_get(lpn.0),
+            Some(c) => c.get(lpn.0),
+        };
         (p != UNMAPPED).then_some(Ppa(p as u64))
     }
 
@@ -975,6 +1012,7 @@ impl Ftl for PageFtl {
         let ppa = self.program(pi, lpn.0, false);
         self.map_set(lpn.0, ppa);
         self.stats.host_writes += 1;
+        self.cmt_write(lpn.0, ppa, pi);
         Ok(Ppa(ppa as u64))
     }
 
@@ -986,13 +1024,15 @@ impl Ftl for PageFtl {
         }
         self.invalidate(old);
         self.map_set(lpn.0, UNMAPPED);
+        self.cmt_relocate(lpn.0, UNMAPPED);
         self.stats.trims += 1;
         Some(Ppa(old as u64))
     }
 
     #[inline]
     fn needs_gc(&self, plane: PlaneId) -> bool {
-        self.free_count(self.check_plane(plane)) < self.cfg.gc_threshold_blocks
+        let pi = self.check_plane(plane);
+        self.free_count(pi) < self.cfg.gc_threshold_blocks || self.queued_writebacks(pi) > 0
     }
 
     fn gc_in_progress(&self, plane: PlaneId) -> bool {
@@ -1002,6 +1042,9 @@ impl Ftl for PageFtl {
     fn gc_begin(&mut self, plane: PlaneId) -> Option<GcJob> {
         let pi = self.check_plane(plane);
         assert!(self.planes[pi].gc.is_none(), "gc_begin on plane {} while a job is in progress", plane.0);
+        if let Some(job) = self.writeback_begin(pi) {
+            return Some(job);
+        }
         let v = self.select_victim(pi)?;
         let m = self.blocks[v as usize];
         assert_eq!(m.state, BlockState::Closed);
@@ -1020,6 +1063,9 @@ impl Ftl for PageFtl {
         let Some(job) = self.planes[pi].gc else {
             return GcStep::Done;
         };
+        if job.victim == NONE {
+            return self.writeback_step(pi);
+        }
         if job.erased {
             self.planes[pi].gc = None;
             return GcStep::Done;
@@ -1031,8 +1077,12 @@ impl Ftl for PageFtl {
                 let lpn = lpn as u64;
                 let from = v * self.ppb + off;
                 self.invalidate(from);
+                if lpn >= self.cfg.logical_pages {
+                    return self.move_translation_page(pi, lpn, from, job, off);
+                }
                 let to = self.program(pi, lpn, true);
                 self.map_set(lpn, to);
+                self.cmt_relocate(lpn, to);
                 self.planes[pi].gc = Some(GcState { next_page: off + 1, ..job });
                 let copyback = self.cfg.config.copyback;
                 self.stats.gc_moves += 1;
@@ -1078,7 +1128,16 @@ impl Ftl for PageFtl {
     }
 
     fn stats(&self) -> FtlStats {
-        self.stats
+        let mut s = self.stats;
+        if let Some(c) = &self.cmt {
+            let n = c.counters;
+            s.cmt_read_hits = n.read_hits;
+            s.cmt_read_misses = n.read_misses;
+            s.cmt_write_hits = n.write_hits;
+            s.cmt_write_misses = n.write_misses;
+            s.cmt_dirty_evictions = n.dirty_evictions;
+        }
+        s
     }
 
     fn write_constraint(&self, _lpn: Lpn) -> WriteConstraint {
@@ -1122,7 +1181,9 @@ impl Ftl for PageFtl {
     fn write_room(&self, plane: PlaneId) -> u64 {
         let pi = self.check_plane(plane);
         if !self.aligned {
-            return self.room(pi).saturating_sub(self.ppb as u64 + self.pending(pi));
+            let margin = self.room(pi).saturating_sub(self.reserve() + self.pending(pi));
+            // Cached mapping: a write may also queue a write-back on its plane.
+            return if self.cmt.is_some() { margin.div_ceil(2) } else { margin };
         }
         let die = pi as u32 / self.planes_per_die;
         let row = self.rows[die as usize];
@@ -1138,6 +1199,7 @@ impl Ftl for PageFtl {
     /// the accepted ones are undone (mapping, block and plane counters, open blocks and
     /// rows, counters), leaving the state as it was plus one refusal counted.
     fn write_group(&mut self, writes: &[(Lpn, PlaneId)], out: &mut Vec<Ppa>) -> Result<(), FtlError> {
+        self.cached_group_fits(writes)?;
         let start = out.len();
         let (stats, close_seq) = (self.stats, self.close_seq);
         let mut undo = std::mem::take(&mut self.undo);
@@ -1187,6 +1249,7 @@ impl PageFtl {
             // B-tree nodes: 8-byte keys plus about as much again in node overhead.
             + self.planes.iter().map(|p| p.free_set.len() * 16).sum::<usize>()
             + self.rows.len() * size_of::<Row>()
+            + self.cmt.as_ref().map_or(0, |c| c.memory_bytes())
     }
 }
 

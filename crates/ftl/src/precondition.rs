@@ -142,7 +142,9 @@ impl PreconditionConfig {
 fn finish_job(ftl: &mut dyn Ftl, plane: PlaneId, sink: &mut dyn FnMut(FlashEffect)) {
     loop {
         match ftl.gc_step(plane) {
-            GcStep::Move { lpn, to, .. } => sink(FlashEffect::Program { ppa: to, lpn }),
+            GcStep::Move { lpn, to, .. } | GcStep::Program { lpn, to } => {
+                sink(FlashEffect::Program { ppa: to, lpn })
+            }
             GcStep::Erase { block, .. } => sink(FlashEffect::Erase { block }),
             GcStep::PartialErase { block, range } => sink(FlashEffect::PartialErase { block, range }),
             GcStep::Done => return,

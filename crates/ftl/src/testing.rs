@@ -143,6 +143,10 @@ pub struct Model {
     reference: BTreeMap<Lpn, Version>,
     /// Where the current copy of each LPN is, as reported by the FTL.
     location: Vec<Option<Ppa>>,
+    /// FTL-internal pages (LPN ≥ logical pages: translation pages of the cached
+    /// mapping), written by [`GcStep::Program`] and moved by [`GcStep::Move`]: where each
+    /// one's current copy is, and its version.
+    internal: BTreeMap<Lpn, (Ppa, Version)>,
     pages: Vec<Shadow>,
     erase_counts: Vec<u32>,
     /// `(block, page)`: first pages of partially erased ranges (programmable in order).
@@ -179,6 +183,7 @@ impl Model {
             planes_per_die: g.planes_per_die(),
             reference: BTreeMap::new(),
             location: vec![None; logical as usize],
+            internal: BTreeMap::new(),
             pages: vec![Shadow::Erased; total as usize],
             erase_counts: vec![0; g.total_blocks() as usize],
             range_starts: BTreeSet::new(),
@@ -250,7 +255,11 @@ impl Model {
             })?;
         }
         self.pages[i] = Shadow::Programmed { lpn, version };
-        self.location[lpn.0 as usize] = Some(ppa);
+        if lpn.0 < self.logical_pages {
+            self.location[lpn.0 as usize] = Some(ppa);
+        } else {
+            self.internal.insert(lpn, (ppa, version));
+        }
         Ok(())
     }
 
@@ -278,8 +287,12 @@ impl Model {
         for off in range.first_page..range.first_page + range.page_count {
             let ppa = Ppa(block as u64 * self.ppb as u64 + off as u64);
             if let Shadow::Programmed { lpn, .. } = self.pages[ppa.0 as usize] {
+                let current = match self.internal.get(&lpn) {
+                    Some(&(at, _)) => Some(at),
+                    None => self.location[lpn.0 as usize],
+                };
                 ensure!(
-                    self.location[lpn.0 as usize] != Some(ppa),
+                    current != Some(ppa),
                     "{what}: erases page {off} of block {block}, the current copy of {lpn}"
                 );
             }
@@ -291,6 +304,22 @@ impl Model {
     /// Apply one GC step reported by the FTL.
     fn apply_step(&mut self, step: GcStep) -> Result<(), Violation> {
         match step {
+            GcStep::Move { lpn, from, to, .. } if lpn.0 >= self.logical_pages => {
+                let what = format!("move of internal page {lpn} from page {} to {}", from.0, to.0);
+                let Some(&(at, version)) = self.internal.get(&lpn) else {
+                    return Err(Violation(format!("{what}: the page was never written")));
+                };
+                ensure!(at == from, "{what}: its current copy is at {}, not at the source", at.0);
+                self.program(to, lpn, version, &what)?;
+            }
+            GcStep::Program { lpn, to } => {
+                let what = format!("program of internal page {lpn} to page {}", to.0);
+                ensure!(lpn.0 >= self.logical_pages, "{what}: a host LPN (host data is written or moved)");
+                ensure!(!self.internal.contains_key(&lpn), "{what}: it has a copy to read (must be a move)");
+                let version = self.next_version;
+                self.next_version += 1;
+                self.program(to, lpn, version, &what)?;
+            }
             GcStep::Move { lpn, from, to, copyback, .. } => {
                 let what = format!("GC move of {lpn} from page {} to {}", from.0, to.0);
                 ensure!(lpn.0 < self.logical_pages, "{what}: LPN out of range");
@@ -378,6 +407,16 @@ pub fn check_invariants(ftl: &dyn Ftl, model: &Model) -> Result<(), Violation> {
                 *slot = Some(lpn);
             }
         }
+    }
+    for (&lpn, &(ppa, version)) in &model.internal {
+        ensure!(
+            model.pages[ppa.0 as usize] == Shadow::Programmed { lpn, version },
+            "internal page {lpn} resolves to page {} which does not hold it (harness bug)",
+            ppa.0
+        );
+        let slot = &mut mapped[ppa.0 as usize];
+        ensure!(slot.is_none(), "page {} is mapped by both {} and {lpn}", ppa.0, slot.unwrap());
+        *slot = Some(lpn);
     }
     let ppb = model.ppb as usize;
     let mut erased_blocks = vec![0u32; model.planes as usize];
@@ -795,6 +834,14 @@ impl<F: Ftl> Harness<F> {
                 let lpn = Lpn(x % l);
                 self.scratch.clear();
                 self.ftl.translation_reads(lpn, &mut self.scratch);
+                let listed = self.scratch.clone();
+                self.scratch.clear();
+                let queued = self.ftl.translate(lpn, &mut self.scratch);
+                ensure!(
+                    self.scratch == listed,
+                    "translate({lpn}) reads {:?}, translation_reads listed {listed:?}",
+                    self.scratch
+                );
                 let pages = self.model.pages.len() as u64;
                 if let Some(p) = self.scratch.iter().find(|p| p.0 >= pages) {
                     return Err(Violation(format!(
@@ -814,6 +861,11 @@ impl<F: Ftl> Harness<F> {
                 let got = self.ftl.lookup(lpn);
                 let want = self.model.location(lpn);
                 ensure!(got == want, "read of {lpn} resolves to {got:?}, expected {want:?}");
+                if let Some(plane) = queued {
+                    // As the engine: the read queued flash work (a write-back) there.
+                    ensure!(plane.0 < planes, "translate({lpn}) names plane {}, not a plane", plane.0);
+                    self.collect(plane)?;
+                }
             }
             Op::Trim(x) => {
                 let lpn = Lpn(x % l);

@@ -1178,6 +1178,11 @@ impl Simulation {
         let mut ids = std::mem::take(&mut self.ctl.ids);
         take_picks(&mut self.ctl.dies[die.idx()].queues.reads, &pos[..n], &mut ids);
         self.ctl.read_queue.removed(self.now, n as u64);
+        if self.ctl.ftl_translates {
+            for &t in &ids {
+                self.translate_joiner(t);
+            }
+        }
         if self.verifier.enabled() {
             for (i, &t) in ids.iter().enumerate() {
                 let tx = *self.ctl.txns.get(t);
@@ -1231,7 +1236,11 @@ impl Simulation {
         let mut pages = std::mem::take(&mut self.ctl.ppas);
         pages.clear();
         let lpn = self.ctl.txns.get(t).lpn;
-        self.ftl.translation_reads(Lpn(lpn), &mut pages);
+        let queued = self.ftl.translate(Lpn(lpn), &mut pages);
+        if let Some(plane) = queued {
+            // The translation queued flash work (a mapping write-back) on that plane.
+            self.maybe_start_gc(plane);
+        }
         if pages.is_empty() {
             self.ctl.txns.get_mut(t).translated = true;
             self.ctl.ppas = pages;
@@ -1258,6 +1267,24 @@ impl Simulation {
         self.mark_start(self.ctl.txns.get(t).req);
         self.ctl.ppas = pages;
         Ok(true)
+    }
+
+    /// Read `t` joined another's command without a translation step of its own (it
+    /// needed no flash read): perform its translation now, once (a cached mapping counts
+    /// the access and may queue a write-back).
+    fn translate_joiner(&mut self, t: u32) {
+        if self.ctl.txns.get(t).translated {
+            return;
+        }
+        let mut pages = std::mem::take(&mut self.ctl.ppas);
+        pages.clear();
+        let queued = self.ftl.translate(Lpn(self.ctl.txns.get(t).lpn), &mut pages);
+        assert!(pages.is_empty(), "a read joined a command before its translation reads");
+        self.ctl.ppas = pages;
+        self.ctl.txns.get_mut(t).translated = true;
+        if let Some(plane) = queued {
+            self.maybe_start_gc(plane);
+        }
     }
 
     /// A spare-area read of read `t`'s translation completed; after the last, the read

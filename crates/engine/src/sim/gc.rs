@@ -27,9 +27,23 @@ impl GcDriver {
 /// One step taken from a job, waiting to be grouped into commands.
 #[derive(Clone, Copy, Debug)]
 enum Work {
-    Move { from: PageAddr, to: PageAddr, copyback: bool },
-    Erase { block: PageAddr },
-    PartialErase { block: PageAddr, pb: u32 },
+    Move {
+        from: PageAddr,
+        to: PageAddr,
+        copyback: bool,
+    },
+    /// A program without a source ([`GcStep::Program`]: a translation page's first
+    /// write-back).
+    Program {
+        to: PageAddr,
+    },
+    Erase {
+        block: PageAddr,
+    },
+    PartialErase {
+        block: PageAddr,
+        pb: u32,
+    },
 }
 
 impl Simulation {
@@ -104,6 +118,11 @@ impl Simulation {
                         work[w] = Work::Move { from: self.geo.addr(from), to: self.geo.addr(to), copyback };
                         w += 1;
                         batch_with_next
+                    }
+                    GcStep::Program { to, .. } => {
+                        work[w] = Work::Program { to: self.geo.addr(to) };
+                        w += 1;
+                        false
                     }
                     GcStep::Erase { block, batch_with_next } => {
                         work[w] = Work::Erase { block: self.geo.addr(self.geo.first_page(block)) };
@@ -207,6 +226,21 @@ impl Simulation {
                 self.note_gc_busy(to_die, first.start, done);
                 self.new_op(to_die, done, &[], Some(PeKind::Program), Phases::of(&first));
             }
+            Work::Program { .. } => {
+                for (i, s) in group.iter().enumerate() {
+                    let Work::Program { to } = *s else { unreachable!("grouped by kind") };
+                    b[i] = to;
+                }
+                let die = self.geo.die_id(b[0]);
+                let p = self
+                    .device
+                    .issue(self.now, &Command::Program { pages: &b[..n], tags: &tags[..n] })
+                    .map_err(|e| self.nand(e))?;
+                self.note_command(die, OpKind::Program, n as u32, 0);
+                self.ctl.dies[die.idx()].writes_done += n as u64;
+                self.note_gc_busy(die, p.start, p.done);
+                self.new_op(die, p.done, &[], Some(PeKind::Program), Phases::of(&p));
+            }
             Work::Erase { .. } => {
                 for (i, s) in group.iter().enumerate() {
                     let Work::Erase { block } = *s else { unreachable!("grouped by kind") };
@@ -240,6 +274,7 @@ impl Simulation {
 fn plane_of(w: &Work) -> u32 {
     match *w {
         Work::Move { from, .. } => from.plane,
+        Work::Program { to } => to.plane,
         Work::Erase { block } | Work::PartialErase { block, .. } => block.plane,
     }
 }

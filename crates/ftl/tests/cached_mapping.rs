@@ -1,0 +1,155 @@
+//! The page FTL with `ftl.mapping = "cached"` (a DFTL-style cached mapping table over
+//! translation pages on flash) under the conformance harness: every lookup — served by
+//! the CMT or by a translation page's content — must agree with the harness's reference
+//! after every operation and GC step, translation pages must be programmed, moved and
+//! erased like data (the harness shadows them as FTL-internal pages), and a real device
+//! must accept every operation.
+
+use lamina_ftl::testing::{ConformanceConfig, Harness, Op, run_conformance};
+use lamina_ftl::{Ftl, FtlConfig, GcThreshold, Lpn, Mapping, PageFtl, TieBreak};
+use lamina_nand_model::{CellType, Geometry, GeometryConfig, PageTypeOrder, PlaneId};
+
+/// A small SLC geometry with `page_bytes`-byte pages (the FTLs below are given few
+/// entries per translation page, so that a small logical space needs many of them).
+fn geo(planes: u32, blocks: u32, pages: u32, page_bytes: u32) -> Geometry {
+    GeometryConfig {
+        channels: 1,
+        chips_per_channel: 1,
+        dies_per_chip: 1,
+        planes_per_die: planes,
+        blocks_per_plane: blocks,
+        pages_per_block: pages,
+        page_size_bytes: page_bytes,
+        partial_read_bytes: None,
+        cell_type: CellType::Slc,
+        layers: 1,
+        page_type_order: PageTypeOrder::Interleaved,
+    }
+    .validate()
+    .expect("test geometry is valid")
+}
+
+fn cached(cmt_entries: u64) -> FtlConfig {
+    FtlConfig {
+        overprovisioning: 0.4,
+        gc_threshold: GcThreshold::FreeBlocks(2),
+        mapping: Mapping::Cached,
+        cmt_entries,
+        ..FtlConfig::default()
+    }
+}
+
+fn conf(seed: u64, dynamic: bool) -> ConformanceConfig {
+    ConformanceConfig {
+        cases: 48,
+        ops: 1..600,
+        dynamic_placement: dynamic,
+        seed,
+        exact_write_addr: true,
+        ..ConformanceConfig::default()
+    }
+}
+
+// 2 planes × 16 blocks × 8 pages, 16 entries per translation page: 153 logical pages in
+// 10 translation pages; a few hundred writes run GC many times, over
+// data and translation blocks alike.
+#[test]
+fn cached_mapping_conforms_with_cmts_of_0_1_and_a_few_entries() {
+    let g = geo(2, 16, 8, 512);
+    for (i, cmt) in [0u64, 1, 3, 8, 64].into_iter().enumerate() {
+        for dynamic in [false, true] {
+            let g = g.clone();
+            run_conformance(
+                move || PageFtl::new(g.clone(), &cached(cmt)).unwrap().with_translation_page_entries(16),
+                &conf(i as u64, dynamic),
+            );
+        }
+    }
+}
+
+#[test]
+fn cached_mapping_conforms_with_every_tie_break_and_copyback() {
+    let g = geo(2, 12, 4, 512);
+    for tie in [TieBreak::LowestId, TieBreak::Oldest, TieBreak::LeastWorn] {
+        for (wear_leveling, copyback) in [(false, false), (true, true)] {
+            let cfg = FtlConfig { victim_tie_break: tie, wear_leveling, copyback, ..cached(2) };
+            let g = g.clone();
+            run_conformance(
+                move || PageFtl::new(g.clone(), &cfg).unwrap().with_translation_page_entries(8),
+                &conf(11, false),
+            );
+        }
+    }
+}
+
+/// Hand-checked sequence on one plane with a 1-entry CMT and 4 entries per translation
+/// page (page 0 holds LPNs 0–3, page 1 LPNs 4–7): a write miss is inserted dirty; the
+/// next write's eviction queues a write-back, a program since the page was never
+/// written; a read miss lists its translation page, and its eviction of a dirty entry
+/// whose page is on flash costs a read-modify-write (a move).
+#[test]
+fn write_backs_are_programs_then_moves_and_read_misses_list_the_translation_page() {
+    let g = geo(1, 16, 4, 512);
+    let mut h = Harness::new(PageFtl::new(g, &cached(1)).unwrap().with_translation_page_entries(4))
+        .with_exact_write_addr(true);
+    let drain = |h: &mut Harness<PageFtl>| {
+        for _ in 0..8 {
+            if !h.ftl().needs_gc(PlaneId(0)) && !h.ftl().gc_in_progress(PlaneId(0)) {
+                return;
+            }
+            h.apply(Op::GcStep(0)).unwrap();
+        }
+        panic!("write-backs did not drain");
+    };
+    h.apply(Op::Write(0)).unwrap(); // miss, cached dirty
+    h.apply(Op::Write(4)).unwrap(); // miss, evicts 0 (dirty): page 0 queued
+    assert!(h.ftl().needs_gc(PlaneId(0)), "a queued write-back asks for a job");
+    drain(&mut h); // program page 0
+    h.apply(Op::Write(1)).unwrap(); // miss, evicts 4 (dirty): page 1 queued
+    drain(&mut h); // program page 1
+    let s = h.ftl().stats();
+    assert_eq!((s.cmt_write_misses, s.cmt_dirty_evictions, s.translation_page_writes), (3, 2, 2));
+    assert_eq!(s.translation_page_reads, 0, "first write-backs program without a read");
+    let mut pages = Vec::new();
+    h.ftl().translation_reads(Lpn(0), &mut pages);
+    assert_eq!(pages.len(), 1, "0 is not cached and its translation page is on flash");
+    h.apply(Op::Read(0)).unwrap(); // miss: reads page 0; evicts 1 (dirty): RMW of page 0
+    let s = h.ftl().stats();
+    assert_eq!((s.cmt_read_misses, s.cmt_dirty_evictions, s.translation_page_writes), (1, 3, 3));
+    assert_eq!(s.translation_page_reads, 2, "the miss's read and the write-back's read");
+    h.apply(Op::Read(0)).unwrap();
+    assert_eq!(h.ftl().stats().cmt_read_hits, 1);
+    assert!(!h.ftl().needs_gc(PlaneId(0)));
+}
+
+#[test]
+fn cmt_size_is_rejected_under_the_ideal_mapping_and_cached_needs_per_plane_allocation() {
+    let g = geo(2, 16, 8, 512);
+    let e = PageFtl::new(g.clone(), &FtlConfig { cmt_entries: 5, ..FtlConfig::default() }).unwrap_err();
+    assert_eq!(e.key, "ftl.cmt_entries");
+    let cfg = FtlConfig { allocation: lamina_ftl::Allocation::DieAligned, ..cached(4) };
+    assert_eq!(PageFtl::new(g.clone(), &cfg).unwrap_err().key, "ftl.mapping");
+    let cfg = FtlConfig { kind: lamina_ftl::FtlKind::Nftl, ..cached(4) };
+    assert_eq!(lamina_ftl::build(&cfg, &g).err().map(|e| e.key), Some("ftl.mapping"));
+}
+
+/// A long random run with a 2-entry CMT: translation pages are written back (programs
+/// and read-modify-writes), and GC relocates some of them, all under the harness.
+#[test]
+fn gc_relocates_translation_pages_under_the_harness() {
+    use rand_core::{Rng, SeedableRng};
+    let g = geo(2, 16, 8, 512);
+    let ftl = PageFtl::new(g, &cached(2)).unwrap().with_translation_page_entries(16);
+    let l = ftl.logical_pages();
+    let mut h = Harness::new(ftl).with_exact_write_addr(true);
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+    for _ in 0..6000 {
+        let x = rng.next_u64() % l;
+        let op = if rng.next_u64() % 3 == 0 { Op::Read(x) } else { Op::Write(x) };
+        h.apply(op).unwrap();
+    }
+    let s = h.ftl().stats();
+    assert!(s.erases > 0 && s.translation_gc_moves > 0, "{s:?}");
+    assert!(s.translation_page_writes > s.translation_gc_moves && s.translation_page_reads > 0, "{s:?}");
+    assert!(s.cmt_read_misses > s.cmt_read_hits, "{s:?}");
+}
