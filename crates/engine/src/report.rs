@@ -198,6 +198,65 @@ impl PenReport {
     }
 }
 
+/// Counters of the page FTL's cached mapping over the replay (`mapping` in the JSON;
+/// `ftl.mapping = "cached"` only; docs/model.md, "Cached mapping"). Hits and misses
+/// count host page accesses that reached the FTL (write-buffer hits do not).
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+pub struct MappingReport {
+    /// CMT capacity in entries (`ftl.cmt_entries`).
+    pub cmt_entries: u64,
+    /// Entries per translation page (page size / 4-byte entries).
+    pub entries_per_translation_page: u64,
+    /// Host page reads whose entry was cached.
+    pub read_hits: u64,
+    /// Host page reads whose entry was not (a translation-page read if the page is on
+    /// flash; flash-timed, also in `flash.translation_reads`).
+    pub read_misses: u64,
+    /// `read_hits / (read_hits + read_misses)`; null without reads.
+    pub read_hit_ratio: Option<f64>,
+    /// Host page writes whose entry was cached.
+    pub write_hits: u64,
+    /// Host page writes whose entry was not (inserted without a read).
+    pub write_misses: u64,
+    /// Dirty entries evicted (each queues its translation page's write-back unless one
+    /// is queued already).
+    pub dirty_evictions: u64,
+    /// Translation pages read: read misses' reads plus write-backs' read-modify-write
+    /// reads.
+    pub translation_page_reads: u64,
+    /// Translation pages programmed by write-backs.
+    pub translation_page_writes: u64,
+    /// Translation pages relocated by GC (not in `gc.pages_moved`).
+    pub translation_gc_moves: u64,
+}
+
+impl MappingReport {
+    /// The counters of `now` less those of `start` (preconditioning excluded).
+    pub fn between(
+        start: &lamina_ftl::FtlStats,
+        now: &lamina_ftl::FtlStats,
+        cfg: &lamina_ftl::FtlConfig,
+        page_bytes: u32,
+    ) -> MappingReport {
+        let read_hits = now.cmt_read_hits - start.cmt_read_hits;
+        let read_misses = now.cmt_read_misses - start.cmt_read_misses;
+        let reads = read_hits + read_misses;
+        MappingReport {
+            cmt_entries: cfg.cmt_entries,
+            entries_per_translation_page: u64::from((page_bytes / lamina_ftl::MAPPING_ENTRY_BYTES).max(1)),
+            read_hits,
+            read_misses,
+            read_hit_ratio: (reads > 0).then(|| read_hits as f64 / reads as f64),
+            write_hits: now.cmt_write_hits - start.cmt_write_hits,
+            write_misses: now.cmt_write_misses - start.cmt_write_misses,
+            dirty_evictions: now.cmt_dirty_evictions - start.cmt_dirty_evictions,
+            translation_page_reads: now.translation_page_reads - start.translation_page_reads,
+            translation_page_writes: now.translation_page_writes - start.translation_page_writes,
+            translation_gc_moves: now.translation_gc_moves - start.translation_gc_moves,
+        }
+    }
+}
+
 /// Flash page-operation counters.
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct FlashReport {
@@ -347,7 +406,7 @@ pub struct EventReport {
 }
 
 /// Version of the JSON report schema (see the module docs).
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// The simulated device and policies, in words (issue #8, item 16).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
@@ -460,6 +519,8 @@ pub struct Report {
     pub erases: EraseReport,
     /// PEN's merge counters (`ftl.pen = true`), else null (schema v8).
     pub pen: Option<PenReport>,
+    /// The cached mapping's counters (`ftl.mapping = "cached"`), else null (schema v9).
+    pub mapping: Option<MappingReport>,
     /// Utilisation.
     pub utilisation: Utilisation,
     /// Program/erase suspensions.

@@ -423,6 +423,9 @@ impl Simulation {
                 let levels = self.device.spec().partial_erase_levels().unwrap_or(0);
                 crate::report::PenReport::between(&ftl0, &f, levels)
             }),
+            mapping: (self.cfg.ftl.mapping == lamina_ftl::Mapping::Cached).then(|| {
+                crate::report::MappingReport::between(&ftl0, &f, &self.cfg.ftl, self.geo.page_size_bytes())
+            }),
             utilisation: Utilisation {
                 span_ns: busy_span,
                 channel_mean,

@@ -729,15 +729,16 @@ impl FtlConfig {
         Ok(())
     }
 
-    /// Translation pages the cached mapping stores for `logical_pages` (0 under the ideal
-    /// mapping): one per `page_size / MAPPING_ENTRY_BYTES` entries. Counted against every
-    /// plane's capacity, since any plane may hold all of them.
+    /// A plane's share of the translation pages the cached mapping stores for
+    /// `logical_pages` (0 under the ideal mapping): one page per `page_size /
+    /// MAPPING_ENTRY_BYTES` entries, spread over the planes (write-backs go to the plane
+    /// with the most free room, which balances them; docs/ftl.md, "Cached mapping").
     fn translation_pages(&self, geometry: &Geometry, logical_pages: u64) -> u64 {
         match self.mapping {
             Mapping::Ideal => 0,
-            Mapping::Cached => {
-                logical_pages.div_ceil(crate::cmt::entries_per_page(geometry.page_size_bytes()))
-            }
+            Mapping::Cached => logical_pages
+                .div_ceil(crate::cmt::entries_per_page(geometry.page_size_bytes()))
+                .div_ceil(geometry.total_planes() as u64),
         }
     }
 
