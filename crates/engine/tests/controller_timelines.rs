@@ -318,3 +318,56 @@ fn read_queue_length_is_time_weighted_per_die() {
         assert_eq!(r.utilisation.read_queue_per_die, want, "{sched}");
     }
 }
+
+/// The cached mapping (`ftl.mapping = "cached"`, a 1-entry CMT; the device's 4 KiB
+/// pages hold 1024 four-byte entries, so translation page 0 maps every LPN). Requests
+/// are 2 ms apart, so each runs alone (write-backs included):
+///
+/// 1. write LPN 0 (die 0): a miss, cached dirty — the ideal write time;
+/// 2. read LPN 0: a **hit** — the ideal read `T_CMD + T_R + XFER_PAGE`;
+/// 3. write LPN 2 (die 1): a miss evicting 0 (dirty); its write-back programs
+///    translation page 0 on die 1 after the write (never written: no read);
+/// 4. read LPN 2: a hit;
+/// 5. read LPN 0: a **dirty-eviction miss**. Its translation read of page 0 (die 1:
+///    `T_CMD + T_R` and 64 B out, the spare-area-sized transfer of the engine's
+///    translation step) goes out at once; the eviction of 2 (dirty) queues the
+///    read-modify-write of translation page 0 on the roomiest plane, die 0 plane 1, as a
+///    GC move that starts at once too: its read waits on die 1 behind the translation
+///    read (`read` more), its program then holds die 0 (`write`), and the data read on
+///    die 0 comes after it: `translation + read + write + read`;
+/// 6. read LPN 2: a **clean miss** (0 was made clean, so nothing is written back):
+///    translation read, then data read.
+#[test]
+fn cached_mapping_hit_clean_miss_and_dirty_eviction_miss() {
+    let cfg = config("[ftl]\noverprovisioning = 0.5\nmapping = \"cached\"\ncmt_entries = 1\n");
+    const MS: u64 = 1_000_000;
+    let reqs = [
+        req(0, IoOp::Write, 0, PAGE),
+        req(2 * MS, IoOp::Read, 0, PAGE),
+        req(4 * MS, IoOp::Write, 2 * PAGE, PAGE),
+        req(6 * MS, IoOp::Read, 2 * PAGE, PAGE),
+        req(8 * MS, IoOp::Read, 0, PAGE),
+        req(10 * MS, IoOp::Read, 2 * PAGE, PAGE),
+    ];
+    let mut sim = SimulationBuilder::new(cfg).build().expect("config builds");
+    for r in reqs {
+        sim.submit(r).expect("submit");
+    }
+    sim.drain().expect("run");
+    let mut done = Vec::new();
+    sim.take_completions(&mut done);
+    done.sort_by_key(|c| c.id);
+    let write = T_CMD + XFER_PAGE + T_PROG;
+    let read = T_CMD + T_R + XFER_PAGE;
+    let translation = T_CMD + T_R + 64;
+    let got: Vec<u64> = done.iter().map(response).collect();
+    let dirty_miss = translation + read + write + read;
+    assert_eq!(got, [write, read, write, read, dirty_miss, translation + read]);
+    let r = sim.report(lamina_engine::report::TraceInfo { name: "t".into(), ..Default::default() });
+    let m = r.mapping.expect("the cached mapping reports its counters");
+    let counts = (m.read_hits, m.read_misses, m.write_hits, m.write_misses, m.dirty_evictions);
+    assert_eq!(counts, (2, 2, 0, 2, 2));
+    // Reads: the two misses' and the read-modify-write's; writes: the program and the RMW.
+    assert_eq!((m.translation_page_reads, m.translation_page_writes), (3, 2));
+    assert_eq!(r.flash.translation_reads, 2, "the engine timed the misses' reads");
+}

@@ -196,9 +196,13 @@ impl Cmt {
         }
     }
 
-    /// Insert `lpn` as most recently used, then evict down to capacity. With capacity 0
-    /// the new entry is evicted at once (every access misses).
+    /// Insert `lpn` as most recently used, evicting the least recently used entry first
+    /// if the CMT is full (as MQSim: the new entry is not part of the eviction's
+    /// write-back). With capacity 0 the new entry is evicted at once (every access
+    /// misses; a write goes straight to its translation page).
     fn insert(&mut self, lpn: u64, ppa: u32, dirty: bool) -> Option<u64> {
+        let evicted =
+            if self.index.len() >= self.capacity && self.capacity > 0 { self.evict() } else { None };
         let slot = Slot { lpn, ppa, dirty, prev: NIL, next: self.head };
         let s = match self.free.pop() {
             Some(s) => {
@@ -212,7 +216,7 @@ impl Cmt {
         };
         self.link_front(s);
         self.index.insert(lpn, s);
-        if self.index.len() > self.capacity { self.evict() } else { None }
+        if self.capacity == 0 { self.evict() } else { evicted }
     }
 
     /// Evict the least recently used entry. A dirty one is merged into its translation

@@ -731,8 +731,9 @@ impl FtlConfig {
 
     /// A plane's share of the translation pages the cached mapping stores for
     /// `logical_pages` (0 under the ideal mapping): one page per `page_size /
-    /// MAPPING_ENTRY_BYTES` entries, spread over the planes (write-backs go to the plane
-    /// with the most free room, which balances them; docs/ftl.md, "Cached mapping").
+    /// MAPPING_ENTRY_BYTES` entries, spread over the planes (write-backs go to the written
+    /// plane, which static striping spreads, or for reads to the roomiest plane;
+    /// docs/ftl.md, "Cached mapping").
     fn translation_pages(&self, geometry: &Geometry, logical_pages: u64) -> u64 {
         match self.mapping {
             Mapping::Ideal => 0,

@@ -1012,7 +1012,7 @@ impl Ftl for PageFtl {
         let ppa = self.program(pi, lpn.0, false);
         self.map_set(lpn.0, ppa);
         self.stats.host_writes += 1;
-        self.cmt_write(lpn.0, ppa);
+        self.cmt_write(lpn.0, ppa, pi);
         Ok(Ppa(ppa as u64))
     }
 

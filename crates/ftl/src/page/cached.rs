@@ -6,8 +6,11 @@
 //!   forward-map entry is its GTD entry, its reverse-map entry names it, so GC relocates
 //!   it like data (into the plane's translation block, counted as
 //!   [`FtlStats::translation_gc_moves`]).
-//! * A dirty eviction queues a write-back of its translation page on the plane with the
-//!   most room above its reserve (for a host write or a host read alike). [`Ftl::needs_gc`] is true while write-backs are queued, and
+//! * A dirty eviction queues a write-back of its translation page on a plane: the
+//!   written plane for a host write (a write accepted with a margin ≥ 1 above the
+//!   reserve leaves a margin ≥ −1 after it and its write-back, which still covers a GC
+//!   job), the plane with the most room above its reserve for a host read. Static
+//!   striping spreads host writes, hence translation pages, over the planes. [`Ftl::needs_gc`] is true while write-backs are queued, and
 //!   [`Ftl::gc_begin`] then starts a **write-back job** (unless the plane is short of
 //!   free blocks and has a victim: reclaiming comes first), whose steps are
 //!   [`GcStep::Move`] of the translation page to a new page of the plane's translation
@@ -52,13 +55,16 @@ impl PageFtl {
         self.cmt.as_ref().map_or(0, |c| c.queued_on(plane))
     }
 
-    /// A host write mapped `lpn` to `ppa`: update the CMT and queue the write-back its
-    /// eviction needs, if any, on the roomiest plane.
+    /// A host write mapped `lpn` to `ppa` on `plane`: update the CMT and queue the
+    /// write-back its eviction needs, if any, on that plane (the engine checks a written
+    /// plane for GC after the program, so the job starts at once).
     #[inline]
-    pub(super) fn cmt_write(&mut self, lpn: u64, ppa: u32) {
-        let Some(t) = self.cmt.as_mut().and_then(|c| c.write(lpn, ppa)) else { return };
-        let plane = self.roomiest_plane();
-        self.cmt.as_mut().expect("checked").queue(t, plane);
+    pub(super) fn cmt_write(&mut self, lpn: u64, ppa: u32, plane: usize) {
+        if let Some(c) = self.cmt.as_mut()
+            && let Some(t) = c.write(lpn, ppa)
+        {
+            c.queue(t, plane);
+        }
     }
 
     /// GC or a trim changed `lpn`'s mapping to `ppa` (no host access to the CMT).
@@ -97,10 +103,7 @@ impl PageFtl {
     }
 
     /// The plane with the most free pages above its reserve and pending work (ties: the
-    /// lowest index): where a write-back goes. It keeps the reserve argument: a write
-    /// was accepted on a plane with a margin ≥ 1, so this plane has one too, and after
-    /// the write and the write-back every plane keeps a margin ≥ −1, which still covers a
-    /// GC job (module docs). It also spreads translation pages by free room.
+    /// lowest index): where a read's write-back goes.
     fn roomiest_plane(&self) -> usize {
         let margin = |p: usize| self.room(p).saturating_sub(self.reserve() + self.pending(p));
         (0..self.planes.len()).rev().max_by_key(|&p| margin(p)).expect("a plane")
