@@ -153,3 +153,26 @@ fn gc_relocates_translation_pages_under_the_harness() {
     assert!(s.translation_page_writes > s.translation_gc_moves && s.translation_page_reads > 0, "{s:?}");
     assert!(s.cmt_read_misses > s.cmt_read_hits, "{s:?}");
 }
+
+/// Every case mirrored on a real device (`mqsim-default`'s chip shrunk): its physics must
+/// accept every program of a translation page (first write-backs), every read-modify-write
+/// move and every erase of a block that held translation pages.
+#[test]
+fn cached_mapping_conforms_on_a_real_device() {
+    let mut c = lamina_nand_model::preset("mqsim-default").unwrap();
+    c.geometry.channels = 1;
+    c.geometry.chips_per_channel = 1;
+    c.geometry.dies_per_chip = 1;
+    c.geometry.planes_per_die = 2;
+    c.geometry.blocks_per_plane = 16;
+    c.geometry.pages_per_block = 8;
+    c.geometry.page_size_bytes = 512;
+    let spec = c.validate().unwrap();
+    for cmt in [0u64, 1, 4] {
+        let g = spec.geometry().clone();
+        let make = move || PageFtl::new(g.clone(), &cached(cmt)).unwrap().with_translation_page_entries(16);
+        if let Err(f) = lamina_ftl::testing::check_conformance_on(make, &conf(cmt, false), Some(&spec)) {
+            panic!("cmt_entries = {cmt}: {f}");
+        }
+    }
+}
