@@ -9,8 +9,9 @@
 //! * A dirty eviction queues a write-back of its translation page on a plane: the
 //!   written plane for a host write (a write accepted with a margin ≥ 1 above the
 //!   reserve leaves a margin ≥ −1 after it and its write-back, which still covers a GC
-//!   job), the plane with the most room above its reserve for a host read. Static
-//!   striping spreads host writes, hence translation pages, over the planes. [`Ftl::needs_gc`] is true while write-backs are queued, and
+//!   job); for a host read, the static plane of LPN `t` (as MQSim places translation
+//!   writes) if it has room above its reserve, else the plane with the most such room.
+//!   Static striping spreads host writes, hence translation pages, over the planes. [`Ftl::needs_gc`] is true while write-backs are queued, and
 //!   [`Ftl::gc_begin`] then starts a **write-back job** (unless the plane is short of
 //!   free blocks and has a victim: reclaiming comes first), whose steps are
 //!   [`GcStep::Move`] of the translation page to a new page of the plane's translation
@@ -96,16 +97,22 @@ impl PageFtl {
             out.push(Ppa(ppa as u64));
             self.stats.translation_page_reads += 1;
         }
-        let plane = self.roomiest_plane();
         let t = self.cmt.as_mut()?.read(lpn)?;
+        let plane = self.read_writeback_plane(t);
         self.cmt.as_mut().expect("checked").queue(t, plane);
         Some(PlaneId(plane as u32))
     }
 
-    /// The plane with the most free pages above its reserve and pending work (ties: the
-    /// lowest index): where a read's write-back goes.
-    fn roomiest_plane(&self) -> usize {
+    /// Where a read's eviction writes translation page `t` back: the static plane of
+    /// LPN `t` (MQSim allocates a translation write's plane as a user write's, with the
+    /// translation page number as its address) if it has room above its reserve and
+    /// pending work, else the plane with the most such room (ties: the lowest index).
+    fn read_writeback_plane(&self, t: u64) -> usize {
         let margin = |p: usize| self.room(p).saturating_sub(self.reserve() + self.pending(p));
+        let home = self.static_plane(Lpn(t % self.cfg.logical_pages)).idx();
+        if margin(home) > 0 {
+            return home;
+        }
         (0..self.planes.len()).rev().max_by_key(|&p| margin(p)).expect("a plane")
     }
 
