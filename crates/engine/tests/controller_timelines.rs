@@ -331,8 +331,8 @@ fn read_queue_length_is_time_weighted_per_die() {
 /// 5. read LPN 0: a **dirty-eviction miss**. Its translation read of page 0 (die 1:
 ///    `T_CMD + T_R` and 64 B out, the spare-area-sized transfer of the engine's
 ///    translation step) goes out at once; the eviction of 2 (dirty) queues the
-///    read-modify-write of translation page 0 on the roomiest plane, die 0 plane 1, as a
-///    GC move that starts at once too: its read waits on die 1 behind the translation
+///    read-modify-write of translation page 0 on the static plane of LPN 0 (die 0
+///    plane 0), as a GC move that starts at once too: its read waits on die 1 behind the translation
 ///    read (`read` more), its program then holds die 0 (`write`), and the data read on
 ///    die 0 comes after it: `translation + read + write + read`;
 /// 6. read LPN 2: a **clean miss** (0 was made clean, so nothing is written back):
