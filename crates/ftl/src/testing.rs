@@ -379,6 +379,26 @@ impl Model {
     }
 }
 
+/// Record that page `ppa` holds the current copy (`version`) of `lpn`, checking that the
+/// shadow agrees and that no other LPN claimed the page.
+fn claim(
+    model: &Model,
+    mapped: &mut [Option<Lpn>],
+    lpn: Lpn,
+    version: Version,
+    ppa: Ppa,
+) -> Result<(), Violation> {
+    ensure!(
+        model.pages[ppa.0 as usize] == Shadow::Programmed { lpn, version },
+        "{lpn} resolves to page {} which does not hold version {version} (harness bug)",
+        ppa.0
+    );
+    let slot = &mut mapped[ppa.0 as usize];
+    ensure!(slot.is_none(), "page {} is mapped by both {} and {lpn}", ppa.0, slot.unwrap());
+    *slot = Some(lpn);
+    Ok(())
+}
+
 /// Check every invariant of `ftl` against `model` (see the [module docs](self)).
 pub fn check_invariants(ftl: &dyn Ftl, model: &Model) -> Result<(), Violation> {
     let g = ftl.geometry();
@@ -397,26 +417,13 @@ pub fn check_invariants(ftl: &dyn Ftl, model: &Model) -> Result<(), Violation> {
                     "{lpn} maps to {got:?}; its latest version {version} was written to {want:?}"
                 );
                 let ppa = want.expect("model maps every written LPN");
-                ensure!(
-                    model.pages[ppa.0 as usize] == Shadow::Programmed { lpn, version },
-                    "{lpn} resolves to page {} which does not hold version {version} (harness bug)",
-                    ppa.0
-                );
-                let slot = &mut mapped[ppa.0 as usize];
-                ensure!(slot.is_none(), "page {} is mapped by both {} and {lpn}", ppa.0, slot.unwrap());
-                *slot = Some(lpn);
+                claim(model, &mut mapped, lpn, version, ppa)?;
             }
         }
     }
+    // FTL-internal pages (translation pages) hold their current copy like host LPNs.
     for (&lpn, &(ppa, version)) in &model.internal {
-        ensure!(
-            model.pages[ppa.0 as usize] == Shadow::Programmed { lpn, version },
-            "internal page {lpn} resolves to page {} which does not hold it (harness bug)",
-            ppa.0
-        );
-        let slot = &mut mapped[ppa.0 as usize];
-        ensure!(slot.is_none(), "page {} is mapped by both {} and {lpn}", ppa.0, slot.unwrap());
-        *slot = Some(lpn);
+        claim(model, &mut mapped, lpn, version, ppa)?;
     }
     let ppb = model.ppb as usize;
     let mut erased_blocks = vec![0u32; model.planes as usize];

@@ -5,28 +5,14 @@
 //! erased like data (the harness shadows them as FTL-internal pages), and a real device
 //! must accept every operation.
 
-use lamina_ftl::testing::{ConformanceConfig, Harness, Op, run_conformance};
+use lamina_ftl::testing::{ConformanceConfig, Harness, Op, run_conformance, slc_geometry};
 use lamina_ftl::{Ftl, FtlConfig, GcThreshold, Lpn, Mapping, PageFtl, TieBreak};
-use lamina_nand_model::{CellType, Geometry, GeometryConfig, PageTypeOrder, PlaneId};
+use lamina_nand_model::{Geometry, PlaneId};
 
-/// A small SLC geometry with `page_bytes`-byte pages (the FTLs below are given few
-/// entries per translation page, so that a small logical space needs many of them).
-fn geo(planes: u32, blocks: u32, pages: u32, page_bytes: u32) -> Geometry {
-    GeometryConfig {
-        channels: 1,
-        chips_per_channel: 1,
-        dies_per_chip: 1,
-        planes_per_die: planes,
-        blocks_per_plane: blocks,
-        pages_per_block: pages,
-        page_size_bytes: page_bytes,
-        partial_read_bytes: None,
-        cell_type: CellType::Slc,
-        layers: 1,
-        page_type_order: PageTypeOrder::Interleaved,
-    }
-    .validate()
-    .expect("test geometry is valid")
+/// A small SLC geometry (4 KiB pages; the FTLs below are given few entries per
+/// translation page, so that a small logical space needs many of them).
+fn geo(planes: u32, blocks: u32, pages: u32) -> Geometry {
+    slc_geometry(1, 1, 1, planes, blocks, pages)
 }
 
 fn cached(cmt_entries: u64) -> FtlConfig {
@@ -55,7 +41,7 @@ fn conf(seed: u64, dynamic: bool) -> ConformanceConfig {
 // data and translation blocks alike.
 #[test]
 fn cached_mapping_conforms_with_cmts_of_0_1_and_a_few_entries() {
-    let g = geo(2, 16, 8, 512);
+    let g = geo(2, 16, 8);
     for (i, cmt) in [0u64, 1, 3, 8, 64].into_iter().enumerate() {
         for dynamic in [false, true] {
             let g = g.clone();
@@ -69,7 +55,7 @@ fn cached_mapping_conforms_with_cmts_of_0_1_and_a_few_entries() {
 
 #[test]
 fn cached_mapping_conforms_with_every_tie_break_and_copyback() {
-    let g = geo(2, 12, 4, 512);
+    let g = geo(2, 12, 4);
     for tie in [TieBreak::LowestId, TieBreak::Oldest, TieBreak::LeastWorn] {
         for (wear_leveling, copyback) in [(false, false), (true, true)] {
             let cfg = FtlConfig { victim_tie_break: tie, wear_leveling, copyback, ..cached(2) };
@@ -89,7 +75,7 @@ fn cached_mapping_conforms_with_every_tie_break_and_copyback() {
 /// whose page is on flash costs a read-modify-write (a move).
 #[test]
 fn write_backs_are_programs_then_moves_and_read_misses_list_the_translation_page() {
-    let g = geo(1, 16, 4, 512);
+    let g = geo(1, 16, 4);
     let mut h = Harness::new(PageFtl::new(g, &cached(1)).unwrap().with_translation_page_entries(4))
         .with_exact_write_addr(true);
     let drain = |h: &mut Harness<PageFtl>| {
@@ -124,7 +110,7 @@ fn write_backs_are_programs_then_moves_and_read_misses_list_the_translation_page
 
 #[test]
 fn cmt_size_is_rejected_under_the_ideal_mapping_and_cached_needs_per_plane_allocation() {
-    let g = geo(2, 16, 8, 512);
+    let g = geo(2, 16, 8);
     let e = PageFtl::new(g.clone(), &FtlConfig { cmt_entries: 5, ..FtlConfig::default() }).unwrap_err();
     assert_eq!(e.key, "ftl.cmt_entries");
     let cfg = FtlConfig { allocation: lamina_ftl::Allocation::DieAligned, ..cached(4) };
@@ -138,7 +124,7 @@ fn cmt_size_is_rejected_under_the_ideal_mapping_and_cached_needs_per_plane_alloc
 #[test]
 fn gc_relocates_translation_pages_under_the_harness() {
     use rand_core::{Rng, SeedableRng};
-    let g = geo(2, 16, 8, 512);
+    let g = geo(2, 16, 8);
     let ftl = PageFtl::new(g, &cached(2)).unwrap().with_translation_page_entries(16);
     let l = ftl.logical_pages();
     let mut h = Harness::new(ftl).with_exact_write_addr(true);
