@@ -336,6 +336,115 @@ mod tests {
         assert_eq!(c.pop_queued(1), None);
     }
 
+    /// One operation of the reference comparison.
+    #[derive(Clone, Copy, Debug)]
+    enum CmtOp {
+        Read(u64),
+        Write(u64, u32),
+        Relocate(u64, u32),
+    }
+
+    fn cmt_op(lpns: u64) -> impl proptest::strategy::Strategy<Value = CmtOp> {
+        use proptest::prelude::*;
+        prop_oneof![
+            (0..lpns).prop_map(CmtOp::Read),
+            (0..lpns, 0..1000u32).prop_map(|(l, p)| CmtOp::Write(l, p)),
+            (0..lpns, 0..1000u32).prop_map(|(l, p)| CmtOp::Relocate(l, p)),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The CMT against a reference: the true map (a `BTreeMap`), an LRU list (a `Vec`,
+        /// most recent first) of `(lpn, dirty)`, and the translation pages' content. After
+        /// every operation: every LPN reads its true mapping through `get`, the cache
+        /// holds exactly the reference's entries, and an eviction returns the page
+        /// exactly when the reference evicted a dirty entry.
+        #[test]
+        fn cmt_always_agrees_with_the_reference(
+            capacity in 0usize..6,
+            ops in proptest::collection::vec(cmt_op(24), 1..300),
+        ) {
+            use std::collections::BTreeMap;
+            let (lpns, per_page) = (24u64, 4u64);
+            let mut c = Cmt::new(capacity as u64, lpns, per_page, 1);
+            let mut truth: BTreeMap<u64, u32> = BTreeMap::new();
+            let mut lru: Vec<(u64, bool)> = Vec::new();
+            let mut flash: BTreeMap<u64, u32> = BTreeMap::new();
+            for op in ops {
+                let (lpn, written) = match op {
+                    CmtOp::Read(l) => (l, None),
+                    CmtOp::Write(l, p) | CmtOp::Relocate(l, p) => (l, Some(p)),
+                };
+                if let Some(p) = written {
+                    truth.insert(lpn, p);
+                }
+                let got = match op {
+                    CmtOp::Relocate(l, p) => {
+                        match lru.iter_mut().find(|e| e.0 == l) {
+                            Some(e) => e.1 = true,
+                            None => { flash.insert(l, p); }
+                        }
+                        c.relocate(l, p);
+                        None
+                    }
+                    CmtOp::Read(l) | CmtOp::Write(l, _) => {
+                        let dirty = written.is_some();
+                        let want = match lru.iter().position(|e| e.0 == l) {
+                            Some(i) => {
+                                let (_, d) = lru.remove(i);
+                                lru.insert(0, (l, d || dirty));
+                                None
+                            }
+                            None => {
+                                // A dirty eviction writes its page: every dirty entry of it
+                                // still cached (the new entry is inserted after).
+                                let write_back = |lru: &mut Vec<(u64, bool)>, flash: &mut BTreeMap<u64, u32>| {
+                                    let (e, d) = lru.pop()?;
+                                    if !d {
+                                        return None;
+                                    }
+                                    let t = e / per_page;
+                                    flash.insert(e, truth[&e]);
+                                    for x in lru.iter_mut().filter(|x| x.0 / per_page == t && x.1) {
+                                        x.1 = false;
+                                        flash.insert(x.0, truth[&x.0]);
+                                    }
+                                    Some(t)
+                                };
+                                let mut evicted = None;
+                                if capacity > 0 && lru.len() == capacity {
+                                    evicted = write_back(&mut lru, &mut flash);
+                                }
+                                lru.insert(0, (l, dirty));
+                                if capacity == 0 {
+                                    evicted = write_back(&mut lru, &mut flash);
+                                }
+                                evicted
+                            }
+                        };
+                        let got = match op {
+                            CmtOp::Write(l, p) => c.write(l, p),
+                            _ => c.read(l),
+                        };
+                        proptest::prop_assert_eq!(got, want, "{:?}", op);
+                        got
+                    }
+                };
+                let _ = got;
+                for l in 0..lpns {
+                    let want = truth.get(&l).copied().unwrap_or(u32::MAX);
+                    proptest::prop_assert_eq!(c.get(l), want, "LPN {} after {:?}", l, op);
+                    let cached = lru.iter().any(|e| e.0 == l);
+                    proptest::prop_assert_eq!(c.contains(l), cached, "LPN {} after {:?}", l, op);
+                    if !cached {
+                        let on_flash = flash.get(&l).copied().unwrap_or(u32::MAX);
+                        proptest::prop_assert_eq!(on_flash, want, "translation page of {}", l);
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn relocation_updates_the_cache_or_the_translation_page() {
         let mut c = Cmt::new(1, 8, 4, 1);
