@@ -129,7 +129,10 @@ pub struct GcReport {
     pub jobs: u64,
     /// Valid pages moved.
     pub pages_moved: u64,
-    /// GC page reads (copyback moves do not read over the bus).
+    /// GC page reads (copyback moves do not read over the bus). With the cached mapping
+    /// they include the translation-page reads of write-backs and of translation-page
+    /// relocations (`mapping.translation_page_reads` less the misses' reads, plus
+    /// `mapping.translation_gc_moves`), which are not in `pages_moved`.
     pub reads: u64,
 }
 
