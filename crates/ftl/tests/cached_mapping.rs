@@ -162,3 +162,42 @@ fn cached_mapping_conforms_on_a_real_device() {
         }
     }
 }
+
+/// Preconditioning through the cached mapping: its evictions write translation pages
+/// back (programs and moves reported as effects, on internal pages), GC relocates some,
+/// and afterwards every mapped LPN still resolves, through the CMT or its translation
+/// page, to a page whose reverse map names it; every translation page on flash is
+/// programmed exactly where the effects put it last.
+#[test]
+fn preconditioning_fills_translation_pages_and_keeps_the_map_exact() {
+    use lamina_ftl::{FlashEffect, PreconditionConfig, precondition};
+    use std::collections::BTreeMap;
+    let g = geo(2, 16, 8);
+    let mut ftl = PageFtl::new(g, &cached(4)).unwrap().with_translation_page_entries(16);
+    let l = ftl.logical_pages();
+    let cfg =
+        PreconditionConfig { fill_fraction: 0.9, max_overwrite_passes: 3.0, ..PreconditionConfig::default() };
+    let mut last: BTreeMap<u64, u64> = BTreeMap::new(); // internal LPN -> last page programmed
+    precondition(&mut ftl, &cfg, 7, &mut |e| {
+        if let FlashEffect::Program { ppa, lpn } = e
+            && lpn.0 >= l
+        {
+            last.insert(lpn.0, ppa.0);
+        }
+    })
+    .unwrap();
+    let s = ftl.stats();
+    assert!(s.translation_page_writes > 0 && s.translation_gc_moves > 0 && s.erases > 0, "{s:?}");
+    assert!(!last.is_empty());
+    for (&lpn, &ppa) in &last {
+        assert_eq!(ftl.page_lpn(lamina_nand_model::Ppa(ppa)), Some(Lpn(lpn)), "translation page {lpn}");
+    }
+    let mut mapped = 0;
+    for x in 0..l {
+        if let Some(ppa) = ftl.lookup(Lpn(x)) {
+            assert_eq!(ftl.page_lpn(ppa), Some(Lpn(x)), "LPN {x}");
+            mapped += 1;
+        }
+    }
+    assert!(mapped >= l * 9 / 10, "{mapped} of {l} mapped");
+}
