@@ -43,7 +43,7 @@ pub enum FtlKind {
     Superblock,
     /// Li et al.'s MBM write strategy: page-level mapping, a host block and a GC block
     /// per plane, host writes of a die round-robin over its planes at one (block index,
-    /// page) ([`crate::MbmFtl`]).
+    /// page) ([`crate::mbm`]).
     Mbm,
     /// Tavakkol et al.'s twin-block management: page-level mapping whose blocks are
     /// allocated, collected and erased as twins, one block index on every plane of a die
@@ -114,7 +114,7 @@ impl FtlKind {
             FtlKind::Page => Ok(Box::new(crate::PageFtl::new(geometry, &cfg)?)),
             FtlKind::Nftl => Ok(Box::new(crate::NftlFtl::new(geometry, &cfg)?)),
             FtlKind::Superblock => Ok(Box::new(crate::SuperblockFtl::new(geometry, &cfg)?)),
-            FtlKind::Mbm => Ok(Box::new(crate::MbmFtl::new(geometry, &cfg)?)),
+            FtlKind::Mbm => Ok(Box::new(crate::mbm::build(geometry, &cfg)?)),
             FtlKind::Tbm => Ok(Box::new(crate::TbmFtl::new(geometry, &cfg)?)),
         }
     }

@@ -16,7 +16,7 @@
 //! * [`SuperblockFtl`] — Kang et al.'s hybrid Superblock FTL: superblocks of adjacent
 //!   logical blocks sharing up to N + M physical blocks, page-mapped inside, intra- and
 //!   inter-superblock GC.
-//! * [`MbmFtl`] — MBM's write strategy (Li et al.): a host and a GC active block per
+//! * [`mbm`] — MBM's write strategy (a [`PageFtl`] with die-aligned allocation) (Li et al.): a host and a GC active block per
 //!   plane, host writes of a die round-robin over its planes at one offset.
 //! * [`TbmFtl`] — twin-block management (Tavakkol et al.): blocks allocated, collected
 //!   and erased as twins (one block index on every plane of a die).
@@ -91,7 +91,6 @@ pub use config::{
     Allocation, FtlConfig, FtlConfigError, FtlKind, GcThreshold, Level, Replication, StripeOrder, TieBreak,
     ValidatedFtlConfig,
 };
-pub use mbm::MbmFtl;
 pub use nftl::NftlFtl;
 pub use page::PageFtl;
 pub use precondition::{FillOrder, PreconditionConfig, PreconditionError, PreconditionReport, precondition};

@@ -12,7 +12,7 @@
 //! That is exactly the page FTL's die-aligned allocation ([`crate::Allocation::DieAligned`],
 //! see [`crate::page`]): one host row per die at one (block index, page) across its
 //! planes, [`WriteConstraint::Die`] so that the FTL picks the plane, a separate GC block
-//! per plane. [`MbmFtl`] is therefore a [`PageFtl`] built with that allocation; with
+//! per plane. The MBM FTL is therefore a [`PageFtl`] built with that allocation ([`build`]); with
 //! `ftl.mbm_ws = false` (the ablation) it is the page FTL's per-plane allocation, one
 //! active block per plane shared by host writes and GC moves.
 //!
@@ -26,134 +26,34 @@
 //! `batch_with_next`; the engine still issues the aligned moves of several jobs of a die
 //! (sibling planes, same source and destination offsets) as one multi-plane command.
 
-use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
+use lamina_nand_model::Geometry;
 
-use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
 use crate::config::{Allocation, FtlConfig, FtlConfigError, FtlKind};
 use crate::page::PageFtl;
 
-/// The MBM FTL: a [`PageFtl`] with MBM's write strategy. See the [module docs](self).
-#[derive(Clone, Debug)]
-pub struct MbmFtl {
-    inner: PageFtl,
+/// Build the MBM FTL for `geometry`: validate `config` as `ftl.kind = "mbm"` (so that
+/// `ftl.allocation`, not an MBM option, is refused naming the key), then build the
+/// [`PageFtl`] it is — die-aligned allocation with `ftl.mbm_ws = true`, per-plane
+/// allocation with `false`. See the [module docs](self).
+pub fn build(geometry: Geometry, config: &FtlConfig) -> Result<PageFtl, FtlConfigError> {
+    let cfg = FtlConfig { kind: FtlKind::Mbm, ..config.clone() };
+    cfg.validate(&geometry)?;
+    let allocation = if cfg.mbm_ws { Allocation::DieAligned } else { Allocation::PerPlane };
+    PageFtl::new(geometry, &FtlConfig { kind: FtlKind::Page, allocation, mbm_ws: true, ..cfg })
 }
 
-impl MbmFtl {
-    /// Build the FTL for `geometry`, validating `config` (as `ftl.kind = "mbm"`) against
-    /// it. `ftl.allocation` is not an MBM option: `ftl.mbm_ws` chooses the allocation.
-    pub fn new(geometry: Geometry, config: &FtlConfig) -> Result<MbmFtl, FtlConfigError> {
-        let cfg = FtlConfig { kind: FtlKind::Mbm, ..config.clone() };
-        cfg.validate(&geometry)?;
-        let allocation = if cfg.mbm_ws { Allocation::DieAligned } else { Allocation::PerPlane };
-        let page = FtlConfig { kind: FtlKind::Page, allocation, mbm_ws: true, ..cfg };
-        Ok(MbmFtl { inner: PageFtl::new(geometry, &page)? })
-    }
-
-    /// True if MBM's write strategy is on (`ftl.mbm_ws`).
-    pub fn write_strategy(&self) -> bool {
-        self.inner.config().config().allocation == Allocation::DieAligned
-    }
-
-    /// The page FTL underneath.
-    pub fn page_ftl(&self) -> &PageFtl {
-        &self.inner
-    }
-}
-
-impl Ftl for MbmFtl {
-    fn geometry(&self) -> &Geometry {
-        self.inner.geometry()
-    }
-
-    fn logical_pages(&self) -> u64 {
-        self.inner.logical_pages()
-    }
-
-    fn lookup(&self, lpn: Lpn) -> Option<Ppa> {
-        self.inner.lookup(lpn)
-    }
-
-    fn static_plane(&self, lpn: Lpn) -> PlaneId {
-        self.inner.static_plane(lpn)
-    }
-
-    fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
-        self.inner.write(lpn, plane)
-    }
-
-    fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {
-        self.inner.trim(lpn)
-    }
-
-    fn needs_gc(&self, plane: PlaneId) -> bool {
-        self.inner.needs_gc(plane)
-    }
-
-    fn gc_in_progress(&self, plane: PlaneId) -> bool {
-        self.inner.gc_in_progress(plane)
-    }
-
-    fn gc_begin(&mut self, plane: PlaneId) -> Option<GcJob> {
-        self.inner.gc_begin(plane)
-    }
-
-    fn gc_step(&mut self, plane: PlaneId) -> GcStep {
-        self.inner.gc_step(plane)
-    }
-
-    fn free_blocks(&self, plane: PlaneId) -> u32 {
-        self.inner.free_blocks(plane)
-    }
-
-    fn page_counts(&self, plane: PlaneId) -> PageCounts {
-        self.inner.page_counts(plane)
-    }
-
-    fn page_lpn(&self, ppa: Ppa) -> Option<Lpn> {
-        self.inner.page_lpn(ppa)
-    }
-
-    fn block_info(&self, block: BlockId) -> BlockInfo {
-        self.inner.block_info(block)
-    }
-
-    fn stats(&self) -> FtlStats {
-        self.inner.stats()
-    }
-
-    fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
-        self.inner.next_write_page(plane)
-    }
-
-    fn write_constraint(&self, lpn: Lpn) -> WriteConstraint {
-        self.inner.write_constraint(lpn)
-    }
-
-    fn next_write_addr(&self, plane: PlaneId) -> Option<(BlockId, u32)> {
-        self.inner.next_write_addr(plane)
-    }
-
-    fn can_write(&self, plane: PlaneId) -> bool {
-        self.inner.can_write(plane)
-    }
-
-    fn write_room(&self, plane: PlaneId) -> u64 {
-        self.inner.write_room(plane)
-    }
-
-    fn write_group(&mut self, writes: &[(Lpn, PlaneId)], out: &mut Vec<Ppa>) -> Result<(), FtlError> {
-        self.inner.write_group(writes, out)
-    }
-
-    fn has_translation_reads(&self) -> bool {
-        false
-    }
+/// True if `ftl` runs MBM's write strategy (die-aligned allocation).
+pub fn write_strategy(ftl: &PageFtl) -> bool {
+    ftl.config().config().allocation == Allocation::DieAligned
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Lpn;
+    use crate::api::{Ftl, WriteConstraint};
     use crate::config::GcThreshold;
+    use lamina_nand_model::{PlaneId, Ppa};
 
     fn cfg(ws: bool) -> FtlConfig {
         FtlConfig {
@@ -168,8 +68,8 @@ mod tests {
     #[test]
     fn host_writes_of_a_die_fill_its_planes_at_one_offset() {
         let g = crate::testing::slc_geometry(1, 1, 1, 4, 8, 4);
-        let mut ftl = MbmFtl::new(g.clone(), &cfg(true)).unwrap();
-        assert!(ftl.write_strategy());
+        let mut ftl = build(g.clone(), &cfg(true)).unwrap();
+        assert!(write_strategy(&ftl));
         assert_eq!(ftl.write_constraint(Lpn(0)), WriteConstraint::Die);
         let pages: Vec<Ppa> = (0..8).map(|l| ftl.write(Lpn(l), PlaneId(0)).unwrap()).collect();
         for (i, p) in pages.iter().enumerate() {
@@ -182,13 +82,13 @@ mod tests {
     #[test]
     fn the_ablation_is_per_plane_allocation_and_the_option_belongs_to_mbm() {
         let g = crate::testing::slc_geometry(1, 1, 1, 2, 8, 4);
-        let ftl = MbmFtl::new(g.clone(), &cfg(false)).unwrap();
-        assert!(!ftl.write_strategy());
+        let ftl = build(g.clone(), &cfg(false)).unwrap();
+        assert!(!write_strategy(&ftl));
         assert_eq!(ftl.write_constraint(Lpn(0)), WriteConstraint::Any);
         let e = FtlConfig { kind: FtlKind::Page, ..cfg(false) }.validate(&g).unwrap_err();
         assert_eq!(e.key, "ftl.mbm_ws");
         assert!(e.reason.contains("only of mbm"), "{e}");
-        let e = MbmFtl::new(g, &FtlConfig { allocation: Allocation::DieAligned, ..cfg(true) }).unwrap_err();
+        let e = build(g, &FtlConfig { allocation: Allocation::DieAligned, ..cfg(true) }).unwrap_err();
         assert_eq!(e.key, "ftl.allocation");
     }
 }

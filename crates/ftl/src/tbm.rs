@@ -506,19 +506,19 @@ impl Ftl for TbmFtl {
         PageCounts { free: total - programmed, valid, invalid: programmed - valid }
     }
 
-    fn page_lpn(&self, ppa: Ppa) -> Option<Lpn> {
-        assert!(ppa.0 < self.geometry.total_pages(), "ppa {} out of range", ppa.0);
-        let (b, off) = ((ppa.0 / self.ppb as u64) as u32, (ppa.0 % self.ppb as u64) as u32);
-        self.valid_lpn(b, off).map(|l| Lpn(l as u64))
+    fn stats(&self) -> FtlStats {
+        self.stats
     }
 
     fn block_info(&self, block: BlockId) -> BlockInfo {
-        let m = &self.blocks[block.idx()];
-        BlockInfo { programmed: m.written, valid: m.valid, erase_count: m.erase_count }
+        let Block { written, valid, erase_count } = self.blocks[block.idx()];
+        BlockInfo { programmed: written, valid, erase_count }
     }
 
-    fn stats(&self) -> FtlStats {
-        self.stats
+    fn page_lpn(&self, ppa: Ppa) -> Option<Lpn> {
+        let b = self.geometry.block_of(ppa);
+        let lpn = self.valid_lpn(b.0, (ppa.0 - self.geometry.first_page(b).0) as u32)?;
+        Some(Lpn(lpn.into()))
     }
 
     fn write_constraint(&self, _lpn: Lpn) -> WriteConstraint {

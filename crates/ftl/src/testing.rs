@@ -1067,7 +1067,7 @@ pub fn check_kind_conformance(
             &ConformanceConfig { exact_write_addr: false, ..conf.clone() },
         ),
         FtlKind::Mbm => check_conformance(
-            || crate::MbmFtl::new(g.clone(), cfg).unwrap_or_else(|e| built(e)),
+            || crate::mbm::build(g.clone(), cfg).unwrap_or_else(|e| built(e)),
             &ConformanceConfig { exact_write_addr: true, ..conf.clone() },
         ),
         FtlKind::Tbm => check_conformance(

@@ -5,7 +5,7 @@
 //! page) on its planes, GC keeping that alignment, TBM's twin erases.
 
 use lamina_ftl::testing::{ConformanceConfig, check_kind_conformance, slc_geometry};
-use lamina_ftl::{Ftl, FtlConfig, FtlKind, GcStep, GcThreshold, Lpn, MbmFtl, PageFtl, TbmFtl, TieBreak};
+use lamina_ftl::{Ftl, FtlConfig, FtlKind, GcStep, GcThreshold, Lpn, PageFtl, TbmFtl, TieBreak};
 use lamina_nand_model::{Geometry, PlaneId, Ppa};
 
 fn cfg(kind: FtlKind, op: f64) -> FtlConfig {
@@ -103,7 +103,7 @@ fn aligned_pairs(g: &Geometry, pages: &[Ppa]) -> (usize, usize, usize) {
 fn host_writes_stay_aligned_through_gc_and_tbm_erases_twins() {
     let g = slc_geometry(1, 1, 1, 4, 16, 8);
     let c = |kind| cfg(kind, 0.25);
-    let mut mbm = MbmFtl::new(g.clone(), &c(FtlKind::Mbm)).unwrap();
+    let mut mbm = lamina_ftl::mbm::build(g.clone(), &c(FtlKind::Mbm)).unwrap();
     let mut tbm = TbmFtl::new(g.clone(), &c(FtlKind::Tbm)).unwrap();
     for ftl in [&mut mbm as &mut dyn Ftl, &mut tbm] {
         drive(ftl, 4000);
@@ -164,7 +164,7 @@ fn host_writes_stay_aligned_through_gc_and_tbm_erases_twins() {
 fn mbm_write_strategy_and_page_ftl_die_aligned_allocation_agree() {
     // MBM's WS is the page FTL's die-aligned allocation: same calls, same pages.
     let g = slc_geometry(1, 1, 2, 2, 12, 4);
-    let mut mbm = MbmFtl::new(g.clone(), &cfg(FtlKind::Mbm, 0.3)).unwrap();
+    let mut mbm = lamina_ftl::mbm::build(g.clone(), &cfg(FtlKind::Mbm, 0.3)).unwrap();
     let page_cfg = FtlConfig { allocation: lamina_ftl::Allocation::DieAligned, ..cfg(FtlKind::Page, 0.3) };
     let mut page = PageFtl::new(g, &page_cfg).unwrap();
     assert_eq!(drive(&mut mbm, 3000), drive(&mut page, 3000));
