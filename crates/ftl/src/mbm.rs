@@ -11,7 +11,7 @@
 //!
 //! That is exactly the page FTL's die-aligned allocation ([`crate::Allocation::DieAligned`],
 //! see [`crate::page`]): one host row per die at one (block index, page) across its
-//! planes, [`WriteConstraint::Die`] so that the FTL picks the plane, a separate GC block
+//! planes, [`WriteConstraint::Die`](crate::WriteConstraint::Die) so that the FTL picks the plane, a separate GC block
 //! per plane. The MBM FTL is therefore a [`PageFtl`] built with that allocation ([`build`]); with
 //! `ftl.mbm_ws = false` (the ablation) it is the page FTL's per-plane allocation, one
 //! active block per plane shared by host writes and GC moves.

@@ -3,7 +3,7 @@
 //!
 //! Tavakkol, Mehrvarzy and Sarbazi-Azad, "TBM: Twin Block Management Policy to Enhance
 //! the Utilization of Plane-Level Parallelism in SSDs", IEEE Computer Architecture Letters
-//! 15(2), 2016 — reference [17] of the MBM FTL paper, which summarises it (§V) as "TBM
+//! 15(2), 2016 — reference \[17\] of the MBM FTL paper, which summarises it (§V) as "TBM
 //! symmetrically conducts usage and recycling of the flash block addresses on the planes
 //! of a die", "when performing GC, it forces the valid pages to be migrated into planes
 //! equally", with "unrestricted parallel reading". Our reading (`docs/ftl.md`):
@@ -17,9 +17,10 @@
 //! * **GC** is a job per die (named by whichever plane of the die started it): the greedy
 //!   victim is the closed twin with the most invalid pages (ties: `ftl.victim_tie_break`);
 //!   its valid pages, read page by page across the planes, are migrated round-robin into
-//!   the die's GC twin — equally over the planes — so GC never shifts the host frontier;
-//!   two consecutive moves whose destinations are sibling planes at one page are flagged
-//!   `batch_with_next` (one multi-plane program when their sources align too). The twin
+//!   the die's GC twin — equally over the planes — so GC never shifts the host frontier.
+//!   A move is flagged `batch_with_next` when it and the next one can be one multi-plane
+//!   program: both stay in their plane, from sibling planes at one victim page to sibling
+//!   planes at one GC-twin page. The twin
 //!   is then erased as one multi-plane erase: a chain of [`GcStep::Erase`]s flagged
 //!   `batch_with_next`, one per plane.
 //! * **Reads** are always eligible for multi-plane reads; that is the scheduler's choice,
@@ -477,12 +478,19 @@ impl Ftl for TbmFtl {
         self.invalidate(from);
         let to = self.program(die, lpn as u64, true);
         self.map.set(lpn as u64, to + 1);
-        let (page, slot) = if slot + 1 == self.ppd { (page + 1, 0) } else { (page, slot + 1) };
-        self.dies[die as usize].job = Some(Job { page, slot, ..job });
-        // The next move lands on the next plane at the same page of the GC twin.
+        let (next_page, next_slot) = if slot + 1 == self.ppd { (page + 1, 0) } else { (page, slot + 1) };
+        self.dies[die as usize].job = Some(Job { page: next_page, slot: next_slot, ..job });
+        // Flag the move if the next one joins it in a multi-plane program: both stay in
+        // their plane, the next reads the next plane at the same victim page and writes
+        // the next plane at the same GC-twin page.
         let c = self.dies[die as usize].gc;
-        let batch = c.twin != NONE && c.slot > 0 && self.next_valid(die, job.victim, page, slot).is_some();
         let same_plane = from / self.ppb / self.bpp == to / self.ppb / self.bpp;
+        let batch = same_plane
+            && c.twin != NONE
+            && c.slot == slot + 1
+            && self
+                .next_valid(die, job.victim, next_page, next_slot)
+                .is_some_and(|(p, q, _)| p == page && q == slot + 1);
         let copyback = self.cfg.config.copyback && same_plane;
         self.stats.gc_moves += 1;
         self.stats.gc_copybacks += copyback as u64;
@@ -599,9 +607,9 @@ mod tests {
                 _ => None,
             })
             .collect();
-        // Valid: LPN 6 (plane 0), 3, 5, 7 (plane 1): destinations alternate planes, the
-        // first move of each destination page flagged to join the second.
-        assert_eq!(moves, [(1, 0, true), (1, 1, false), (0, 0, true), (1, 1, false)]);
+        // Valid: LPN 6 (plane 0), 3, 5, 7 (plane 1): destinations alternate planes; only
+        // LPNs 6 and 7 (page 3 of both planes, to page 1 of both) form a multi-plane move.
+        assert_eq!(moves, [(1, 0, false), (1, 1, false), (0, 0, true), (1, 1, false)]);
         let erases: Vec<GcStep> =
             steps.iter().copied().filter(|s| matches!(s, GcStep::Erase { .. })).collect();
         assert_eq!(
