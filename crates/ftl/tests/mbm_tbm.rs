@@ -170,3 +170,78 @@ fn mbm_write_strategy_and_page_ftl_die_aligned_allocation_agree() {
     assert_eq!(drive(&mut mbm, 3000), drive(&mut page, 3000));
     assert_eq!(mbm.stats(), page.stats());
 }
+
+/// Fuzzer-like byte inputs: the first three bytes choose the kind (mbm with or without
+/// its write strategy, tbm), the shape (1–2 channels and dies, 1–4 planes per die, 6–13
+/// blocks, 1–128 pages), tie-break, wear levelling, copyback and striping order; the rest
+/// are operations (`testing::decode_ops`), many of them GC steps interleaved with writes.
+#[test]
+fn byte_chosen_mbm_and_tbm_conform() {
+    use lamina_ftl::StripeOrder;
+    use lamina_ftl::testing::{fuzz_like_inputs, run_bytes};
+    let mut built = [0u32; 3];
+    for bytes in fuzz_like_inputs(33, 300) {
+        let (c, rest) = bytes.split_at(3.min(bytes.len()));
+        if c.len() < 3 {
+            continue;
+        }
+        let g = slc_geometry(
+            1 + (c[0] >> 2 & 1) as u32,
+            1,
+            1 + (c[0] >> 3 & 1) as u32,
+            1 + (c[0] >> 4 & 3) as u32,
+            6 + (c[1] & 7) as u32,
+            [1, 2, 4, 8, 16, 128, 3, 5][(c[1] >> 3 & 7) as usize],
+        );
+        let which = (c[0] & 3) as usize % 3;
+        let base = FtlConfig {
+            kind: if which == 2 { FtlKind::Tbm } else { FtlKind::Mbm },
+            mbm_ws: which != 1,
+            gc_threshold: GcThreshold::FreeBlocks(2 + (c[1] >> 6 & 1) as u32),
+            victim_tie_break: [TieBreak::LowestId, TieBreak::Oldest, TieBreak::LeastWorn]
+                [(c[2] % 3) as usize],
+            wear_leveling: c[2] & 4 != 0,
+            copyback: c[2] & 8 != 0,
+            striping_order: StripeOrder::all()[(c[2] >> 4) as usize % 24],
+            ..FtlConfig::default()
+        };
+        let Some(cfg) = [0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.85]
+            .iter()
+            .map(|&op| FtlConfig { overprovisioning: op, ..base.clone() })
+            .find(|cfg| cfg.validate(&g).is_ok())
+        else {
+            continue;
+        };
+        built[which] += 1;
+        let result = match which {
+            2 => run_bytes(TbmFtl::new(g, &cfg).unwrap(), rest),
+            _ => run_bytes(lamina_ftl::mbm::build(g, &cfg).unwrap(), rest),
+        };
+        if let Err(f) = result {
+            panic!("config bytes {c:?} ({cfg:?}): {f}");
+        }
+    }
+    assert!(built.iter().all(|&n| n > 60), "{built:?}");
+}
+
+/// Kind options: `ftl.mbm_ws` belongs to mbm, `ftl.allocation` and `ftl.replication` to
+/// the page FTL; each is refused under the other kinds with an error naming its key.
+#[test]
+fn kind_options_are_refused_under_other_kinds_naming_the_key() {
+    let g = slc_geometry(2, 1, 1, 2, 16, 4);
+    let no_ws = FtlConfig { mbm_ws: false, ..cfg(FtlKind::Tbm, 0.3) };
+    for kind in [FtlKind::Page, FtlKind::Nftl, FtlKind::Superblock, FtlKind::Tbm] {
+        let e = kind.build(g.clone(), &no_ws).err().expect("refused");
+        assert_eq!(e.key, "ftl.mbm_ws", "{kind:?}");
+        assert!(e.to_string().contains("only of mbm"), "{e}");
+    }
+    let aligned = FtlConfig { allocation: lamina_ftl::Allocation::DieAligned, ..cfg(FtlKind::Page, 0.3) };
+    let rain1 = FtlConfig { replication: lamina_ftl::Replication::Rain1, ..cfg(FtlKind::Page, 0.3) };
+    for kind in [FtlKind::Mbm, FtlKind::Tbm] {
+        assert_eq!(kind.build(g.clone(), &aligned).err().expect("refused").key, "ftl.allocation");
+        assert_eq!(kind.build(g.clone(), &rain1).err().expect("refused").key, "ftl.replication");
+        let oldest = FtlConfig { victim_tie_break: TieBreak::Oldest, ..cfg(kind, 0.3) };
+        assert!(kind.build(g.clone(), &oldest).is_ok());
+    }
+    assert!(FtlKind::Mbm.build(g, &no_ws).is_ok());
+}
