@@ -3,6 +3,9 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+#[path = "support/shared.rs"]
+mod shared;
+
 fn lamina() -> Command {
     Command::new(env!("CARGO_BIN_EXE_lamina"))
 }
@@ -475,5 +478,78 @@ fn percentile_list_from_the_command_line() {
         assert_eq!(out.status.code(), Some(2), "{bad}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("stats.percentiles"), "{bad}: {err}");
+    }
+}
+
+/// PEN end to end: NFTL and the superblock FTL with `ftl.pen = true` on the `pen` preset
+/// cut to 32 blocks per plane, filled, replay the bundled demo trace and the shared `tpcc` sample with
+/// `--verify` (every read returns the data last written) through thousands of merges,
+/// most of them M-Merges with partial erases, every step accepted by the device model.
+#[test]
+fn pen_nftl_runs_verify_clean_with_thousands_of_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut traces = vec![root().join("traces/demo.trace")];
+    if let Some(shared) = shared::shared_traces("pen_nftl_runs_verify_clean_with_thousands_of_merges") {
+        traces.push(shared.join("mqsim-ascii/tpcc.trace"));
+    }
+    for (trace, kind) in traces.iter().flat_map(|t| [(t, "nftl"), (t, "superblock")]) {
+        let json = dir.path().join("pen.json");
+        let out = lamina()
+            .args(["run", "--preset", "pen", "--verify", "--json"])
+            .arg(&json)
+            .args(["--set", &format!("ftl.kind=\"{kind}\""), "--set", "ftl.pen=true"])
+            .args(["--set", "nand.geometry.blocks_per_plane=32", "--set", "precondition.fill_fraction=1.0"])
+            .arg(trace)
+            .output()
+            .unwrap();
+        let name = format!("{} ({kind})", trace.display());
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("PEN: M-Merges"), "{name}: {text}");
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let pen = &v["pen"];
+        let n = |k: &str| pen[k].as_u64().unwrap_or_else(|| panic!("{name}: pen.{k} missing: {pen}"));
+        assert!(n("m_merges") + n("classic_merges") > 1000, "{name}: {pen}");
+        assert!(n("m_merges") > n("classic_merges") && n("wear_merges") > 0, "{name}: {pen}");
+        let by_level: u64 =
+            pen["partial_erases_by_level"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum();
+        assert_eq!(by_level, v["erases"]["partial"].as_u64().unwrap(), "{name}");
+        assert!(by_level >= n("m_merges") && n("disturb_restores") > 0, "{name}: {pen}");
+        assert!(pen["copies_saved"].as_i64().unwrap() > 0, "{name}: {pen}");
+        assert_eq!(v["gc"]["jobs"].as_u64().unwrap(), n("m_merges") + n("classic_merges"), "{name}");
+        // Partial erases wear the pages they cover, not whole blocks.
+        assert_ne!(v["erases"]["per_page"], v["erases"]["per_block"], "{name}");
+    }
+    // Without PEN the report's `pen` is null and the text has no PEN line.
+    let out = lamina()
+        .args(["run", "--preset", "pen", "--json"])
+        .arg(dir.path().join("plain.json"))
+        .args(["--set", "ftl.kind=\"nftl\"", "--set", "nand.geometry.blocks_per_plane=32"])
+        .arg(root().join("traces/demo.trace"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8(out.stdout).unwrap().contains("PEN"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("plain.json")).unwrap()).unwrap();
+    assert!(v["pen"].is_null() && v["config"]["ftl"].get("pen").is_none(), "{}", v["config"]["ftl"]);
+    // PEN on a device without partial erase, or under the page FTL: errors naming the key.
+    for (preset, kind) in [("mbm", "nftl"), ("pen", "page")] {
+        let out = lamina()
+            .args([
+                "run",
+                "--preset",
+                preset,
+                "--set",
+                &format!("ftl.kind=\"{kind}\""),
+                "--set",
+                "ftl.pen=true",
+            ])
+            .arg(root().join("traces/demo.trace"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{preset}/{kind}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("ftl.pen"), "{preset}/{kind}: {err}");
     }
 }

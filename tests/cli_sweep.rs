@@ -426,6 +426,7 @@ fn tiny_experiments_run() {
         ("lacr-tiny", &["static", "ocr", "lacr"][..], 72),
         ("soml-tiny", &["base8", "soml8", "base16", "base8-susp"][..], 8),
         ("soml-sens-tiny", &["base8", "base8-dram64", "base8-4k", "soml8-dram64", "base8-rain1"][..], 5),
+        ("pen-tiny", &["nftl", "nftl-pen", "sb4+5", "sb4+5-pen"][..], 8),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let out = sweep(&root().join("experiments/ci").join(format!("{spec}.toml")), dir.path(), &[]);
@@ -442,7 +443,28 @@ fn tiny_experiments_run() {
         let results = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
         let distinct: std::collections::BTreeSet<&str> =
             results.lines().skip(1).map(|l| l.split(',').nth_back(1).unwrap()).collect();
-        if spec == "soml-sens-tiny" {
+        if spec == "pen-tiny" {
+            // PEN M-Merges, partially erases and copies fewer pages than block erase alone.
+            for l in results.lines().skip(1) {
+                let f: Vec<&str> = l.split(',').collect();
+                let (system, moved, partial, m_merges) = (f[2], f[7], f[8], f[9]);
+                if system.ends_with("-pen") {
+                    assert!(
+                        m_merges.parse::<u64>().unwrap() > 0 && partial.parse::<u64>().unwrap() > 0,
+                        "{l}"
+                    );
+                    let base = system.trim_end_matches("-pen");
+                    let b = results
+                        .lines()
+                        .find(|b| b.split(',').nth(1) == Some(f[1]) && b.split(',').nth(2) == Some(base))
+                        .unwrap();
+                    let base_moved: u64 = b.split(',').nth(7).unwrap().parse().unwrap();
+                    assert!(moved.parse::<u64>().unwrap() < base_moved, "{l} vs {b}");
+                } else {
+                    assert_eq!((partial, m_merges), ("0", "n/a"), "{l}");
+                }
+            }
+        } else if spec == "soml-sens-tiny" {
             // The buffer hides writes, 4 KiB pages split reads, SOML combines them.
             let col = |system: &str, i: usize| -> f64 {
                 let l = results.lines().find(|l| l.split(',').nth(2) == Some(system)).unwrap();
@@ -474,10 +496,13 @@ fn tiny_experiments_run() {
 /// traces get a root of tiny stand-ins; specs over the shared samples need ../shared.
 #[test]
 fn every_experiment_spec_plans() {
+    // Stand-ins for the generated traces (scripts/soml-synth-traces.sh and
+    // scripts/pen-synth-traces.sh), with distinct contents: runs are keyed by digest.
     let synth = tempfile::tempdir().unwrap();
-    for (i, name) in ["small-r10000.trace", "small-r20000.trace", "small-r40000.trace"].iter().enumerate() {
-        // Distinct contents: runs are keyed by the trace's digest.
-        std::fs::write(synth.path().join(name), format!("0 0 {i} 8 1\n1000 0 64 8 0\n")).unwrap();
+    let names = ["small-r10000", "small-r20000", "small-r40000", "seq", "hot", "rand", "small"];
+    for (i, name) in names.iter().enumerate() {
+        std::fs::write(synth.path().join(format!("{name}.trace")), format!("0 0 {i} 8 1\n1000 0 64 8 0\n"))
+            .unwrap();
     }
     let shared_root = shared::shared_traces("every_experiment_spec_plans");
     let mut specs: Vec<PathBuf> = Vec::new();
@@ -495,7 +520,7 @@ fn every_experiment_spec_plans() {
         let text = std::fs::read_to_string(spec).unwrap();
         let mut cmd = lamina();
         cmd.arg("sweep").arg(spec).arg("--list");
-        if text.contains("target/soml-synth") {
+        if text.contains("target/soml-synth") || text.contains("target/pen-synth") {
             cmd.arg("--trace-root").arg(synth.path());
         } else if shared_root.is_none() {
             continue;

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use lamina_ftl::{FtlConfig, PreconditionConfig};
 use lamina_nand_model::{NandConfig, Nanos};
-use lamina_sched::{ArbiterKind, GcMode, LacrParams, PlacementKind, SchedulerKind};
+use lamina_sched::{ArbiterKind, GcMode, LacrParams, McsParams, PlacementKind, SchedulerKind};
 
 use crate::trace::TraceOptions;
 
@@ -178,8 +178,12 @@ pub struct SchedConfig {
     /// Options of the `ocr` and `lacr` placement policies (`[sched.lacr]`).
     #[serde(default)]
     pub lacr: LacrParams,
+    /// Options of the `mcs` placement policy (`[sched.mcs]`; omitted from the resolved
+    /// config while every option has its default).
+    #[serde(default, skip_serializing_if = "McsParams::is_default")]
+    pub mcs: McsParams,
     /// The transaction scheduler: which queued transactions form a die's next flash
-    /// command (`fcfs`, `multiplane`, `sprinkler`, `soml`; see `lamina policies`).
+    /// command (`fcfs`, `multiplane`, `sprinkler`, `soml`, `mbm`; see `lamina policies`).
     #[serde(default)]
     pub scheduler: SchedulerKind,
     /// Most planes in one multi-plane command (1 ..= planes per die; absent = planes per
@@ -209,6 +213,7 @@ impl Default for SchedConfig {
             arbiter: ArbiterKind::default(),
             gc: GcMode::default(),
             lacr: LacrParams::default(),
+            mcs: McsParams::default(),
             scheduler: SchedulerKind::default(),
             multiplane_width: None,
             window: default_window(),

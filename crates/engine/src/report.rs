@@ -11,17 +11,19 @@
 //! `latency_attribution` (or null), `iops`, `bandwidth_mib_s`, `read_bandwidth_mib_s`,
 //! `write_bandwidth_mib_s`, `sim_time_ns`, `waf` (null when no host page was
 //! programmed), `flash`, `flash_ops` (or null), `placement`, `gc`, `erases`,
-//! `utilisation`, `suspensions`, `buffer`, `events`, `histograms`. Nothing in it depends
-//! on the wall clock, so equal inputs give equal bytes.
+//! `pen` (or null), `utilisation`, `suspensions`, `buffer`, `events`, `histograms`.
+//! Nothing in it depends on the wall clock, so equal inputs give equal bytes.
 //!
 //! Version 3 (issue #9 item 6) added the configurable percentile fields,
 //! `latency_attribution` and `flash_ops`. Version 4 (issue #10) added `histograms` (item
 //! 1: the whole response-time and queue-wait distributions, compact, so `lamina plot cdf`
 //! draws a run's CDFs from its report without re-running it) and `placement` (item 3:
-//! write placement decisions and the undecided queue).
+//! write placement decisions and the undecided queue). Version 6 added
+//! `flash.mirror_reads`; version 7 `pen` (PEN's M-Merge counters, null unless `ftl.pen`).
 
 use std::fmt::Write as _;
 
+use lamina_sched::{McsCounters, RsCounters};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -144,6 +146,58 @@ pub struct EraseReport {
     pub per_page: MeanVar,
 }
 
+/// PEN's M-Merge counters over the replay (`pen` in the JSON; `ftl.pen = true` only;
+/// docs/ftl.md, "PEN"). Merges count the FTL's merge jobs (NFTL: one per D-/U-block
+/// pair merged).
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+pub struct PenReport {
+    /// Merges run as M-Merges.
+    pub m_merges: u64,
+    /// Merges run the baseline way, for every reason.
+    pub classic_merges: u64,
+    /// Of `classic_merges`: forced by the wear gate W (`ftl.pen_wear_limit`).
+    pub wear_merges: u64,
+    /// Of `classic_merges`: M-Merge's stage-1 copies had no room.
+    pub no_space_merges: u64,
+    /// Of `classic_merges`: the block was not in in-place layout (or a restored PB
+    /// would have been left with an unfilled page).
+    pub layout_merges: u64,
+    /// Partial erases by PB level, index 0 (PB 1, the whole block) to L (a leaf).
+    pub partial_erases_by_level: Vec<u64>,
+    /// Valid-page copies M-Merges made.
+    pub restore_copies: u64,
+    /// Copies the baseline merges replaced by M-Merges would have made.
+    pub merge_copies_replaced: u64,
+    /// `merge_copies_replaced − restore_copies`.
+    pub copies_saved: i64,
+    /// Leaves restored only because they had taken their tolerated disturbances.
+    pub disturb_restores: u64,
+}
+
+impl PenReport {
+    /// The counters of `now` less those of `start`, partial erases by level cut to
+    /// levels 0 ..= `levels`.
+    pub fn between(start: &lamina_ftl::FtlStats, now: &lamina_ftl::FtlStats, levels: u32) -> PenReport {
+        let by_level = (0..=levels.min(16) as usize)
+            .map(|l| now.pen_partial_erases_by_level[l] - start.pen_partial_erases_by_level[l])
+            .collect();
+        let restore_copies = now.pen_restore_copies - start.pen_restore_copies;
+        let replaced = now.pen_merge_copies_replaced - start.pen_merge_copies_replaced;
+        PenReport {
+            m_merges: now.pen_m_merges - start.pen_m_merges,
+            classic_merges: now.pen_classic_merges - start.pen_classic_merges,
+            wear_merges: now.pen_wear_merges - start.pen_wear_merges,
+            no_space_merges: now.pen_no_space_merges - start.pen_no_space_merges,
+            layout_merges: now.pen_layout_merges - start.pen_layout_merges,
+            partial_erases_by_level: by_level,
+            restore_copies,
+            merge_copies_replaced: replaced,
+            copies_saved: replaced as i64 - restore_copies as i64,
+            disturb_restores: now.pen_disturb_restores - start.pen_disturb_restores,
+        }
+    }
+}
+
 /// Flash page-operation counters.
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct FlashReport {
@@ -213,6 +267,8 @@ pub struct PlacementReport {
     /// OCR / LaCR: how the layer-aware and layer-blind estimates compare at each
     /// decision (null for other policies).
     pub redirect: Option<RedirectReport>,
+    /// MCS: how its chip choices went (null for other policies; schema v7).
+    pub mcs: Option<McsCounters>,
 }
 
 /// OCR and LaCR decisions, each compared with the other flavour's choice.
@@ -291,7 +347,7 @@ pub struct EventReport {
 }
 
 /// Version of the JSON report schema (see the module docs).
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// The simulated device and policies, in words (issue #8, item 16).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
@@ -396,10 +452,14 @@ pub struct Report {
     pub flash_ops: Option<FlashOps>,
     /// Write placement decisions and the undecided queue.
     pub placement: PlacementReport,
+    /// The `mbm` scheduler's read decisions (null for other schedulers; schema v7).
+    pub rs: Option<RsCounters>,
     /// Garbage collection.
     pub gc: GcReport,
     /// Erases and wear.
     pub erases: EraseReport,
+    /// PEN's merge counters (`ftl.pen = true`), else null (schema v8).
+    pub pen: Option<PenReport>,
     /// Utilisation.
     pub utilisation: Utilisation,
     /// Program/erase suspensions.
@@ -571,11 +631,34 @@ impl Report {
             write_flash_ops(&mut s, ops);
         }
         write_placement(&mut s, &self.placement);
+        if let Some(r) = &self.rs {
+            let _ = writeln!(
+                s,
+                "RS (mbm): {} read decisions, {} multi-plane reads of one request, {} refused other requests' reads ({} reads left out)",
+                r.decisions, r.multi_plane, r.refused, r.refused_reads
+            );
+        }
         let _ = writeln!(
             s,
             "GC jobs {}   pages moved {}   erases {} (partial {})   suspensions {}",
             self.gc.jobs, self.gc.pages_moved, self.erases.total, self.erases.partial, self.suspensions
         );
+        if let Some(p) = &self.pen {
+            let _ = writeln!(
+                s,
+                "PEN: M-Merges {}   baseline merges {} (wear gate {}, no room {}, layout {})   \
+                 partial erases by level {:?}   restore copies {}   copies saved {}   disturbance restores {}",
+                p.m_merges,
+                p.classic_merges,
+                p.wear_merges,
+                p.no_space_merges,
+                p.layout_merges,
+                p.partial_erases_by_level,
+                p.restore_copies,
+                p.copies_saved,
+                p.disturb_restores
+            );
+        }
         let _ = writeln!(
             s,
             "erase count per block: mean {:.4} var {:.4} max {}   per page: mean {:.4} var {:.4}",
@@ -680,6 +763,13 @@ fn write_placement(s: &mut String, p: &PlacementReport) {
             duration_us(r.estimate_mean_ns),
             duration_us(r.estimate_gap_mean_ns),
             duration_us(r.differing_gain_mean_ns)
+        );
+    }
+    if let Some(m) = &p.mcs {
+        let _ = writeln!(
+            s,
+            "MCS: {} sub-writes of {} requests, {} joined their request's chip, chip choices {} best fit / {} overflow, {} requests beyond their channel shares, {} on the static plane (no idle chip)",
+            m.decisions, m.requests, m.continued, m.best_fit, m.overflow, m.quota_relaxed, m.fallback_static
         );
     }
 }

@@ -73,12 +73,12 @@ impl SimulationBuilder {
                 assert_eq!(f.geometry(), device.geometry(), "custom FTL geometry differs from the device's");
                 f
             }
-            None => lamina_ftl::build(&cfg.ftl, device.geometry())?,
+            None => lamina_ftl::build_for_device(&cfg.ftl, device.spec())?,
         };
         if cfg.host.verify && ftl.logical_pages() > u32::MAX as u64 {
             return Err(BuildError::VerifyTooLarge(ftl.logical_pages()));
         }
-        let placement = cfg.sched.placement.build_with(cfg.sched.lacr);
+        let placement = cfg.sched.placement.build_with(cfg.sched.lacr, cfg.sched.mcs);
         let planes = device.geometry().planes_per_die();
         let scheduler = cfg.sched.scheduler.build(lamina_sched::SchedulerParams {
             arbiter: cfg.sched.arbiter,
@@ -406,6 +406,7 @@ impl Simulation {
             },
             flash_ops: Some(self.ctl.op_mix.report()),
             placement: self.placement_report(),
+            rs: self.rs_report(),
             gc: GcReport { jobs: f.gc_jobs - ftl0.gc_jobs, pages_moved: gc_moves, reads: c.gc_reads },
             erases: EraseReport {
                 total: ds.blocks_erased - dev0.blocks_erased,
@@ -413,6 +414,10 @@ impl Simulation {
                 per_block,
                 per_page,
             },
+            pen: self.cfg.ftl.pen.then(|| {
+                let levels = self.device.spec().partial_erase_levels().unwrap_or(0);
+                crate::report::PenReport::between(&ftl0, &f, levels)
+            }),
             utilisation: Utilisation {
                 span_ns: busy_span,
                 channel_mean,

@@ -323,3 +323,28 @@ fn verify_catches_a_stale_mapping() {
     assert!(matches!(err, RunError::Verify(_)), "{msg}");
     assert!(msg.contains("LPN 3"), "{msg}");
 }
+
+/// mbm-ftl end to end (issue #12): the `mbm` scheduler (RS) and the `mcs` placement on
+/// the `mbm` device, verified ("nothing lost"), without and with a write buffer. Every
+/// sub-write (host write or flush) is one MCS decision of an announced request; every
+/// multi-plane read the flash-command table counts (no GC runs here) is one RS formed
+/// (a read whose page moved meanwhile may leave one single-plane).
+#[test]
+fn mbm_scheduler_and_mcs_placement_run_end_to_end() {
+    for buffer in ["buffer.size_bytes=0", "buffer.size_bytes=1048576"] {
+        let c =
+            cfg("mbm", &["sched.scheduler=\"mbm\"", "sched.placement=\"mcs\"", "host.verify=true", buffer]);
+        let r = run_trace(&c, &bundled("demo.trace")).unwrap();
+        let m = r.placement.mcs.as_ref().expect("mcs counts");
+        assert_eq!(m.decisions, r.flash.host_programs, "{buffer}: one decision per sub-write");
+        assert!(m.requests > 0 && m.best_fit > 0, "{buffer}: {m:?}");
+        let rs = r.rs.as_ref().expect("rs counts");
+        let ops = r.flash_ops.as_ref().expect("flash ops");
+        let wide_reads: u64 = ops.read.ops_by_planes.iter().skip(2).sum();
+        assert!(wide_reads <= rs.multi_plane && r.gc.jobs == 0, "{buffer}: {wide_reads} {rs:?}");
+        assert!(r.placement.redirect.is_none());
+    }
+    // Other policies keep no such counters.
+    let r = run_trace(&cfg("mbm", &[]), &bundled("demo.trace")).unwrap();
+    assert!(r.rs.is_none() && r.placement.mcs.is_none());
+}

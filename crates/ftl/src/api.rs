@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 
 /// A contiguous range of pages inside one block that can be erased on its own
 /// (partial-block erase, PEN's M-Merge). For PEN the range is a node of the binary tree
-/// over the block's pages: `page_count` a power of two and `first_page` a multiple of it.
+/// over the block's pages: `page_count = pages_per_block / 2^level` and `first_page` a
+/// multiple of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct PageRange {
     /// First page (within the block) of the range.
@@ -184,6 +185,30 @@ pub struct FtlStats {
     /// could free one (the alternative would be to stall the die). Their blocks share an
     /// index when one is free on all of them.
     pub partial_rows: u64,
+    /// PEN (`ftl.pen`): M-Merges run (Algorithm 2 / 3 chose M-Merge).
+    pub pen_m_merges: u64,
+    /// PEN: baseline merges run while PEN was on, for every reason (the three below and
+    /// "not cheaper").
+    pub pen_classic_merges: u64,
+    /// PEN: of `pen_classic_merges`, those the wear gate W forced.
+    pub pen_wear_merges: u64,
+    /// PEN: of `pen_classic_merges`, those whose stage-1 copies found no room.
+    pub pen_no_space_merges: u64,
+    /// PEN: of `pen_classic_merges`, those on a block not in in-place layout, or whose
+    /// restore would have left a page of a restored PB unfilled (docs/ftl.md, "PEN").
+    pub pen_layout_merges: u64,
+    /// PEN: partial erases by PB level (index 0 = PB 1, the whole block by the
+    /// partial-erase command; index L = a leaf PB). Sums to `partial_erases`.
+    pub pen_partial_erases_by_level: [u64; 17],
+    /// PEN: valid-page copies M-Merges made (stage 1 out of the block, stage 3 back in,
+    /// and, superblock FTL, the U-blkset's pages).
+    pub pen_restore_copies: u64,
+    /// PEN: copies the baseline merges that M-Merges replaced would have made (so
+    /// `pen_merge_copies_replaced − pen_restore_copies` copies were saved).
+    pub pen_merge_copies_replaced: u64,
+    /// PEN: leaves (smallest PBs) an M-Merge restored although they held nothing to
+    /// reclaim, because they had taken as many boundary disturbances as they tolerate.
+    pub pen_disturb_restores: u64,
 }
 
 impl FtlStats {

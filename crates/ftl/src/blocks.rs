@@ -15,8 +15,9 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
-use crate::api::{BlockInfo, FtlError, FtlStats, GcStep, Lpn, PageCounts};
+use crate::api::{BlockInfo, FtlError, FtlStats, GcStep, Lpn, PageCounts, PageRange};
 use crate::config::{TieBreak, ValidatedFtlConfig};
+use crate::pen::{DisturbState, Pb, PenSettings, WearGate};
 
 /// "No block" in block slots.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -29,8 +30,13 @@ const UNMAPPED: u32 = 0;
 /// Counters of one physical block.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Block {
-    /// Pages programmed since the last erase (the write pointer).
+    /// The write pointer: pages at or above it are erased; [`Flash::program`] appends
+    /// here. Pages below it are programmed, except `holes` of them.
     pub(crate) written: u32,
+    /// Pages below `written` that a partial erase left erased and nothing reprogrammed
+    /// yet ([`Flash::program_at`] fills them). 0 for a block never partially erased since
+    /// its last whole erase.
+    pub(crate) holes: u32,
     /// Programmed pages holding the current copy of their LPN.
     pub(crate) valid: u32,
     /// Erases so far.
@@ -148,7 +154,21 @@ impl Flash {
     /// True if block `b` has no erased page left.
     #[inline]
     pub(crate) fn full(&self, b: u32) -> bool {
-        self.blocks[b as usize].written == self.ppb
+        let m = &self.blocks[b as usize];
+        m.written == self.ppb && m.holes == 0
+    }
+
+    /// Pages of block `b` programmed now (valid or not).
+    #[inline]
+    pub(crate) fn programmed(&self, b: u32) -> u32 {
+        let m = &self.blocks[b as usize];
+        m.written - m.holes
+    }
+
+    /// True if page `ppa` is programmed (holds data, stale or not).
+    #[inline]
+    pub(crate) fn is_programmed(&self, ppa: u32) -> bool {
+        ppa % self.ppb < self.blocks[(ppa / self.ppb) as usize].written && self.rev[ppa as usize] != UNMAPPED
     }
 
     /// Free blocks of a plane.
@@ -177,13 +197,36 @@ impl Flash {
         assert!(m.written < self.ppb, "block {b} is full");
         let ppa = b * self.ppb + m.written;
         m.written += 1;
-        m.valid += 1;
+        self.record_program(b, ppa, lpn)
+    }
+
+    /// Page `ppa` of block `b` now holds `lpn`: count it valid and map `lpn` there.
+    fn record_program(&mut self, b: u32, ppa: u32, lpn: u64) -> u32 {
+        self.blocks[b as usize].valid += 1;
         self.rev[ppa as usize] = lpn as u32 + 1;
         self.map[lpn as usize] = ppa + 1;
         let pool = &mut self.pools[(b / self.blocks_per_plane) as usize];
         pool.written += 1;
         pool.valid += 1;
         ppa
+    }
+
+    /// Program page `off` of block `b` with `lpn` (its previous copy must have been
+    /// invalidated) and map `lpn` there: a hole a partial erase left below the write
+    /// pointer, or the page at the pointer. The caller programs every erased range in
+    /// order.
+    pub(crate) fn program_at(&mut self, b: u32, off: u32, lpn: u64) -> u32 {
+        let ppa = b * self.ppb + off;
+        let m = &mut self.blocks[b as usize];
+        if off == m.written {
+            assert!(off < self.ppb, "block {b} is full");
+            m.written += 1;
+        } else {
+            assert!(off < m.written && m.holes > 0, "page {off} of block {b} is not a hole");
+            assert!(self.rev[ppa as usize] == UNMAPPED, "page {ppa} is programmed");
+            m.holes -= 1;
+        }
+        self.record_program(b, ppa, lpn)
     }
 
     /// Mark the current copy of `lpn` stale and unmap it; returns its page.
@@ -207,8 +250,21 @@ impl Flash {
     pub(crate) fn move_page(&mut self, lpn: u64, to: u32) -> GcStep {
         let from = self.unmap(lpn).expect("a GC move of an unmapped LPN");
         let dest = self.program(to, lpn);
+        self.move_step(lpn, from, dest)
+    }
+
+    /// A GC move of the current copy of `lpn` into page `off` of block `to`, a hole a
+    /// partial erase left ([`Flash::program_at`]).
+    pub(crate) fn move_page_at(&mut self, lpn: u64, to: u32, off: u32) -> GcStep {
+        let from = self.unmap(lpn).expect("a GC move of an unmapped LPN");
+        let dest = self.program_at(to, off, lpn);
+        self.move_step(lpn, from, dest)
+    }
+
+    /// Count a move from page `from` to page `dest` and describe it.
+    fn move_step(&mut self, lpn: u64, from: u32, dest: u32) -> GcStep {
         self.stats.gc_moves += 1;
-        let copyback = self.copyback && self.plane_of(from / self.ppb) == self.plane_of(to);
+        let copyback = self.copyback && self.plane_of(from / self.ppb) == self.plane_of(dest / self.ppb);
         self.stats.gc_copybacks += copyback as u64;
         GcStep::Move {
             lpn: Lpn(lpn),
@@ -219,13 +275,46 @@ impl Flash {
         }
     }
 
+    /// Partially erase pages `first .. first + len` of block `b`; none of them may hold
+    /// valid data (a broken plan otherwise). Programmed pages below the write pointer
+    /// become holes that [`Flash::program_at`] refills in order; if the range reaches the
+    /// pointer, the pointer moves back to `first` instead. Counts the erase in
+    /// [`FtlStats::partial_erases`] (by level too); the block's erase count is for whole
+    /// erases only.
+    pub(crate) fn partial_erase(&mut self, b: u32, first: u32, len: u32) -> GcStep {
+        let base = b * self.ppb;
+        let end = (first + len).min(self.blocks[b as usize].written).max(first);
+        let mut cleared = 0;
+        for ppa in base + first..base + end {
+            assert!(self.valid_lpn(ppa).is_none(), "partial erase of block {b}: page {ppa} holds valid data");
+            if self.is_programmed(ppa) {
+                self.rev[ppa as usize] = UNMAPPED;
+                cleared += 1;
+            }
+        }
+        let m = &mut self.blocks[b as usize];
+        if first + len >= m.written {
+            m.holes -= (end - first) - cleared; // earlier holes of the range: now above the pointer
+            m.written = m.written.min(first);
+        } else {
+            m.holes += cleared;
+        }
+        let plane = self.plane_of(b);
+        self.pools[plane].written -= cleared as u64;
+        self.stats.partial_erases += 1;
+        let level = (self.ppb / len).trailing_zeros() as usize;
+        self.stats.pen_partial_erases_by_level[level.min(16)] += 1;
+        GcStep::PartialErase { block: BlockId(b), range: PageRange { first_page: first, page_count: len } }
+    }
+
     /// Erase block `b` (it must hold no valid page) and return it to its plane's pool.
     pub(crate) fn erase(&mut self, b: u32) -> GcStep {
         let plane = self.plane_of(b);
         let m = &mut self.blocks[b as usize];
         assert_eq!(m.valid, 0, "erasing block {b} with valid data");
-        let written = m.written as u64;
+        let written = (m.written - m.holes) as u64;
         m.written = 0;
+        m.holes = 0;
         m.erase_count += 1;
         let key = (m.erase_count as u64) << 32 | b as u64;
         let pool = &mut self.pools[plane];
@@ -265,7 +354,7 @@ impl Flash {
     /// [`crate::Ftl::block_info`].
     pub(crate) fn block_info(&self, block: BlockId) -> BlockInfo {
         let m = &self.blocks[block.idx()];
-        BlockInfo { programmed: m.written, valid: m.valid, erase_count: m.erase_count }
+        BlockInfo { programmed: m.written - m.holes, valid: m.valid, erase_count: m.erase_count }
     }
 
     /// The plane index, checked.
@@ -273,6 +362,45 @@ impl Flash {
     pub(crate) fn check_plane(&self, plane: PlaneId) -> usize {
         assert!(plane.0 < self.geometry.total_planes(), "plane {} out of range", plane.0);
         plane.idx()
+    }
+}
+
+/// PEN's state shared by the block-level FTLs (`ftl.pen = true`): the settings, a wear
+/// gate per merge unit (NFTL: logical block, superblock FTL: superblock) and a
+/// disturbance state per block slot (NFTL: the logical block's D-block, superblock FTL:
+/// the physical block), allocated on the slot's first M-Merge.
+#[derive(Clone, Debug)]
+pub(crate) struct PenState {
+    pub(crate) s: PenSettings,
+    pub(crate) gates: Vec<WearGate>,
+    disturb: Vec<Option<Box<DisturbState>>>,
+    clean: DisturbState,
+}
+
+impl PenState {
+    pub(crate) fn new(s: PenSettings, units: usize, slots: usize) -> PenState {
+        PenState {
+            gates: vec![WearGate::new(s.wear_limit); units],
+            disturb: vec![None; slots],
+            clean: s.fresh_disturb_state(),
+            s,
+        }
+    }
+
+    /// The disturbance of slot `i`.
+    pub(crate) fn disturb(&self, i: usize) -> &DisturbState {
+        self.disturb[i].as_deref().unwrap_or(&self.clean)
+    }
+
+    /// Slot `i` was M-Merged, restoring `restored`.
+    pub(crate) fn record_m_merge(&mut self, i: usize, restored: &[Pb]) {
+        let state = self.disturb[i].get_or_insert_with(|| Box::new(self.clean.clone()));
+        state.record_m_merge(restored).expect("restored PBs are in the tree");
+    }
+
+    /// Slot `i` holds a freshly erased block.
+    pub(crate) fn reset(&mut self, i: usize) {
+        self.disturb[i] = None;
     }
 }
 

@@ -12,9 +12,32 @@
 //! allocation = "per-plane"         # or "die-aligned" (page FTL only)
 //! superblock_size = 4              # superblock FTL only: logical blocks per superblock
 //! superblock_extra_blocks = 1      # superblock FTL only: physical blocks beyond them
+//! pen = false                      # nftl / superblock only: PEN's M-Merge (partial erase)
+//! pen_wear_limit = 16              # with pen: W, M-Merges of a block between baseline merges
+//! pen_disturb = true               # with pen: track boundary disturbance (false: ignore it)
+//! pen_disturb_tolerance = 1        # with pen: disturbances a leaf PB tolerates
 //! replication = "none"             # or "rain1" (page FTL only): every page on two chips
 //! mbm_ws = true                    # mbm only: MBM's write strategy (false: per-plane allocation)
 //! ```
+//!
+//! The `pen*` keys (PEN, Liu et al., FAST 2018; [`crate::pen`], `docs/ftl.md` "PEN"):
+//!
+//! * `pen` — merge by M-Merge where Algorithm 2 (NFTL) or 3 (superblock) finds it
+//!   cheaper than the baseline merge: partially erase and restore only the partial
+//!   blocks (PBs) of a block that hold invalid pages. Only for `kind = "nftl"` and
+//!   `"superblock"`, and only on a device with partial-block erase (`[nand.partial_erase]`,
+//!   e.g. the `pen` preset); the FTL must then be built from the device spec
+//!   ([`FtlKind::build_for_device`]), which supplies the PB tree depth and the latencies
+//!   the planner prices plans with.
+//! * `pen_wear_limit` — W (§5.2): a block is M-Merged at most W times before a baseline
+//!   merge (default [`crate::pen::WearGate::PAPER_W`] = 16; 0 disables M-Merge).
+//! * `pen_disturb` — `true` (default): a partial erase disturbs the leaf PBs on its
+//!   boundaries, and a leaf past its tolerance is restored by the next M-Merge that would
+//!   disturb it again; `false`: disturbance is ignored (Fig. 15a's "without" variant).
+//! * `pen_disturb_tolerance` — disturbances a leaf tolerates (≥ 1; default 1, the
+//!   paper's most severe case).
+//!
+//! Each `pen_*` key is an error unless `pen = true`.
 //!
 //! `kind` selects the FTL; [`FtlKind::build`] is the one place that maps a kind to its
 //! implementation. Options that only some kinds understand are listed in one table
@@ -105,6 +128,24 @@ impl FtlKind {
         }
     }
 
+    /// Build this kind of FTL for the device `spec` describes: as [`FtlKind::build`],
+    /// and with `ftl.pen = true` the block-level FTLs run PEN with the device's PB tree
+    /// and latencies (an error naming `ftl.pen` if the device has no partial erase).
+    pub fn build_for_device(
+        self,
+        spec: &lamina_nand_model::DeviceSpec,
+        cfg: &FtlConfig,
+    ) -> Result<Box<dyn Ftl>, FtlConfigError> {
+        let cfg = FtlConfig { kind: self, ..cfg.clone() };
+        match self {
+            FtlKind::Page => Ok(Box::new(crate::PageFtl::new(spec.geometry().clone(), &cfg)?)),
+            FtlKind::Nftl => Ok(Box::new(crate::NftlFtl::for_device(spec, &cfg)?)),
+            FtlKind::Superblock => Ok(Box::new(crate::SuperblockFtl::for_device(spec, &cfg)?)),
+            FtlKind::Mbm => Ok(Box::new(crate::mbm::build(spec.geometry().clone(), &cfg)?)),
+            FtlKind::Tbm => Ok(Box::new(crate::TbmFtl::new(spec.geometry().clone(), &cfg)?)),
+        }
+    }
+
     /// Build this kind of FTL for `geometry` with the options of `cfg` (validated against
     /// the geometry and against this kind: an option another kind owns is an error naming
     /// its key). The single dispatch point from `ftl.kind` to an implementation.
@@ -191,8 +232,45 @@ pub(crate) const KIND_OPTIONS: &[KindOption] = &[
         set: |c| c.superblock_extra_blocks != DEFAULT_SUPERBLOCK_EXTRA_BLOCKS,
         kinds: &[FtlKind::Superblock],
     },
+    KindOption { key: "ftl.pen", set: |c| c.pen, kinds: &[FtlKind::Nftl, FtlKind::Superblock] },
     KindOption { key: "ftl.mbm_ws", set: |c| !c.mbm_ws, kinds: &[FtlKind::Mbm] },
 ];
+
+/// Whether a config sets an option to anything but its default.
+type IsSet = fn(&FtlConfig) -> bool;
+
+/// The options that only mean something with `ftl.pen = true`: `(key, set)`.
+const PEN_OPTIONS: &[(&str, IsSet)] = &[
+    ("ftl.pen_wear_limit", |c| c.pen_wear_limit != crate::pen::WearGate::PAPER_W),
+    ("ftl.pen_disturb", |c| !c.pen_disturb),
+    ("ftl.pen_disturb_tolerance", |c| c.pen_disturb_tolerance != crate::pen::DisturbState::PAPER_TOLERANCE),
+];
+
+/// The error of an FTL built for `ftl.pen = true` from a bare geometry.
+pub(crate) fn pen_needs_device() -> FtlConfigError {
+    err(
+        "ftl.pen",
+        "PEN needs the device's partial-erase levels and latencies: build the FTL from the device \
+         spec (FtlKind::build_for_device, as the engine does), or set ftl.pen = false",
+    )
+}
+
+/// Reject `pen_*` options set without `ftl.pen = true`, and a tolerance of 0.
+fn check_pen_options(cfg: &FtlConfig) -> Result<(), FtlConfigError> {
+    if !cfg.pen {
+        if let Some((key, _)) = PEN_OPTIONS.iter().find(|(_, set)| set(cfg)) {
+            return Err(err(key, "only applies with ftl.pen = true: set ftl.pen = true or remove it"));
+        }
+    }
+    if cfg.pen_disturb_tolerance == 0 {
+        return Err(err(
+            "ftl.pen_disturb_tolerance",
+            "0 would forbid every partial erase: use 1 (the paper's most severe case) or more, \
+             or ftl.pen_disturb = false to ignore disturbance",
+        ));
+    }
+    Ok(())
+}
 
 /// Default `ftl.superblock_size`: 4 logical blocks per superblock, both configurations
 /// pen-partial-erase evaluates (§6.2.2: 4 logical blocks with 5, and with 8, physical
@@ -420,9 +498,39 @@ pub struct FtlConfig {
     pub superblock_extra_blocks: u32,
     /// Copies of every logical page on distinct chips (page FTL only).
     pub replication: Replication,
+    /// PEN's M-Merge (NFTL and superblock FTL, on a device with partial-block erase).
+    /// See the [module docs](self).
+    #[serde(skip_serializing_if = "is_false")]
+    pub pen: bool,
+    /// PEN: W, M-Merges of a block between two baseline merges.
+    #[serde(skip_serializing_if = "is_paper_w")]
+    pub pen_wear_limit: u32,
+    /// PEN: track boundary disturbance (`false`: ignore it).
+    #[serde(skip_serializing_if = "is_true")]
+    pub pen_disturb: bool,
+    /// PEN: disturbances a leaf PB tolerates (≥ 1).
+    #[serde(skip_serializing_if = "is_paper_tolerance")]
+    pub pen_disturb_tolerance: u32,
     /// MBM FTL only: MBM's write strategy (true, the default) or, for the ablation, the
-    /// page FTL's per-plane allocation (false).
+    /// page FTL's per-plane allocation (false). Left out of a serialized config at its
+    /// default, as the PEN keys.
+    #[serde(skip_serializing_if = "is_true")]
     pub mbm_ws: bool,
+}
+
+// The PEN keys are left out of a serialized config at their defaults, so that configs
+// (and reports) of runs without PEN read as they did before the keys existed.
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn is_true(b: &bool) -> bool {
+    *b
+}
+fn is_paper_w(w: &u32) -> bool {
+    *w == crate::pen::WearGate::PAPER_W
+}
+fn is_paper_tolerance(t: &u32) -> bool {
+    *t == crate::pen::DisturbState::PAPER_TOLERANCE
 }
 
 impl Default for FtlConfig {
@@ -438,6 +546,10 @@ impl Default for FtlConfig {
             allocation: Allocation::PerPlane,
             superblock_size: DEFAULT_SUPERBLOCK_SIZE,
             superblock_extra_blocks: DEFAULT_SUPERBLOCK_EXTRA_BLOCKS,
+            pen: false,
+            pen_wear_limit: crate::pen::WearGate::PAPER_W,
+            pen_disturb: true,
+            pen_disturb_tolerance: crate::pen::DisturbState::PAPER_TOLERANCE,
             replication: Replication::None,
             mbm_ws: true,
         }
@@ -502,6 +614,7 @@ impl FtlConfig {
     /// needed some full block holds an invalid page and GC makes progress.
     pub fn validate(&self, geometry: &Geometry) -> Result<ValidatedFtlConfig, FtlConfigError> {
         check_kind_options(self, KIND_OPTIONS)?;
+        check_pen_options(self)?;
         let op = self.overprovisioning;
         if !op.is_finite() || !(0.0..MAX_OP).contains(&op) {
             return Err(err("ftl.overprovisioning", format!("{op} is not in [0, {MAX_OP})")));

@@ -104,3 +104,12 @@ use lamina_nand_model::Geometry;
 pub fn build(config: &FtlConfig, geometry: &Geometry) -> Result<Box<dyn Ftl>, FtlConfigError> {
     config.kind.build(geometry.clone(), config)
 }
+
+/// Build the FTL `config.kind` names for the device `spec` describes (the same as
+/// [`FtlKind::build_for_device`]): what `ftl.pen = true` needs.
+pub fn build_for_device(
+    config: &FtlConfig,
+    spec: &lamina_nand_model::DeviceSpec,
+) -> Result<Box<dyn Ftl>, FtlConfigError> {
+    config.kind.build_for_device(spec, config)
+}

@@ -40,11 +40,12 @@
 //!   is at least the GC threshold, so whenever the pool is low some logical block has a
 //!   U-block to merge.
 
-use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
+use lamina_nand_model::{BlockId, DeviceSpec, Geometry, PlaneId, Ppa};
 
 use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
-use crate::blocks::{Core, NONE, block_ftl_common};
+use crate::blocks::{Core, NONE, PenState, block_ftl_common};
 use crate::config::{FtlConfig, FtlConfigError, FtlKind, ValidatedFtlConfig};
+use crate::pen::{LeafState, MergeChoice, MergeWhy, PageUsage, Pb, PenSettings, decide_nftl};
 
 /// The physical blocks of one logical block.
 #[derive(Clone, Copy, Debug)]
@@ -76,11 +77,68 @@ struct Merge {
     phase: Phase,
 }
 
+/// What an M-Merge does next (PEN, see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MPhase {
+    /// Partially erase the all-invalid U-block PB at pages `first .. first + len`.
+    EraseUPb {
+        first: u32,
+        len: u32,
+    },
+    /// Stage 1 of the current PB: copy its valid D-block pages out, from offset `next`.
+    Out {
+        next: u32,
+    },
+    /// Stage 2: partially erase the current PB of the D-block.
+    EraseD,
+    /// Stage 3: copy the PB's offsets back from the U-block, from offset `next`, into
+    /// D-block page `page` on (equal to `next` unless a trim during the merge left an
+    /// offset without data).
+    Back {
+        next: u32,
+        page: u32,
+    },
+    /// Erase the (now empty) U-block.
+    EraseU,
+    Finish,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct MMerge {
+    lb: u32,
+    d: u32,
+    u: u32,
+    /// U-block pages `hole.0 .. hole.1` are erased (by `EraseUPb`) and take stage-1
+    /// copies once the U-block's tail is full.
+    hole: (u32, u32),
+    /// Index of the current PB in the plane's `restore` list.
+    at: usize,
+    phase: MPhase,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Job {
+    Merge(Merge),
+    MMerge(MMerge),
+}
+
 #[derive(Clone, Debug, Default)]
 struct PlaneState {
     /// Logical blocks of the plane that have a U-block (merge candidates).
     paired: Vec<u32>,
-    job: Option<Merge>,
+    job: Option<Job>,
+    /// The running M-Merge's restored PBs, in page order (kept to reuse the allocation).
+    restore: Vec<Pb>,
+}
+
+/// PEN's per-FTL state (`ftl.pen = true`).
+#[derive(Clone, Debug)]
+struct Pen {
+    /// Per logical block: the wear gate and the disturbance of its D-block.
+    st: PenState,
+    /// Scratch: the D-block's leaves, the U-block's leaves.
+    d_leaves: Vec<LeafState>,
+    u_leaves: Vec<PageUsage>,
 }
 
 /// Block-level NFTL with D-/U-block pairs and the classic merge. See the
@@ -96,23 +154,55 @@ pub struct NftlFtl {
     /// Host writes into U-blocks so far (the clock of `Pair::touched`).
     u_writes: u64,
     planes: Vec<PlaneState>,
+    /// PEN's state when `ftl.pen` is on.
+    pen: Option<Box<Pen>>,
 }
 
 impl NftlFtl {
     /// Build the FTL for `geometry`, validating `config` against it (logical blocks per
     /// plane from `ftl.overprovisioning`, see `docs/ftl.md`).
+    ///
+    /// `ftl.pen = true` is an error here (naming `ftl.pen`): PEN needs the device's
+    /// partial-erase levels and latencies, so build with [`NftlFtl::for_device`].
     pub fn new(geometry: Geometry, config: &FtlConfig) -> Result<NftlFtl, FtlConfigError> {
+        NftlFtl::build(geometry, config, None)
+    }
+
+    /// Build the FTL for the device `spec` describes; with `ftl.pen = true` it merges by
+    /// PEN's M-Merge where Algorithm 2 finds that cheaper (an error naming `ftl.pen` if
+    /// the device has no partial-block erase).
+    pub fn for_device(spec: &DeviceSpec, config: &FtlConfig) -> Result<NftlFtl, FtlConfigError> {
+        let pen = PenSettings::from_device(spec, config)?;
+        NftlFtl::build(spec.geometry().clone(), config, pen)
+    }
+
+    fn build(
+        geometry: Geometry,
+        config: &FtlConfig,
+        pen: Option<PenSettings>,
+    ) -> Result<NftlFtl, FtlConfigError> {
         let cfg = FtlConfig { kind: FtlKind::Nftl, ..config.clone() }.validate(&geometry)?;
+        if config.pen && pen.is_none() {
+            return Err(crate::config::pen_needs_device());
+        }
         let logical_blocks = cfg.logical_pages() / geometry.pages_per_block() as u64;
         let lb_planes = (0..geometry.total_planes() as u64)
             .map(|i| config.striping_order.plane_of(&geometry, i))
             .collect();
+        let pen = pen.map(|s| {
+            Box::new(Pen {
+                d_leaves: Vec::with_capacity(s.tree.leaf_count()),
+                u_leaves: Vec::with_capacity(s.tree.leaf_count()),
+                st: PenState::new(s, logical_blocks as usize, logical_blocks as usize),
+            })
+        });
         Ok(NftlFtl {
             pairs: vec![Pair { d: NONE, u: NONE, touched: 0 }; logical_blocks as usize],
             u_writes: 0,
             lb_planes,
             planes: vec![PlaneState::default(); geometry.total_planes() as usize],
             core: Core::new(geometry, cfg),
+            pen,
         })
     }
 
@@ -162,8 +252,10 @@ impl NftlFtl {
     }
 
     fn job_step(&mut self, pi: usize) -> GcStep {
-        let job = self.planes[pi].job.expect("a merge runs");
-        self.merge_step(pi, job)
+        match self.planes[pi].job.expect("a merge runs") {
+            Job::Merge(job) => self.merge_step(pi, job),
+            Job::MMerge(job) => self.m_merge_step(pi, job),
+        }
     }
 
     /// The block a host write of `lpn` programs, allocating a D- or U-block if needed.
@@ -227,22 +319,214 @@ impl NftlFtl {
                     }
                     let step = self.core.flash.move_page(base + k as u64, job.dest);
                     job.phase = Phase::Copy { next: k + 1 };
-                    self.planes[pi].job = Some(job);
+                    self.planes[pi].job = Some(Job::Merge(job));
                     return step;
                 }
                 Phase::EraseD => {
                     job.phase = Phase::EraseU;
-                    self.planes[pi].job = Some(job);
+                    self.planes[pi].job = Some(Job::Merge(job));
                     return self.core.flash.erase(job.old.d);
                 }
                 Phase::EraseU => {
                     job.phase = Phase::Finish;
-                    self.planes[pi].job = Some(job);
+                    self.planes[pi].job = Some(Job::Merge(job));
                     self.pairs[job.lb as usize].u = NONE;
                     return self.core.flash.erase(job.old.u);
                 }
                 Phase::Finish => {
                     self.pairs[job.lb as usize] = Pair { d: job.dest, u: NONE, touched: 0 };
+                    self.planes[pi].job = None;
+                    return GcStep::Done;
+                }
+            }
+        }
+    }
+    /// PEN: Algorithm 2 for the pair `old` of logical block `lb`. Returns the M-Merge to
+    /// run (its restored PBs in `planes[pi].restore`), or `None` for the baseline merge
+    /// (counted by reason). The D-block must be in in-place layout (full: see the module
+    /// docs) and every page of every PB to restore must have data to be restored with.
+    fn plan_m_merge(&mut self, pi: usize, lb: u32, old: Pair) -> Option<MMerge> {
+        let pen = self.pen.as_deref_mut()?;
+        let flash = &mut self.core.flash;
+        let stats_why = |flash: &mut crate::blocks::Flash, why: MergeWhy| {
+            flash.stats.pen_classic_merges += 1;
+            match why {
+                MergeWhy::WearLimit => flash.stats.pen_wear_merges += 1,
+                MergeWhy::NoSpace => flash.stats.pen_no_space_merges += 1,
+                MergeWhy::NotDearer => {}
+            }
+        };
+        if !flash.full(old.d) {
+            flash.stats.pen_classic_merges += 1;
+            flash.stats.pen_layout_merges += 1;
+            return None;
+        }
+        let tree = pen.st.s.tree;
+        let (ppb, lp) = (flash.ppb, tree.leaf_pages());
+        let base = lb as u64 * ppb as u64;
+        pen.d_leaves.clear();
+        pen.d_leaves.resize(tree.leaf_count(), LeafState::default());
+        for k in 0..ppb {
+            let leaf = &mut pen.d_leaves[(k / lp) as usize];
+            match flash.lookup(base + k as u64).map(|p| p / ppb) {
+                Some(b) if b == old.d => leaf.d_valid += 1,
+                Some(b) => {
+                    assert_eq!(b, old.u, "logical block {lb}: a page outside its D- and U-block");
+                    leaf.u_valid += 1;
+                }
+                None => {}
+            }
+        }
+        for l in &mut pen.d_leaves {
+            l.invalid = lp - l.d_valid;
+        }
+        pen.u_leaves.clear();
+        pen.u_leaves.resize(tree.leaf_count(), PageUsage::default());
+        let u_first = flash.first_page(old.u);
+        for p in 0..flash.blocks[old.u as usize].written {
+            let usage = &mut pen.u_leaves[(p / lp) as usize];
+            if flash.valid_lpn(u_first + p).is_some() {
+                usage.valid += 1;
+            } else {
+                usage.invalid += 1;
+            }
+        }
+        let disturb = pen.st.disturb(lb as usize);
+        let gate = pen.st.gates[lb as usize];
+        let decision = decide_nftl(tree, &pen.st.s.costs, &pen.d_leaves, &pen.u_leaves, gate, disturb)
+            .unwrap_or_else(|e| panic!("logical block {lb}: NFTL page counts the planner refuses: {e}"));
+        let m = match (decision.choice, decision.m_merge) {
+            (MergeChoice::MMerge, Some(m)) => m,
+            (MergeChoice::Merge(why), _) => {
+                stats_why(flash, why);
+                return None;
+            }
+            (MergeChoice::MMerge, None) => unreachable!("Algorithm 2 chose an M-Merge without a plan"),
+        };
+        // A restored PB is refilled in page order from its first page: an offset with no
+        // data (trimmed) would leave a hole and break the in-place layout.
+        let restore = &mut self.planes[pi].restore;
+        restore.clear();
+        let mut forced = 0u64;
+        for step in m.restore.sequence.iter().filter(|s| s.partial_erase) {
+            let leaves = tree.leaves(step.pb).expect("a planned PB is in the tree");
+            for i in leaves {
+                let l = pen.d_leaves[i];
+                if l.d_valid + l.u_valid < lp {
+                    flash.stats.pen_classic_merges += 1;
+                    flash.stats.pen_layout_merges += 1;
+                    return None;
+                }
+                let tolerance = disturb.tolerance();
+                forced += (l.invalid == 0 && l.u_valid == 0 && disturb.counts()[i] >= tolerance) as u64;
+            }
+            restore.push(step.pb);
+        }
+        let s = &mut flash.stats;
+        s.pen_m_merges += 1;
+        s.pen_disturb_restores += forced;
+        s.pen_restore_copies += (m.restore.to_copy() + m.restore.copy_back()) as u64;
+        let d_valid: u32 = pen.d_leaves.iter().map(|l| l.d_valid + l.u_valid).sum();
+        s.pen_merge_copies_replaced += d_valid as u64;
+        let (phase, hole) = match m.u_erase {
+            Some(pb) => {
+                let (first, len) = tree.pb_range(pb).expect("a planned PB is in the tree");
+                (MPhase::EraseUPb { first, len }, (first, first + len))
+            }
+            None => (self.out_phase(pi, 0), (0, 0)),
+        };
+        Some(MMerge { lb, d: old.d, u: old.u, hole, at: 0, phase })
+    }
+
+    /// Stage 1 of restored PB number `at` of plane `pi`'s M-Merge, or the final U-block
+    /// erase after the last one.
+    fn out_phase(&self, pi: usize, at: usize) -> MPhase {
+        match self.planes[pi].restore.get(at) {
+            Some(&pb) => {
+                let tree = self.pen.as_ref().expect("PEN is on").st.s.tree;
+                MPhase::Out { next: tree.pb_range(pb).expect("a planned PB is in the tree").0 }
+            }
+            None => MPhase::EraseU,
+        }
+    }
+
+    /// Pages `(first, len)` of restored PB number `at` of plane `pi`'s M-Merge.
+    fn restore_range(&self, pi: usize, at: usize) -> (u32, u32) {
+        let tree = self.pen.as_ref().expect("PEN is on").st.s.tree;
+        tree.pb_range(self.planes[pi].restore[at]).expect("a planned PB is in the tree")
+    }
+
+    /// The next step of the M-Merge in progress on plane `pi` (module docs, "PEN").
+    fn m_merge_step(&mut self, pi: usize, mut job: MMerge) -> GcStep {
+        let ppb = self.ppb();
+        let base = job.lb as u64 * ppb as u64;
+        loop {
+            match job.phase {
+                MPhase::EraseUPb { first, len } => {
+                    job.phase = self.out_phase(pi, 0);
+                    self.planes[pi].job = Some(Job::MMerge(job));
+                    return self.core.flash.partial_erase(job.u, first, len);
+                }
+                MPhase::Out { next } => {
+                    let (first, len) = self.restore_range(pi, job.at);
+                    let d0 = self.core.flash.first_page(job.d);
+                    let found =
+                        (next..first + len).find_map(|k| Some((k, self.core.flash.valid_lpn(d0 + k)?)));
+                    let Some((k, lpn)) = found else {
+                        job.phase = MPhase::EraseD;
+                        continue;
+                    };
+                    let step = if self.core.flash.blocks[job.u as usize].written < ppb {
+                        self.core.flash.move_page(lpn, job.u)
+                    } else {
+                        assert!(
+                            job.hole.0 < job.hole.1,
+                            "M-Merge of logical block {}: no U-block room",
+                            job.lb
+                        );
+                        job.hole.0 += 1;
+                        self.core.flash.move_page_at(lpn, job.u, job.hole.0 - 1)
+                    };
+                    job.phase = MPhase::Out { next: k + 1 };
+                    self.planes[pi].job = Some(Job::MMerge(job));
+                    return step;
+                }
+                MPhase::EraseD => {
+                    let (first, len) = self.restore_range(pi, job.at);
+                    job.phase = MPhase::Back { next: first, page: first };
+                    self.planes[pi].job = Some(Job::MMerge(job));
+                    return self.core.flash.partial_erase(job.d, first, len);
+                }
+                MPhase::Back { next, page } => {
+                    let (first, len) = self.restore_range(pi, job.at);
+                    let found =
+                        (next..first + len).find_map(|k| Some((k, self.core.flash.lookup(base + k as u64)?)));
+                    let Some((k, at)) = found else {
+                        job.at += 1;
+                        job.phase = self.out_phase(pi, job.at);
+                        continue;
+                    };
+                    assert_eq!(
+                        at / ppb,
+                        job.u,
+                        "M-Merge: offset {k} of logical block {} is not in its U-block",
+                        job.lb
+                    );
+                    job.phase = MPhase::Back { next: k + 1, page: page + 1 };
+                    self.planes[pi].job = Some(Job::MMerge(job));
+                    return self.core.flash.move_page_at(base + k as u64, job.d, page);
+                }
+                MPhase::EraseU => {
+                    job.phase = MPhase::Finish;
+                    self.planes[pi].job = Some(Job::MMerge(job));
+                    self.pairs[job.lb as usize].u = NONE;
+                    return self.core.flash.erase(job.u);
+                }
+                MPhase::Finish => {
+                    self.pairs[job.lb as usize] = Pair { d: job.d, u: NONE, touched: 0 };
+                    let pen = &mut self.pen.as_deref_mut().expect("PEN is on").st;
+                    pen.gates[job.lb as usize].record_m_merge();
+                    pen.record_m_merge(job.lb as usize, &self.planes[pi].restore);
                     self.planes[pi].job = None;
                     return GcStep::Done;
                 }
@@ -265,32 +549,45 @@ impl Ftl for NftlFtl {
         let at = p.paired.iter().position(|&x| x == lb).expect("a merge victim has a U-block");
         p.paired.swap_remove(at);
         let old = self.pairs[lb as usize];
-        assert!(self.core.flash.free_count(pi) >= 1, "plane {}: no block for the merge destination", plane.0);
-        let (d, u) = (self.core.flash.blocks[old.d as usize], self.core.flash.blocks[old.u as usize]);
-        self.planes[pi].job = Some(Merge { lb, old, dest: NONE, phase: Phase::Copy { next: 0 } });
+        let flash = &self.core.flash;
+        let (valid, programmed) = (
+            flash.blocks[old.d as usize].valid + flash.blocks[old.u as usize].valid,
+            flash.programmed(old.d) + flash.programmed(old.u),
+        );
+        let spare_reads = flash.blocks[old.u as usize].written as u64;
+        let job = GcJob { victim: BlockId(old.u), valid_pages: valid, invalid_pages: programmed - valid };
         self.core.flash.stats.gc_jobs += 1;
-        self.core.flash.stats.merge_spare_reads += u.written as u64;
-        Some(GcJob {
-            victim: BlockId(old.u),
-            valid_pages: d.valid + u.valid,
-            invalid_pages: d.written + u.written - d.valid - u.valid,
-        })
+        self.core.flash.stats.merge_spare_reads += spare_reads;
+        if let Some(m) = self.plan_m_merge(pi, lb, old) {
+            self.planes[pi].job = Some(Job::MMerge(m));
+            return Some(job);
+        }
+        if let Some(pen) = self.pen.as_deref_mut() {
+            // A baseline merge gives the logical block a fresh D-block.
+            pen.st.gates[lb as usize].record_merge();
+            pen.st.reset(lb as usize);
+        }
+        assert!(self.core.flash.free_count(pi) >= 1, "plane {}: no block for the merge destination", plane.0);
+        self.planes[pi].job = Some(Job::Merge(Merge { lb, old, dest: NONE, phase: Phase::Copy { next: 0 } }));
+        Some(job)
     }
 
-    /// The U-block's pages from the newest backwards to the newest copy of `lpn`
-    /// (all of them if it holds none: the D-block copy, or none, is current).
+    /// The U-block's programmed pages from the newest backwards to the newest copy of
+    /// `lpn` (all of them if it holds none: the D-block copy, or none, is current).
+    /// Pages an M-Merge's partial erase left erased are skipped.
     fn translation_reads(&self, lpn: Lpn, out: &mut Vec<Ppa>) {
         let u = self.pairs[(lpn.0 / self.ppb() as u64) as usize].u;
         if u == NONE {
             return;
         }
-        let first = self.core.flash.first_page(u);
-        let end = first + self.core.flash.blocks[u as usize].written;
-        let stop = match self.core.flash.lookup(lpn.0) {
+        let flash = &self.core.flash;
+        let first = flash.first_page(u);
+        let end = first + flash.blocks[u as usize].written;
+        let stop = match flash.lookup(lpn.0) {
             Some(p) if (first..end).contains(&p) => p,
             _ => first,
         };
-        out.extend((stop..end).rev().map(|p| Ppa(p as u64)));
+        out.extend((stop..end).rev().filter(|&p| flash.is_programmed(p)).map(|p| Ppa(p as u64)));
     }
 }
 

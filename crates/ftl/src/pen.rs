@@ -945,6 +945,79 @@ fn compaction_cost(tree: PbTree, costs: &PenCosts, blocks: &[Vec<PageUsage>]) ->
     victims.fold(Nanos::ZERO, |acc, v| add(add(acc, costs.copies(v)), costs.erase_ns))
 }
 
+// ------------------------------------------------------------------------ FTL settings
+
+/// What an FTL running PEN (`ftl.pen = true`) needs: the device's PB tree, the
+/// latencies plans are priced with, and the `ftl.pen_*` options. Built from the device
+/// spec by [`PenSettings::from_device`].
+///
+/// Prices: a copy is the mean over the pages of a block of (array read + array
+/// program), bus transfers left out (the planner compares copies with erases, which
+/// dominate); a PB-1 partial erase costs tBERS (the device erases PB 1 as a block),
+/// every smaller PB tPBERS; a block erase tBERS.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PenSettings {
+    /// The PB tree of the device's blocks.
+    pub tree: PbTree,
+    /// Operation prices.
+    pub costs: PenCosts,
+    /// W (`ftl.pen_wear_limit`).
+    pub wear_limit: u32,
+    /// `Some(tolerance)` when disturbance is tracked (`ftl.pen_disturb`), else `None`.
+    pub disturb_tolerance: Option<u32>,
+}
+
+impl PenSettings {
+    /// The settings for `cfg` on the device `spec`: `None` unless `cfg.pen`; an error
+    /// naming `ftl.pen` when the device has no partial-block erase (or a PB tree its
+    /// blocks do not split into).
+    pub fn from_device(
+        spec: &DeviceSpec,
+        cfg: &crate::FtlConfig,
+    ) -> Result<Option<PenSettings>, crate::FtlConfigError> {
+        if !cfg.pen {
+            return Ok(None);
+        }
+        let bad = |reason: String| crate::FtlConfigError { key: "ftl.pen", reason };
+        let tree = match PbTree::for_device(spec) {
+            Ok(Some(tree)) => tree,
+            Ok(None) => {
+                return Err(bad("the device has no partial-block erase: use a device with \
+                                [nand.partial_erase] (e.g. --preset pen) or set ftl.pen = false"
+                    .to_owned()));
+            }
+            Err(e) => return Err(bad(format!("{e}: the device's blocks do not split into its PB tree"))),
+        };
+        let t = spec.timing();
+        let ppb = tree.pages_per_block();
+        let copy_sum: u64 = (0..ppb).map(|p| t.read_array(p).0 + t.program_array(p).0).sum();
+        let pbers = t.t_pbers.unwrap_or(t.t_bers);
+        let mut partial_erase_ns = vec![pbers; tree.levels() as usize + 1];
+        partial_erase_ns[0] = t.t_bers;
+        let costs = PenCosts { copy_ns: Nanos(copy_sum / ppb as u64), partial_erase_ns, erase_ns: t.t_bers };
+        Ok(Some(PenSettings {
+            tree,
+            costs,
+            wear_limit: cfg.pen_wear_limit,
+            disturb_tolerance: cfg.pen_disturb.then_some(cfg.pen_disturb_tolerance),
+        }))
+    }
+
+    /// The disturbance state of a freshly erased block under these settings
+    /// ([`DisturbState::ignoring`] when disturbance is not tracked).
+    pub fn fresh_disturb_state(&self) -> DisturbState {
+        match self.disturb_tolerance {
+            Some(t) => DisturbState::new(self.tree, t).unwrap_or_else(|_| DisturbState::ignoring(self.tree)),
+            None => DisturbState::ignoring(self.tree),
+        }
+    }
+
+    /// The level of the PB covering `len` pages (a power-of-two fraction of the block).
+    pub fn level_of_len(&self, len: u32) -> u32 {
+        (self.tree.pages_per_block() / len.max(1)).trailing_zeros()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,8 +33,9 @@
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
 use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
-use crate::blocks::{Core, NONE, block_ftl_common};
+use crate::blocks::{Core, NONE, PenState, block_ftl_common};
 use crate::config::{FtlConfig, FtlConfigError, FtlKind, ValidatedFtlConfig};
+use crate::pen::{DisturbState, MergeChoice, MergeWhy, PageUsage, Pb, PenError, PenSettings};
 
 #[derive(Clone, Copy, Debug)]
 struct Job {
@@ -45,13 +46,67 @@ struct Job {
     next_page: u32,
 }
 
+/// What an M-Merge (Algorithm 3) does next; restore `at` is `restores[at]` of the plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MPhase {
+    /// Before stage 1 of restore `at`: make room in the staging block.
+    Prepare,
+    /// Stage 1: copy the PB's valid pages to the staging block, from PB page `next`.
+    Out {
+        next: u32,
+    },
+    /// Stage 2: partially erase the PB.
+    EraseD,
+    /// Stage 3: copy the PB's pages back from staging page `next` on.
+    Back {
+        next: u32,
+    },
+    /// The U-blkset's valid pages into the D-blkset's erased pages: U-blkset block
+    /// `u`, from page `next`; destinations from D-blkset block `d`, page `page` on.
+    Fill {
+        u: usize,
+        next: u32,
+        d: usize,
+        page: u32,
+    },
+    /// Erase U-blkset block `u`.
+    EraseU {
+        u: usize,
+    },
+    /// Erase the staging block.
+    EraseStage,
+    Finish,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct MJob {
+    sb: u32,
+    /// Index into the plane's `restores`.
+    at: usize,
+    /// The staging block of stage-1 copies (`NONE` until taken).
+    stage: u32,
+    /// Its first page holding the current restore's stage-1 copies.
+    stage_from: u32,
+    phase: MPhase,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum SbJob {
+    Gc(Job),
+    MMerge(MJob),
+}
+
 #[derive(Clone, Debug, Default)]
 struct PlaneState {
     /// Superblocks placed on the plane.
     sbs: Vec<u32>,
-    /// Blocks the running job empties, in order (kept to reuse its allocation).
+    /// Blocks the running job empties, in order (kept to reuse its allocation); for an
+    /// M-Merge, the U-blkset.
     victims: Vec<u32>,
-    job: Option<Job>,
+    /// The running M-Merge's D-blkset and its restored PBs `(block, pb)`, in order.
+    d_blocks: Vec<u32>,
+    restores: Vec<(u32, Pb)>,
+    job: Option<SbJob>,
 }
 
 /// Superblock FTL. See the [module docs](self).
@@ -71,12 +126,29 @@ pub struct SuperblockFtl {
     open: Vec<u32>,
     sb_planes: Box<[PlaneId]>,
     planes: Vec<PlaneState>,
+    /// PEN's state when `ftl.pen` is on: a wear gate per superblock, a disturbance state
+    /// per physical block (since it joined its superblock).
+    pen: Option<Box<PenState>>,
 }
 
 impl SuperblockFtl {
     /// Build the FTL for `geometry`, validating `config` against it.
+    ///
+    /// `ftl.pen = true` is an error here (naming `ftl.pen`): build with
+    /// [`SuperblockFtl::for_device`].
     pub fn new(geometry: Geometry, config: &FtlConfig) -> Result<SuperblockFtl, FtlConfigError> {
+        SuperblockFtl::build(geometry, config, None)
+    }
+
+    fn build(
+        geometry: Geometry,
+        config: &FtlConfig,
+        pen: Option<PenSettings>,
+    ) -> Result<SuperblockFtl, FtlConfigError> {
         let cfg = FtlConfig { kind: FtlKind::Superblock, ..config.clone() }.validate(&geometry)?;
+        if config.pen && pen.is_none() {
+            return Err(crate::config::pen_needs_device());
+        }
         let n = config.superblock_size;
         let sbs = cfg.logical_pages() / (n as u64 * geometry.pages_per_block() as u64);
         let planes_n = geometry.total_planes();
@@ -87,7 +159,9 @@ impl SuperblockFtl {
             planes[sb_planes[s as usize % sb_planes.len()].idx()].sbs.push(s);
         }
         let limit = n + config.superblock_extra_blocks;
+        let pen = pen.map(|s| Box::new(PenState::new(s, sbs as usize, geometry.total_blocks() as usize)));
         Ok(SuperblockFtl {
+            pen,
             core: Core::new(geometry, cfg),
             n,
             limit,
@@ -97,6 +171,17 @@ impl SuperblockFtl {
             sb_planes,
             planes,
         })
+    }
+
+    /// Build the FTL for the device `spec` describes; with `ftl.pen = true` its merges
+    /// (intra- and inter-superblock GC) run Algorithm 3's M-Merge where that is cheaper
+    /// (an error naming `ftl.pen` if the device has no partial-block erase).
+    pub fn for_device(
+        spec: &lamina_nand_model::DeviceSpec,
+        config: &FtlConfig,
+    ) -> Result<SuperblockFtl, FtlConfigError> {
+        let pen = PenSettings::from_device(spec, config)?;
+        SuperblockFtl::build(spec.geometry().clone(), config, pen)
     }
 
     /// The validated configuration (its logical pages are this FTL's).
@@ -166,14 +251,19 @@ impl SuperblockFtl {
     }
 
     fn job_step(&mut self, pi: usize) -> GcStep {
-        let job = self.planes[pi].job.expect("a GC job runs");
-        self.gc_step_job(pi, job)
+        match self.planes[pi].job.expect("a GC job runs") {
+            SbJob::Gc(job) => self.gc_step_job(pi, job),
+            SbJob::MMerge(job) => self.m_merge_step(pi, job),
+        }
     }
 
     /// The block of `sb` the next page goes to, opening a free block if none is open.
     fn open_block(&mut self, sb: u32) -> u32 {
         if self.open[sb as usize] == NONE {
             let b = self.core.flash.take_free(self.sb_plane(sb).idx());
+            if let Some(pen) = self.pen.as_deref_mut() {
+                pen.reset(b as usize);
+            }
             self.add_member(sb, b);
             self.open[sb as usize] = b;
         }
@@ -255,8 +345,253 @@ impl SuperblockFtl {
                 self.core.flash.erase(v)
             }
         };
-        self.planes[pi].job = Some(job);
+        self.planes[pi].job = Some(SbJob::Gc(job));
         step
+    }
+
+    /// PEN: Algorithm 3 for superblock `sb`. Starts the M-Merge and returns its job
+    /// summary, or returns `None` for the baseline GC (counted by reason; the
+    /// superblock's wear gate restarts). Uses the plane's `victims` (the U-blkset),
+    /// `d_blocks` and `restores`.
+    fn plan_m_merge(&mut self, pi: usize, sb: u32) -> Option<GcJob> {
+        let pen = self.pen.as_deref_mut().expect("PEN is on");
+        let flash = &mut self.core.flash;
+        let tree = pen.s.tree;
+        let (ppb, lp) = (flash.ppb, tree.leaf_pages());
+        let at = sb as usize * (self.limit as usize + 1);
+        let members = &self.members[at..at + self.count[sb as usize] as usize];
+        let usage: Vec<Vec<PageUsage>> = members
+            .iter()
+            .map(|&b| {
+                let mut leaves = vec![PageUsage::default(); tree.leaf_count()];
+                let first = flash.first_page(b);
+                for p in 0..flash.blocks[b as usize].written {
+                    if flash.is_programmed(first + p) {
+                        let l = &mut leaves[(p / lp) as usize];
+                        if flash.valid_lpn(first + p).is_some() {
+                            l.valid += 1;
+                        } else {
+                            l.invalid += 1;
+                        }
+                    }
+                }
+                leaves
+            })
+            .collect();
+        let states: Option<Vec<DisturbState>> = pen
+            .s
+            .disturb_tolerance
+            .map(|_| members.iter().map(|&b| pen.disturb(b as usize).clone()).collect());
+        let gate = pen.gates[sb as usize];
+        let decided =
+            crate::pen::decide_superblock(tree, &pen.s.costs, &usage, self.n, gate, states.as_deref());
+        let d = match decided {
+            Ok(d) if d.choice == MergeChoice::MMerge => d,
+            other => {
+                let s = &mut flash.stats;
+                s.pen_classic_merges += 1;
+                match other {
+                    Ok(d) if d.choice == MergeChoice::Merge(MergeWhy::WearLimit) => s.pen_wear_merges += 1,
+                    Ok(d) if d.choice == MergeChoice::Merge(MergeWhy::NoSpace) => s.pen_no_space_merges += 1,
+                    Ok(_) => {}
+                    // No block beyond the N logical ones: M-Merge cannot give one back.
+                    Err(PenError::NothingToErase { .. }) => s.pen_no_space_merges += 1,
+                    Err(e) => panic!("superblock {sb}: page counts the planner refuses: {e}"),
+                }
+                pen.gates[sb as usize].record_merge();
+                return None;
+            }
+        };
+        let plane = &mut self.planes[pi];
+        plane.victims.clear();
+        plane.victims.extend(d.u_blkset.iter().map(|&i| members[i]));
+        plane.d_blocks.clear();
+        plane.restores.clear();
+        let mut forced = 0u64;
+        let mut copies = d.moved_from_u;
+        for (i, plan) in &d.d_plans {
+            let b = members[*i];
+            plane.d_blocks.push(b);
+            copies += (plan.to_copy() + plan.copy_back()) as u64;
+            for pb in plan.restored() {
+                plane.restores.push((b, pb));
+                if let Some(states) = &states {
+                    for l in tree.leaves(pb).expect("a planned PB is in the tree") {
+                        let u = usage[*i][l];
+                        forced += (u.invalid == 0
+                            && u.valid > 0
+                            && states[*i].counts()[l] >= states[*i].tolerance())
+                            as u64;
+                    }
+                }
+            }
+        }
+        let replaced: u64 = usage
+            .iter()
+            .map(|b| b.iter().map(|l| l.valid as u64).sum::<u64>())
+            .filter(|&v| v < ppb as u64)
+            .sum();
+        let s = &mut flash.stats;
+        s.gc_jobs += 1;
+        s.pen_m_merges += 1;
+        s.pen_restore_copies += copies;
+        s.pen_merge_copies_replaced += replaced;
+        s.pen_disturb_restores += forced;
+        let (valid, programmed) = members
+            .iter()
+            .fold((0, 0), |(v, w), &b| (v + flash.blocks[b as usize].valid, w + flash.programmed(b)));
+        let victim = BlockId(plane.victims[0]);
+        self.open[sb as usize] = NONE;
+        let phase = if plane.restores.is_empty() {
+            MPhase::Fill { u: 0, next: 0, d: 0, page: 0 }
+        } else {
+            MPhase::Prepare
+        };
+        plane.job = Some(SbJob::MMerge(MJob { sb, at: 0, stage: NONE, stage_from: 0, phase }));
+        Some(GcJob { victim, valid_pages: valid, invalid_pages: programmed - valid })
+    }
+
+    /// `(block, first page, pages)` of restore `at` of plane `pi`'s M-Merge.
+    fn restore_at(&self, pi: usize, at: usize) -> (u32, u32, u32) {
+        let (b, pb) = self.planes[pi].restores[at];
+        let tree = self.pen.as_ref().expect("PEN is on").s.tree;
+        let (first, len) = tree.pb_range(pb).expect("a planned PB is in the tree");
+        (b, first, len)
+    }
+
+    /// The next step of the M-Merge in progress on plane `pi` (docs/ftl.md, "PEN").
+    fn m_merge_step(&mut self, pi: usize, mut job: MJob) -> GcStep {
+        let ppb = self.core.flash.ppb;
+        loop {
+            match job.phase {
+                MPhase::Prepare => {
+                    let (b, first, len) = self.restore_at(pi, job.at);
+                    let f = &self.core.flash;
+                    let b0 = f.first_page(b);
+                    let need = (first..first + len).filter(|&p| f.valid_lpn(b0 + p).is_some()).count() as u32;
+                    if job.stage != NONE && f.blocks[job.stage as usize].written + need > ppb {
+                        // Full of stale copies: erase it (it returns to the pool) and
+                        // prepare again with a fresh one.
+                        let stage = job.stage;
+                        job.stage = NONE;
+                        self.planes[pi].job = Some(SbJob::MMerge(job));
+                        return self.core.flash.erase(stage);
+                    }
+                    job.phase = MPhase::Out { next: first };
+                    if need > 0 && job.stage == NONE {
+                        job.stage = self.core.flash.take_free(pi);
+                    }
+                    if job.stage != NONE {
+                        job.stage_from = self.core.flash.blocks[job.stage as usize].written;
+                    }
+                }
+                MPhase::Out { next } => {
+                    let (b, first, len) = self.restore_at(pi, job.at);
+                    let b0 = self.core.flash.first_page(b);
+                    let found =
+                        (next..first + len).find_map(|p| Some((p, self.core.flash.valid_lpn(b0 + p)?)));
+                    let Some((p, lpn)) = found else {
+                        job.phase = MPhase::EraseD;
+                        continue;
+                    };
+                    job.phase = MPhase::Out { next: p + 1 };
+                    self.planes[pi].job = Some(SbJob::MMerge(job));
+                    return self.core.flash.move_page(lpn, job.stage);
+                }
+                MPhase::EraseD => {
+                    let (b, first, len) = self.restore_at(pi, job.at);
+                    job.phase = MPhase::Back { next: job.stage_from };
+                    self.planes[pi].job = Some(SbJob::MMerge(job));
+                    return self.core.flash.partial_erase(b, first, len);
+                }
+                MPhase::Back { next } => {
+                    let (b, first, _) = self.restore_at(pi, job.at);
+                    let f = &self.core.flash;
+                    let end = if job.stage == NONE { 0 } else { f.blocks[job.stage as usize].written };
+                    let s0 = if job.stage == NONE { 0 } else { f.first_page(job.stage) };
+                    let found = (next..end).find_map(|p| Some((p, f.valid_lpn(s0 + p)?)));
+                    let Some((p, lpn)) = found else {
+                        job.at += 1;
+                        job.phase = if job.at < self.planes[pi].restores.len() {
+                            MPhase::Prepare
+                        } else {
+                            MPhase::Fill { u: 0, next: 0, d: 0, page: 0 }
+                        };
+                        continue;
+                    };
+                    // Refill the PB from its first page, in order: after its earlier copies.
+                    let b0 = f.first_page(b);
+                    let page = (first..ppb).find(|&q| !f.is_programmed(b0 + q)).expect("the PB has room");
+                    job.phase = MPhase::Back { next: p + 1 };
+                    self.planes[pi].job = Some(SbJob::MMerge(job));
+                    return self.core.flash.move_page_at(lpn, b, page);
+                }
+                MPhase::Fill { u, next, d, page } => {
+                    let Some(&ub) = self.planes[pi].victims.get(u) else {
+                        job.phase = MPhase::EraseU { u: 0 };
+                        continue;
+                    };
+                    let f = &self.core.flash;
+                    let u0 = f.first_page(ub);
+                    let found =
+                        (next..f.blocks[ub as usize].written).find_map(|p| Some((p, f.valid_lpn(u0 + p)?)));
+                    let Some((p, lpn)) = found else {
+                        job.phase = MPhase::Fill { u: u + 1, next: 0, d, page };
+                        continue;
+                    };
+                    // The lowest erased D-blkset page from the cursor on: erased runs are
+                    // filled from their first page, in order.
+                    let (mut d, mut page) = (d, page);
+                    loop {
+                        let db = *self.planes[pi].d_blocks.get(d).expect("Algorithm 3 checked the room");
+                        let d0 = f.first_page(db);
+                        if let Some(q) = (page..ppb).find(|&q| !f.is_programmed(d0 + q)) {
+                            page = q;
+                            break;
+                        }
+                        (d, page) = (d + 1, 0);
+                    }
+                    let db = self.planes[pi].d_blocks[d];
+                    job.phase = MPhase::Fill { u, next: p + 1, d, page: page + 1 };
+                    self.planes[pi].job = Some(SbJob::MMerge(job));
+                    return self.core.flash.move_page_at(lpn, db, page);
+                }
+                MPhase::EraseU { u } => {
+                    let Some(&ub) = self.planes[pi].victims.get(u) else {
+                        job.phase = MPhase::EraseStage;
+                        continue;
+                    };
+                    job.phase = MPhase::EraseU { u: u + 1 };
+                    self.planes[pi].job = Some(SbJob::MMerge(job));
+                    self.remove_member(job.sb, ub);
+                    return self.core.flash.erase(ub);
+                }
+                MPhase::EraseStage => {
+                    job.phase = MPhase::Finish;
+                    if job.stage == NONE {
+                        continue;
+                    }
+                    let stage = job.stage;
+                    job.stage = NONE;
+                    self.planes[pi].job = Some(SbJob::MMerge(job));
+                    return self.core.flash.erase(stage);
+                }
+                MPhase::Finish => {
+                    let pen = self.pen.as_deref_mut().expect("PEN is on");
+                    pen.gates[job.sb as usize].record_m_merge();
+                    let plane = &self.planes[pi];
+                    for &b in &plane.d_blocks {
+                        let restored: Vec<Pb> =
+                            plane.restores.iter().filter(|r| r.0 == b).map(|r| r.1).collect();
+                        if !restored.is_empty() {
+                            pen.record_m_merge(b as usize, &restored);
+                        }
+                    }
+                    self.planes[pi].job = None;
+                    return GcStep::Done;
+                }
+            }
+        }
     }
 }
 
@@ -268,25 +603,40 @@ impl Ftl for SuperblockFtl {
         assert!(self.planes[pi].job.is_none(), "gc_begin on plane {} while a job is in progress", plane.0);
         let mut victims = std::mem::take(&mut self.planes[pi].victims);
         victims.clear();
-        let sb = if let Some(sb) = self.core.due[pi].pop_front() {
+        let due = self.core.due[pi].pop_front();
+        let sb = match due {
+            Some(sb) => sb,
+            None => {
+                let Some(sb) = self.inter_victim(pi, &mut victims) else {
+                    self.planes[pi].victims = victims;
+                    return None;
+                };
+                sb
+            }
+        };
+        assert!(self.core.flash.free_count(pi) >= 1, "plane {}: no free block for GC", plane.0);
+        if self.pen.is_some() {
+            self.planes[pi].victims = victims;
+            if let Some(job) = self.plan_m_merge(pi, sb) {
+                return Some(job);
+            }
+            victims = std::mem::take(&mut self.planes[pi].victims);
+            victims.clear();
+        }
+        let sb = if due.is_some() {
             victims.push(self.intra_victim(sb));
             sb
         } else {
-            let Some(sb) = self.inter_victim(pi, &mut victims) else {
-                self.planes[pi].victims = victims;
-                return None;
-            };
             self.compaction(sb, &mut victims);
             // The open block is emptied too: moves go to fresh blocks.
             self.open[sb as usize] = NONE;
             sb
         };
-        assert!(self.core.flash.free_count(pi) >= 1, "plane {}: no free block for GC", plane.0);
         let blocks = victims.iter().map(|&b| self.core.flash.blocks[b as usize]);
-        let (valid, written) = blocks.fold((0, 0), |(v, w), m| (v + m.valid, w + m.written));
+        let (valid, written) = blocks.fold((0, 0), |(v, w), m| (v + m.valid, w + m.written - m.holes));
         let job = GcJob { victim: BlockId(victims[0]), valid_pages: valid, invalid_pages: written - valid };
         self.planes[pi].victims = victims;
-        self.planes[pi].job = Some(Job { sb, next_victim: 0, next_page: 0 });
+        self.planes[pi].job = Some(SbJob::Gc(Job { sb, next_victim: 0, next_page: 0 }));
         self.core.flash.stats.gc_jobs += 1;
         Some(job)
     }

@@ -151,6 +151,11 @@ pub struct Model {
     next_version: Version,
     /// What the FTL's counters should say.
     expected: FtlStats,
+    /// A real device mirroring every program and erase ([`Harness::with_device`]): its
+    /// physics (erase before program, in-order programming inside erased ranges, partial
+    /// erase of tree PBs only) must accept each one, and a move must read the version the
+    /// model expects (stored as the page's tag).
+    device: Option<lamina_nand_model::Device>,
 }
 
 /// Largest device the harness shadows (it checks every page after every step).
@@ -180,6 +185,7 @@ impl Model {
             range_starts: BTreeSet::new(),
             next_version: 0,
             expected: FtlStats::default(),
+            device: None,
         }
     }
 
@@ -239,9 +245,34 @@ impl Model {
             || matches!(self.pages[i - 1], Shadow::Programmed { .. })
             || self.range_starts.contains(&(block, off));
         ensure!(in_order, "{what}: page {off} of block {block} programmed before page {}", off - 1);
+        if let Some(dev) = self.device.as_mut() {
+            dev.program_untimed(ppa, version).map_err(|e| {
+                Violation(format!("{what}: the device refuses the program of page {}: {e}", ppa.0))
+            })?;
+        }
         self.pages[i] = Shadow::Programmed { lpn, version };
         self.location[lpn.0 as usize] = Some(ppa);
         Ok(())
+    }
+
+    /// Mirror an erase of `block` on the device, if there is one: a partial erase of
+    /// `range`, or a whole-block erase.
+    fn device_erase(&mut self, block: u32, range: Option<PageRange>, what: &str) -> Result<(), Violation> {
+        let Some(dev) = self.device.as_mut() else { return Ok(()) };
+        let result = if let Some(range) = range {
+            // The PB index of the range: level = log2(ppb / len), PB = 2^level + first / len.
+            let len = range.page_count;
+            let parts = self.ppb / len.max(1);
+            let level = parts.trailing_zeros();
+            ensure!(
+                len > 0 && parts.is_power_of_two() && self.ppb == len * parts && range.first_page % len == 0,
+                "{what}: the range is not a partial block of the device's tree"
+            );
+            dev.partial_erase_untimed(BlockId(block), (1 << level) + range.first_page / len)
+        } else {
+            dev.erase_untimed(BlockId(block))
+        };
+        result.map_err(|e| Violation(format!("{what}: the device refuses: {e}")))
     }
 
     fn erase_pages(&mut self, block: u32, range: PageRange, what: &str) -> Result<(), Violation> {
@@ -280,6 +311,13 @@ impl Model {
                     self.plane_of(from),
                     self.plane_of(to)
                 );
+                if let Some(dev) = self.device.as_ref() {
+                    let tag = dev.tag(from);
+                    ensure!(
+                        tag == Some(version),
+                        "{what}: the device's page holds {tag:?}, not version {version}"
+                    );
+                }
                 self.program(to, lpn, version, &what)?;
                 self.expected.gc_moves += 1;
                 self.expected.gc_copybacks += copyback as u64;
@@ -287,7 +325,9 @@ impl Model {
             GcStep::Erase { block, .. } => {
                 let what = format!("GC erase of block {}", block.0);
                 ensure!((block.0 as usize) < self.erase_counts.len(), "{what}: block out of range");
-                self.erase_pages(block.0, PageRange { first_page: 0, page_count: self.ppb }, &what)?;
+                let whole = PageRange { first_page: 0, page_count: self.ppb };
+                self.erase_pages(block.0, whole, &what)?;
+                self.device_erase(block.0, None, &what)?;
                 self.range_starts.retain(|&(b, _)| b != block.0);
                 self.erase_counts[block.idx()] += 1;
                 self.expected.erases += 1;
@@ -301,6 +341,7 @@ impl Model {
                     "{what}: range outside the block"
                 );
                 self.erase_pages(block.0, range, &what)?;
+                self.device_erase(block.0, Some(range), &what)?;
                 self.range_starts.insert((block.0, range.first_page));
                 self.expected.partial_erases += 1;
             }
@@ -451,6 +492,14 @@ impl<F: Ftl> Harness<F> {
     /// succeeds (FTLs that always know, like [`crate::PageFtl`]).
     pub fn with_exact_write_addr(mut self, exact: bool) -> Harness<F> {
         self.exact_write_addr = exact;
+        self
+    }
+
+    /// Mirror every program and erase on `device` (fresh, tags stored, the FTL's
+    /// geometry), whose physics must accept each one ([`Model`]).
+    pub fn with_device(mut self, device: lamina_nand_model::Device) -> Harness<F> {
+        assert_eq!(device.geometry(), self.ftl.geometry(), "the device's geometry is not the FTL's");
+        self.model.device = Some(device);
         self
     }
 
@@ -890,6 +939,16 @@ pub fn check_conformance<F: Ftl>(
     make: impl Fn() -> F,
     cfg: &ConformanceConfig,
 ) -> Result<(), ConformanceFailure> {
+    check_conformance_on(make, cfg, None)
+}
+
+/// [`check_conformance`], every case also mirrored on a fresh [`lamina_nand_model::Device`]
+/// of `device` ([`Harness::with_device`]) when given.
+pub fn check_conformance_on<F: Ftl>(
+    make: impl Fn() -> F,
+    cfg: &ConformanceConfig,
+    device: Option<&lamina_nand_model::DeviceSpec>,
+) -> Result<(), ConformanceFailure> {
     let probe = make();
     let strategy = ops_strategy(probe.logical_pages(), probe.geometry().total_planes(), cfg);
     drop(probe);
@@ -899,8 +958,18 @@ pub fn check_conformance<F: Ftl>(
         Config { cases: cfg.cases, failure_persistence: None, max_shrink_iters: 50_000, ..Config::default() };
     let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
     let exact = cfg.exact_write_addr;
+    let harness = || {
+        let h = Harness::new(make()).with_exact_write_addr(exact);
+        match device {
+            Some(spec) => h.with_device(lamina_nand_model::Device::new(
+                spec.clone(),
+                lamina_nand_model::DeviceOptions { store_tags: true },
+            )),
+            None => h,
+        }
+    };
     let result = runner.run(&strategy, |ops| {
-        let mut h = Harness::new(make()).with_exact_write_addr(exact);
+        let mut h = harness();
         h.apply_all(&ops)
             .map_err(|(i, v)| TestCaseError::fail(format!("operation #{i} ({}): {}", ops[i], v.0)))
     });
@@ -909,7 +978,7 @@ pub fn check_conformance<F: Ftl>(
         Err(TestError::Fail(reason, mut ops)) => {
             // Drop the operations after the one that failed (proptest shrinks by removing
             // elements, but the tail after the failure never matters).
-            let mut h = Harness::new(make()).with_exact_write_addr(exact);
+            let mut h = harness();
             let failed_at = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.apply_all(&ops)));
             if let Ok(Err((i, _))) = failed_at {
                 ops.truncate(i + 1);
@@ -1050,31 +1119,76 @@ pub fn check_kind_conformance(
     cfg: &crate::FtlConfig,
     conf: &ConformanceConfig,
 ) -> Result<(), ConformanceFailure> {
+    kind_conformance(geometry, None, cfg, conf)
+}
+
+/// [`check_kind_conformance`] for the device `spec` describes: the FTL is built from the
+/// spec ([`crate::FtlKind::build_for_device`], so `ftl.pen` works) and every case is
+/// mirrored on a real [`lamina_nand_model::Device`] of it, whose physics must accept
+/// every program, erase and partial erase.
+pub fn check_device_conformance(
+    spec: &lamina_nand_model::DeviceSpec,
+    cfg: &crate::FtlConfig,
+    conf: &ConformanceConfig,
+) -> Result<(), ConformanceFailure> {
+    kind_conformance(spec.geometry(), Some(spec), cfg, conf)
+}
+
+fn kind_conformance(
+    geometry: &lamina_nand_model::Geometry,
+    spec: Option<&lamina_nand_model::DeviceSpec>,
+    cfg: &crate::FtlConfig,
+    conf: &ConformanceConfig,
+) -> Result<(), ConformanceFailure> {
     use crate::FtlKind;
     let g = geometry.clone();
-    let built = |e: crate::FtlConfigError| -> ! { panic!("{:?} does not build: {e}", cfg.kind) };
+    let block_conf = ConformanceConfig { exact_write_addr: false, ..conf.clone() };
     match cfg.kind {
-        FtlKind::Page => check_conformance(
-            || crate::PageFtl::new(g.clone(), cfg).unwrap_or_else(|e| built(e)),
+        FtlKind::Page => check_conformance_on(
+            || built(cfg, crate::PageFtl::new(g.clone(), cfg)),
             &ConformanceConfig { exact_write_addr: true, ..conf.clone() },
+            spec,
         ),
-        FtlKind::Nftl => check_conformance(
-            || crate::NftlFtl::new(g.clone(), cfg).unwrap_or_else(|e| built(e)),
-            &ConformanceConfig { exact_write_addr: false, ..conf.clone() },
+        FtlKind::Nftl => check_conformance_on(
+            || {
+                built(
+                    cfg,
+                    spec.map_or_else(
+                        || crate::NftlFtl::new(g.clone(), cfg),
+                        |s| crate::NftlFtl::for_device(s, cfg),
+                    ),
+                )
+            },
+            &block_conf,
+            spec,
         ),
-        FtlKind::Superblock => check_conformance(
-            || crate::SuperblockFtl::new(g.clone(), cfg).unwrap_or_else(|e| built(e)),
-            &ConformanceConfig { exact_write_addr: false, ..conf.clone() },
+        FtlKind::Superblock => check_conformance_on(
+            || {
+                let ftl = spec.map_or_else(
+                    || crate::SuperblockFtl::new(g.clone(), cfg),
+                    |s| crate::SuperblockFtl::for_device(s, cfg),
+                );
+                built(cfg, ftl)
+            },
+            &block_conf,
+            spec,
         ),
-        FtlKind::Mbm => check_conformance(
-            || crate::mbm::build(g.clone(), cfg).unwrap_or_else(|e| built(e)),
+        FtlKind::Mbm => check_conformance_on(
+            || built(cfg, crate::mbm::build(g.clone(), cfg)),
             &ConformanceConfig { exact_write_addr: true, ..conf.clone() },
+            spec,
         ),
-        FtlKind::Tbm => check_conformance(
-            || crate::TbmFtl::new(g.clone(), cfg).unwrap_or_else(|e| built(e)),
+        FtlKind::Tbm => check_conformance_on(
+            || built(cfg, crate::TbmFtl::new(g.clone(), cfg)),
             &ConformanceConfig { exact_write_addr: true, ..conf.clone() },
+            spec,
         ),
     }
+}
+
+/// The FTL `cfg` built, or a panic naming its kind (a test bug).
+fn built<F>(cfg: &crate::FtlConfig, ftl: Result<F, crate::FtlConfigError>) -> F {
+    ftl.unwrap_or_else(|e| panic!("{:?} does not build: {e}", cfg.kind))
 }
 
 /// Bytes a fuzzer spends on choosing a block-level FTL in [`run_block_ftl_bytes`].

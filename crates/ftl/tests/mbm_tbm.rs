@@ -245,3 +245,30 @@ fn kind_options_are_refused_under_other_kinds_naming_the_key() {
     }
     assert!(FtlKind::Mbm.build(g, &no_ws).is_ok());
 }
+
+/// The `mbm` preset's device shrunk to one chip of 2 dies × `planes` planes × 8 blocks ×
+/// 4 pages: the harness mirrors every program and erase on a real `Device`, whose physics
+/// (erase before program, pages in order) must accept them and whose stored tags must be
+/// the versions the moves copy.
+#[test]
+fn mbm_and_tbm_conform_on_a_real_device() {
+    use lamina_ftl::testing::check_device_conformance;
+    for planes in [2, 4] {
+        let mut c = lamina_nand_model::preset("mbm").unwrap();
+        c.geometry.channels = 1;
+        c.geometry.chips_per_channel = 1;
+        c.geometry.dies_per_chip = 2;
+        c.geometry.planes_per_die = planes;
+        c.geometry.blocks_per_plane = 8;
+        c.geometry.pages_per_block = 4;
+        let spec = c.validate().unwrap();
+        for (kind, mbm_ws) in [(FtlKind::Mbm, true), (FtlKind::Mbm, false), (FtlKind::Tbm, true)] {
+            let cfg = FtlConfig { mbm_ws, copyback: planes == 4, ..cfg(kind, 0.35) };
+            let conf =
+                ConformanceConfig { cases: 16, ops: 100..600, seed: 5, hot_lpns: 24, ..Default::default() };
+            if let Err(f) = check_device_conformance(&spec, &cfg, &conf) {
+                panic!("{kind:?} mbm_ws {mbm_ws} on {planes} planes: {f}");
+            }
+        }
+    }
+}

@@ -28,7 +28,8 @@
 //! instant; the report counts them.
 //!
 //! Schedulers ([`SchedulerKind`], config `sched.scheduler`): `fcfs`, `multiplane`,
-//! `sprinkler`, `soml`. Sources and rules: `docs/policies.md`.
+//! `sprinkler`, `soml`, `mbm` (mbm-ftl's conditional parallel read, RS). Sources and
+//! rules: `docs/policies.md`.
 
 use std::collections::VecDeque;
 
@@ -217,7 +218,7 @@ pub trait TxnScheduler: Send {
     /// whatever the device's state (implied by [`TxnScheduler::serves_lone_head`]). The
     /// engine then skips the call: a scheduler that groups transactions has nothing to
     /// group with a lone entry, and at light load most slots are of this kind. False
-    /// by default; `fcfs`, `multiplane` and `soml` say true (`sprinkler` keeps
+    /// by default; `fcfs`, `multiplane`, `soml` and `mbm` say true (`sprinkler` keeps
     /// per-queue state that the call updates, so it is always asked).
     fn serves_lone_single(&self) -> bool {
         self.serves_lone_head()
@@ -230,6 +231,29 @@ pub trait TxnScheduler: Send {
         let _ = waiting;
         0
     }
+
+    /// The `mbm` scheduler's counters of its read decisions (RS); `None` for a
+    /// scheduler that keeps none.
+    fn rs_counters(&self) -> Option<RsCounters> {
+        None
+    }
+}
+
+/// What the `mbm` scheduler's conditional parallel read (RS, mbm-ftl §IV-B, Fig. 6)
+/// counted ([`TxnScheduler::rs_counters`]); the report's `rs` section (schema v7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct RsCounters {
+    /// Read decisions the scheduler was asked for (a lone read the engine serves
+    /// without asking is not counted).
+    pub decisions: u64,
+    /// Decisions that formed a multi-plane read (all its reads of one host request).
+    pub multi_plane: u64,
+    /// Decisions where `multiplane`'s rule would have formed a wider read by joining
+    /// other requests' reads, and RS did not (Fig. 6b: the first-arrived read goes
+    /// without them).
+    pub refused: u64,
+    /// Σ over refused decisions of the reads left out (the wider group's size minus RS's).
+    pub refused_reads: u64,
 }
 
 /// A host request waiting for a device-queue slot (`host.queue_depth`), as a scheduler
@@ -272,12 +296,20 @@ pub enum SchedulerKind {
     Sprinkler,
     /// [`MultiplaneScheduler`] that also coalesces partial reads into SOML reads.
     Soml,
+    /// [`MultiplaneScheduler`] with mbm-ftl's conditional parallel read (RS): a
+    /// multi-plane read only of reads of one host request.
+    Mbm,
 }
 
 impl SchedulerKind {
     /// Every scheduler, in documentation order.
-    pub const ALL: [SchedulerKind; 4] =
-        [SchedulerKind::Fcfs, SchedulerKind::Multiplane, SchedulerKind::Sprinkler, SchedulerKind::Soml];
+    pub const ALL: [SchedulerKind; 5] = [
+        SchedulerKind::Fcfs,
+        SchedulerKind::Multiplane,
+        SchedulerKind::Sprinkler,
+        SchedulerKind::Soml,
+        SchedulerKind::Mbm,
+    ];
 
     /// The config name (`sched.scheduler`).
     pub fn name(self) -> &'static str {
@@ -286,6 +318,7 @@ impl SchedulerKind {
             SchedulerKind::Multiplane => "multiplane",
             SchedulerKind::Sprinkler => "sprinkler",
             SchedulerKind::Soml => "soml",
+            SchedulerKind::Mbm => "mbm",
         }
     }
 
@@ -302,6 +335,9 @@ impl SchedulerKind {
             SchedulerKind::Soml => {
                 "multiplane, and partial reads of one plane from different blocks coalesced into SOML reads"
             }
+            SchedulerKind::Mbm => {
+                "multiplane for writes and GC; a multi-plane read only when all its reads belong to one host request, else the first-arrived read alone (RS)"
+            }
         }
     }
 
@@ -316,6 +352,9 @@ impl SchedulerKind {
                 "Sprinkler: RIOS + FARO (Jung & Kandemir, HPCA 2014), from its public description"
             }
             SchedulerKind::Soml => "SOML read (soml-read seed, §4-5) on top of multiplane",
+            SchedulerKind::Mbm => {
+                "MBM's parallelism-relaxed read strategy RS (Li et al., mbm-ftl §IV-B, Fig. 6)"
+            }
         }
     }
 
@@ -327,22 +366,21 @@ impl SchedulerKind {
     /// Build the scheduler.
     pub fn build(self, p: SchedulerParams) -> Box<dyn TxnScheduler> {
         let arbiter = p.arbiter.build();
+        let multiplane = |arbiter, soml, rs| MultiplaneScheduler {
+            arbiter,
+            gc: p.gc,
+            width: p.width,
+            window: p.window,
+            soml,
+            rs,
+            scratch: Vec::new(),
+            counters: RsCounters::default(),
+        };
         match self {
             SchedulerKind::Fcfs => Box::new(FcfsScheduler { arbiter, gc: p.gc }),
-            SchedulerKind::Multiplane => Box::new(MultiplaneScheduler {
-                arbiter,
-                gc: p.gc,
-                width: p.width,
-                window: p.window,
-                soml: None,
-            }),
-            SchedulerKind::Soml => Box::new(MultiplaneScheduler {
-                arbiter,
-                gc: p.gc,
-                width: p.width,
-                window: p.window,
-                soml: p.soml,
-            }),
+            SchedulerKind::Multiplane => Box::new(multiplane(arbiter, None, false)),
+            SchedulerKind::Soml => Box::new(multiplane(arbiter, p.soml, false)),
+            SchedulerKind::Mbm => Box::new(multiplane(arbiter, None, true)),
             SchedulerKind::Sprinkler => Box::new(SprinklerScheduler {
                 arbiter,
                 gc: p.gc,
@@ -650,12 +688,49 @@ fn group_soml(
 /// multi-plane operation. GC steps of several planes' jobs go together. With SOML rules
 /// (the `soml` scheduler), a partial read that found no multi-plane partner is
 /// coalesced with partial reads of its plane into one SOML read.
+///
+/// With RS (the `mbm` scheduler, mbm-ftl §IV-B, Fig. 6), a read joins the head read only
+/// if both belong to the same host request: a multi-plane read serves one request, so
+/// the first-arrived read never waits for other requests' data transfers; a head read
+/// of no request (a read-modify-write read of an undecided write) goes alone.
 pub struct MultiplaneScheduler {
     arbiter: Box<dyn Arbiter>,
     gc: GcMode,
     width: u32,
     window: u32,
     soml: Option<SomlRules>,
+    /// RS: multi-plane reads only of one request's reads.
+    rs: bool,
+    /// Scratch for RS's comparison with the unconditional group (allocated once).
+    scratch: Vec<u32>,
+    /// RS's counters.
+    counters: RsCounters,
+}
+
+impl MultiplaneScheduler {
+    /// RS (Fig. 6): extend `group` (the head read alone) with reads of the head's
+    /// request only, and count what `multiplane`'s rule would have joined besides.
+    fn rs_reads(&mut self, view: &dyn DeviceView, die: DieId, q: &VecDeque<QueuedTxn>, group: &mut Vec<u32>) {
+        debug_assert_eq!(group, &[0], "RS builds around the head read");
+        let req = q[0].req;
+        let n = if req == NO_REQUEST {
+            1
+        } else {
+            group_reads(view, die, q, self.width, self.window, Some(req), group)
+        };
+        let mut all = std::mem::take(&mut self.scratch);
+        all.clear();
+        all.push(0);
+        let m = group_reads(view, die, q, self.width, self.window, None, &mut all);
+        self.scratch = all;
+        let c = &mut self.counters;
+        c.decisions += 1;
+        c.multi_plane += u64::from(n > 1);
+        if m > n {
+            c.refused += 1;
+            c.refused_reads += u64::from(m - n);
+        }
+    }
 }
 
 impl TxnScheduler for MultiplaneScheduler {
@@ -668,6 +743,10 @@ impl TxnScheduler for MultiplaneScheduler {
     fn schedule(&mut self, slot: &Slot, q: &DieQueues, view: &dyn DeviceView, out: &mut Decision) {
         match pick_class(self.arbiter.as_mut(), self.gc, slot, q) {
             None => {}
+            Some(Class::Read) if self.rs => {
+                out.set(Choice::Read, 0);
+                self.rs_reads(view, slot.die, &q.reads, &mut out.picks);
+            }
             Some(Class::Read) => {
                 out.set(Choice::Read, 0);
                 let n = group_reads(view, slot.die, &q.reads, self.width, self.window, None, &mut out.picks);
@@ -684,6 +763,10 @@ impl TxnScheduler for MultiplaneScheduler {
             }
             Some(Class::Gc) => group_gc(q, self.width, out),
         }
+    }
+
+    fn rs_counters(&self) -> Option<RsCounters> {
+        self.rs.then_some(self.counters)
     }
 }
 

@@ -11,24 +11,27 @@
 //! [`mock::MockView`] is a hand-built view for tests and experiments.
 //!
 //! Placements ([`PlacementKind`], config `sched.placement`): `static`, `write-order`,
-//! `queue`, `state`, `dynamic`, `uq` (state-based-die-binding) and `ocr`, `lacr`
-//! (layer-aware-chip-redirection). Rules, sources and open points: `docs/policies.md`.
+//! `queue`, `state`, `dynamic`, `uq` (state-based-die-binding), `ocr`, `lacr`
+//! (layer-aware-chip-redirection) and `mcs` (mbm-ftl's chip selection with
+//! Channel_Max_Subs, [`mbm`]). Rules, sources and open points: `docs/policies.md`.
 
 use lamina_nand_model::{BlockId, ChannelId, DieId, Geometry, Lpn, PlaneId, Ppa, SimTime, Timing};
 use serde::{Deserialize, Serialize};
 
 pub mod controller;
 pub mod lacr;
+pub mod mbm;
 pub mod mock;
 pub mod placement;
 pub mod soml;
 
 pub use controller::{
     Choice, Decision, DieQueues, FcfsScheduler, GcJobRef, MultiplaneScheduler, NO_REQUEST, QueuedTxn,
-    SchedulerKind, SchedulerParams, Slot, SprinklerScheduler, TxnKind, TxnScheduler, Waiting,
+    RsCounters, SchedulerKind, SchedulerParams, Slot, SprinklerScheduler, TxnKind, TxnScheduler, Waiting,
     lone_eligible_class,
 };
 pub use lacr::{ChipRedirect, LacrParams, PendingWriteLayer, ReadScope, RedirectCounters};
+pub use mbm::{McsCounters, McsOverflow, McsParams, McsPlacement};
 pub use placement::{
     DynamicPlacement, PlacementKind, QueuePlacement, StatePlacement, StaticPlacement, UqPlacement,
     WriteOrderPlacement,
@@ -102,6 +105,19 @@ pub trait Placement: Send {
     /// and LaCR would choose differently, by how much their estimates differ); `None`
     /// for a policy that keeps none.
     fn redirect_counters(&self) -> Option<RedirectCounters> {
+        None
+    }
+
+    /// A host request (or a batch of buffer flushes) of `pages` sub-writes is about to be
+    /// placed: the engine calls this once, then [`Placement::place_write`] for each of
+    /// them in order. Policies that place a request as a whole (`mcs`) use it; the
+    /// others ignore it.
+    fn begin_request(&mut self, pages: u32) {
+        let _ = pages;
+    }
+
+    /// The `mcs` policy's counters of its decisions; `None` for other policies.
+    fn mcs_counters(&self) -> Option<McsCounters> {
         None
     }
 }

@@ -22,6 +22,7 @@ use lamina_nand_model::{ChannelId, ChipId, DieId, Geometry, Lpn, PlaneId};
 use serde::{Deserialize, Serialize};
 
 use crate::lacr::{ChipRedirect, LacrParams};
+use crate::mbm::{McsParams, McsPlacement};
 use crate::{DeviceView, Placement};
 
 /// Same die, keep the static plane index.
@@ -238,11 +239,14 @@ pub enum PlacementKind {
     Ocr,
     /// [`ChipRedirect`] with layer awareness (LaCR).
     Lacr,
+    /// [`McsPlacement`] (mbm-ftl's Minimizing Chip consumption Strategy with
+    /// Channel_Max_Subs).
+    Mcs,
 }
 
 impl PlacementKind {
     /// Every policy, in documentation order.
-    pub const ALL: [PlacementKind; 8] = [
+    pub const ALL: [PlacementKind; 9] = [
         PlacementKind::Static,
         PlacementKind::WriteOrder,
         PlacementKind::Queue,
@@ -251,6 +255,7 @@ impl PlacementKind {
         PlacementKind::Uq,
         PlacementKind::Ocr,
         PlacementKind::Lacr,
+        PlacementKind::Mcs,
     ];
 
     /// The config name (`"write-order"`, …).
@@ -264,6 +269,7 @@ impl PlacementKind {
             PlacementKind::Uq => "uq",
             PlacementKind::Ocr => "ocr",
             PlacementKind::Lacr => "lacr",
+            PlacementKind::Mcs => "mcs",
         }
     }
 
@@ -278,6 +284,9 @@ impl PlacementKind {
             PlacementKind::Uq => "an idle die on an idle channel, else wait in the undecided queue",
             PlacementKind::Ocr => "chip redirection by estimated queue time, without layer awareness",
             PlacementKind::Lacr => "layer-aware chip redirection by estimated queue time",
+            PlacementKind::Mcs => {
+                "a request's sub-writes spread over channels by Channel_Max_Subs, each share on the idle chip of least parallelism degree that takes it whole"
+            }
         }
     }
 
@@ -292,6 +301,9 @@ impl PlacementKind {
             PlacementKind::Uq => "Jin and Shin 2017, §3 (the proposal)",
             PlacementKind::Ocr => "Xu, Du and Ding, IEEE Access 2021, §V-A",
             PlacementKind::Lacr => "Xu, Du and Ding, IEEE Access 2021, §III–IV (the proposal)",
+            PlacementKind::Mcs => {
+                "Li et al., mbm-ftl §IV-C Fig. 7 (MCS) and §IV-A Algorithm 1 (Channel_Max_Subs, reconstructed)"
+            }
         }
     }
 
@@ -302,11 +314,12 @@ impl PlacementKind {
 
     /// Build the policy with default parameters.
     pub fn build(self) -> Box<dyn Placement> {
-        self.build_with(LacrParams::default())
+        self.build_with(LacrParams::default(), McsParams::default())
     }
 
-    /// Build the policy; `lacr` parameterises OCR and LaCR (ignored by the others).
-    pub fn build_with(self, lacr: LacrParams) -> Box<dyn Placement> {
+    /// Build the policy; `lacr` parameterises OCR and LaCR, `mcs` MCS (each ignored by
+    /// the others).
+    pub fn build_with(self, lacr: LacrParams, mcs: McsParams) -> Box<dyn Placement> {
         match self {
             PlacementKind::Static => Box::new(StaticPlacement),
             PlacementKind::WriteOrder => Box::new(WriteOrderPlacement::default()),
@@ -316,6 +329,7 @@ impl PlacementKind {
             PlacementKind::Uq => Box::new(UqPlacement),
             PlacementKind::Ocr => Box::new(ChipRedirect::ocr(lacr)),
             PlacementKind::Lacr => Box::new(ChipRedirect::lacr(lacr)),
+            PlacementKind::Mcs => Box::new(McsPlacement::new(mcs)),
         }
     }
 }

@@ -1,16 +1,19 @@
 //! Placement policies on hand-built device states ([`MockView`]): each policy's choice
 //! checked against the rule in `docs/policies.md`, UQ's undecided queue draining in FCFS
-//! order, LaCR's tie token, OCR versus LaCR, and a property test that every policy only
-//! returns legal targets.
+//! order, LaCR's tie token, OCR versus LaCR, MCS's chip choice (best fit, Fig. 7,
+//! Channel_Max_Subs shares), and a property test that every policy only returns legal
+//! targets.
 
-use lamina_nand_model::{DieId, Lpn, Nanos, PlaneId, SimTime, preset};
+use lamina_nand_model::{ChipId, DieId, Lpn, Nanos, PlaneId, SimTime, preset};
+use lamina_sched::mbm::parallelism_degree;
 use lamina_sched::mock::MockView;
 use lamina_sched::{
-    ChipRedirect, DeviceView, LacrParams, PendingWriteLayer, Placement, PlacementKind, ReadScope,
-    RedirectCounters,
+    ChipRedirect, DeviceView, LacrParams, McsCounters, McsOverflow, McsParams, McsPlacement,
+    PendingWriteLayer, Placement, PlacementKind, ReadScope, RedirectCounters,
 };
 use proptest::prelude::*;
 use std::collections::VecDeque;
+use std::ops::Not;
 
 fn view(name: &str) -> MockView {
     MockView::new(&preset(name).expect("preset").validate().expect("valid"))
@@ -460,6 +463,15 @@ fn check_legal(v: &MockView, static_planes: &[u32]) {
                     kind.name()
                 );
             }
+            if kind == PlacementKind::Mcs {
+                // An idle die of free parallelism, or the static plane when there is none.
+                let free = (0..geo.total_chips()).any(|c| parallelism_degree(v, ChipId(c)) > 0);
+                assert!(
+                    if free { v.die_idle[die.idx()] && v.gc[die.idx()].not() } else { plane == sp },
+                    "mcs chose plane {} (free chips: {free})",
+                    plane.0
+                );
+            }
             if matches!(kind, PlacementKind::Ocr | PlacementKind::Lacr) {
                 let ch_gc =
                     (0..geo.total_dies()).any(|d| v.gc[d as usize] && geo.channel_of_die(DieId(d)) == ch);
@@ -489,4 +501,150 @@ proptest! {
     fn every_policy_returns_legal_targets_lacr(v in arb_state("lacr"), sps in proptest::collection::vec(any::<u32>(), 1..6)) {
         check_legal(&v, &sps);
     }
+}
+
+// -------------------------------------------------------------------------- mcs
+
+/// Place a request of `n` sub-writes with `p`, queueing each write on the mock device as
+/// the engine does (so the next call sees the plane claimed); the planes chosen.
+fn place_request(p: &mut dyn Placement, v: &mut MockView, n: u32) -> Vec<u32> {
+    p.begin_request(n);
+    (0..n)
+        .map(|i| {
+            let plane = p.place_write(Lpn(u64::from(i)), PlaneId(0), v).expect("mcs never defers");
+            v.queue_write(plane);
+            plane.0
+        })
+        .collect()
+}
+
+/// The `mbm` device (4 channels × 2 chips × 2 dies × 2 planes, every plane's next write
+/// at block 0, page 0) with chip 0 of degree 4; chip 1 of degree 3 (die 3's planes at
+/// different pages); chip 2 of degree 2 (die 4 busy); chip 3 of degree 1 (die 6 busy,
+/// die 7's planes misaligned); chips 4–7 busy.
+fn mcs_view() -> MockView {
+    let mut v = view("mbm");
+    v.set_next_write(PlaneId(7), 0, 1);
+    v.set_next_write(PlaneId(15), 0, 1);
+    for d in [4, 6].into_iter().chain(8..16) {
+        v.die_idle[d] = false;
+    }
+    v
+}
+
+fn mcs(channel_max_subs: bool, overflow: McsOverflow) -> McsPlacement {
+    McsPlacement::new(McsParams { channel_max_subs, overflow })
+}
+
+/// The paper's example of a chip's parallelism (§IV): two dies of two planes, die 1's
+/// planes not at one offset: 2 + 1 = 3 pages in one program latency. A busy die, a die
+/// with a queued read (served first) and planes claimed by queued writes do not count.
+#[test]
+fn mcs_parallelism_degree_is_the_papers() {
+    let mut v = mcs_view();
+    let chip = |c| parallelism_degree(&v, ChipId(c));
+    assert_eq!([chip(0), chip(1), chip(2), chip(3), chip(4)], [4, 3, 2, 1, 0]);
+    v.die_idle[0] = false;
+    assert_eq!(parallelism_degree(&v, ChipId(0)), 2);
+    v.queue_read(PlaneId(2), 0, 8192);
+    assert_eq!(parallelism_degree(&v, ChipId(0)), 0);
+    v.die_idle[0] = true;
+    v.queue_write(PlaneId(0));
+    assert_eq!(parallelism_degree(&v, ChipId(0)), 1, "die 0: plane 1 left; die 1: a read waits");
+    // FTL-picked planes: the row's room less the queued writes.
+    v.aligned_rows[0] = Some(2);
+    assert_eq!(parallelism_degree(&v, ChipId(0)), 1);
+}
+
+/// Best fit (channel shares off): the idle chip of least degree that takes the whole
+/// request; a request no chip takes whole goes first to the least chip
+/// (`overflow = least`) or the greatest (`most`), the rest placed again.
+#[test]
+fn mcs_places_a_request_on_the_least_chip_that_takes_it() {
+    let expect: [(u32, McsOverflow, &[u32]); 6] = [
+        (2, McsOverflow::Least, &[10, 11]),         // chip 2 (degree 2): die 5
+        (3, McsOverflow::Least, &[4, 5, 6]),        // chip 1 (3): die 2 both planes, die 3
+        (1, McsOverflow::Least, &[14]),             // chip 3 (1): die 7
+        (4, McsOverflow::Least, &[0, 2, 1, 3]),     // chip 0 (4): dies alternate, widest first
+        (5, McsOverflow::Least, &[14, 0, 2, 1, 3]), // chip 3 takes 1, chip 0 fits 4
+        (5, McsOverflow::Most, &[0, 2, 1, 3, 14]),  // chip 0 takes 4, chip 3 fits 1
+    ];
+    for (n, overflow, planes) in expect {
+        let mut v = mcs_view();
+        let mut p = mcs(false, overflow);
+        assert_eq!(place_request(&mut p, &mut v, n), planes, "{n} sub-writes, {overflow:?}");
+    }
+    let mut v = mcs_view();
+    let mut p = mcs(false, McsOverflow::Least);
+    place_request(&mut p, &mut v, 5);
+    let c = p.mcs_counters().expect("mcs counts");
+    assert_eq!(
+        c,
+        McsCounters {
+            decisions: 5,
+            requests: 1,
+            continued: 3,
+            best_fit: 1,
+            overflow: 1,
+            quota_relaxed: 0,
+            fallback_static: 0
+        }
+    );
+}
+
+/// mbm-ftl Fig. 7 on one channel of four chips: chip 03, of least degree, is chosen
+/// first, chip 00, of maximal degree, second; chips 01 and 02 keep their full
+/// parallelism for the next requests.
+#[test]
+fn mcs_reproduces_fig_7() {
+    let mut c = preset("mbm").expect("preset");
+    (c.geometry.channels, c.geometry.chips_per_channel) = (1, 4);
+    let mut v = MockView::new(&c.validate().expect("valid"));
+    v.die_idle[6] = false; // chip 03: degree 2
+    let mut p = PlacementKind::Mcs.build();
+    assert_eq!(place_request(p.as_mut(), &mut v, 6), [14, 15, 0, 2, 1, 3]);
+    let degrees: Vec<u32> = (0..4).map(|c| parallelism_degree(&v, ChipId(c))).collect();
+    assert_eq!(degrees, [0, 4, 4, 0]);
+}
+
+/// Channel_Max_Subs spreads a request over channels: channel 1 has two busy dies (load
+/// 2), the others none; 8 sub-writes level the channels at ⌈…⌉ 3 (Algorithm 1:
+/// 0, 0, 0 → 2 costs 6, the last 2 over four channels), the shares one below the level
+/// (2, 0, 2, 2) plus the 2 left to the least-loaded channels by index (channels 0
+/// and 2): 3, 0, 3, 2. Without the shares, best fit piles all 8 on channel 0.
+#[test]
+fn mcs_spreads_a_request_by_channel_max_subs() {
+    let per_channel = |planes: &[u32]| {
+        let mut n = [0u32; 4];
+        for &p in planes {
+            n[(p / 8) as usize] += 1;
+        }
+        n
+    };
+    let base = || {
+        let mut v = view("mbm");
+        v.die_idle[4] = false;
+        v.die_idle[5] = false;
+        v
+    };
+    let mut v = base();
+    let planes = place_request(PlacementKind::Mcs.build().as_mut(), &mut v, 8);
+    assert_eq!(per_channel(&planes), [3, 0, 3, 2], "{planes:?}");
+    assert_eq!(planes, [0, 2, 1, 16, 18, 17, 24, 26]);
+    let mut v = base();
+    let planes = place_request(&mut mcs(false, McsOverflow::Least), &mut v, 8);
+    assert_eq!(per_channel(&planes), [8, 0, 0, 0], "{planes:?}");
+}
+
+/// No idle chip anywhere: the static plane (MCS never defers). A sub-write the engine did
+/// not announce is a request of one.
+#[test]
+fn mcs_falls_back_to_the_static_plane_and_takes_unannounced_writes() {
+    let mut v = view("mbm");
+    let mut p = mcs(true, McsOverflow::Least);
+    assert_eq!(p.place_write(Lpn(0), PlaneId(9), &v), Some(PlaneId(0)), "least chip: all 4, lowest index");
+    v.die_idle.iter_mut().for_each(|i| *i = false);
+    assert_eq!(p.place_write(Lpn(1), PlaneId(9), &v), Some(PlaneId(9)));
+    let c = p.mcs_counters().expect("counts");
+    assert_eq!((c.decisions, c.requests, c.fallback_static), (2, 0, 1));
 }

@@ -15,7 +15,7 @@ use lamina_nand_model::{
 use lamina_sched::mock::MockView;
 use lamina_sched::{
     ArbiterKind, Choice, Decision, DeviceView, DieQueues, GcJobRef, GcMode, NO_REQUEST, QueuedTxn,
-    SchedulerKind, SchedulerParams, Slot, TxnKind, TxnScheduler,
+    RsCounters, SchedulerKind, SchedulerParams, Slot, TxnKind, TxnScheduler,
 };
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -177,6 +177,100 @@ fn decision(choice: Choice, picks: &[u32]) -> Decision {
     Decision { choice, picks: picks.to_vec() }
 }
 
+/// Four planes whose next writes all sit at block 5, page 7, and the writes `(lpn,
+/// req, plane)` queued in order.
+fn aligned_writes(writes: &[(u64, u32, u32)]) -> Bench {
+    let mut b = Bench::new(spec(4));
+    for p in 0..4 {
+        b.next_write(p, 5, 7);
+    }
+    for &(lpn, req, plane) in writes {
+        b.write(lpn, req, plane);
+    }
+    b
+}
+
+// -------------------------------------------------------------------- mbm (RS)
+
+/// mbm-ftl Fig. 6a: the head's request has reads on sibling planes at its block and
+/// page: RS forms the multi-plane read of that request's reads only; `multiplane` would
+/// also take request 2's read on plane 2.
+#[test]
+fn mbm_forms_a_multi_plane_read_only_of_one_requests_reads() {
+    let mut b = Bench::new(spec(4));
+    b.page_read(0, 1, 0, 3, 5); // 0: anchor, request 1
+    b.page_read(1, 2, 2, 3, 5); // 1: request 2, joinable by address
+    b.page_read(2, 1, 1, 3, 5); // 2: request 1, joins
+    b.page_read(3, 1, 3, 4, 5); // 3: request 1, other block index
+    let mut rs = sched(SchedulerKind::Mbm, &b);
+    assert_eq!(b.decide(rs.as_mut(), free()), decision(Choice::Read, &[0, 2]));
+    let mp = b.decide(sched(SchedulerKind::Multiplane, &b).as_mut(), free());
+    assert_eq!(mp, decision(Choice::Read, &[0, 1, 2]));
+    let c = rs.rs_counters().expect("mbm counts");
+    assert_eq!(c, RsCounters { decisions: 1, multi_plane: 1, refused: 1, refused_reads: 1 });
+    assert_eq!(sched(SchedulerKind::Multiplane, &b).rs_counters(), None);
+}
+
+/// mbm-ftl Fig. 6b: the head's multi-plane partners all belong to other requests: RS
+/// serves the first-arrived read alone.
+#[test]
+fn mbm_serves_the_first_read_alone_when_its_partners_are_other_requests() {
+    let mut b = Bench::new(spec(4));
+    b.page_read(0, 1, 0, 3, 5); // 0: anchor, request 1
+    b.page_read(1, 2, 1, 3, 5); // 1: request 2
+    b.page_read(2, 3, 2, 3, 5); // 2: request 3
+    let mut rs = sched(SchedulerKind::Mbm, &b);
+    assert_eq!(b.decide(rs.as_mut(), free()), decision(Choice::Read, &[0]));
+    assert_eq!(
+        b.decide(sched(SchedulerKind::Multiplane, &b).as_mut(), free()),
+        decision(Choice::Read, &[0, 1, 2])
+    );
+    assert_eq!(
+        rs.rs_counters(),
+        Some(RsCounters { decisions: 1, multi_plane: 0, refused: 1, refused_reads: 2 })
+    );
+    // Once the head is served, request 2's read heads the queue and request 3's is
+    // still another request's: alone again.
+    b.q.reads.pop_front();
+    assert_eq!(b.decide(rs.as_mut(), free()), decision(Choice::Read, &[0]));
+    // A lone request with nothing to join: neither formed nor refused.
+    b.q.reads.pop_back();
+    assert_eq!(b.decide(rs.as_mut(), free()), decision(Choice::Read, &[0]));
+    assert_eq!(
+        rs.rs_counters(),
+        Some(RsCounters { decisions: 3, multi_plane: 0, refused: 2, refused_reads: 3 })
+    );
+}
+
+/// A read of no host request (a read-modify-write read of an undecided write) joins
+/// nothing, even another such read: they are not one request.
+#[test]
+fn mbm_serves_a_read_of_no_request_alone() {
+    let mut b = Bench::new(spec(2));
+    b.read_on(TxnKind::RmwRead, 0, 0, NO_REQUEST, 0, 3, 5, 0, PAGE);
+    b.read_on(TxnKind::RmwRead, 0, 1, NO_REQUEST, 1, 3, 5, 0, PAGE);
+    assert_eq!(b.decide(sched(SchedulerKind::Mbm, &b).as_mut(), free()), decision(Choice::Read, &[0]));
+    assert_eq!(
+        b.decide(sched(SchedulerKind::Multiplane, &b).as_mut(), free()),
+        decision(Choice::Read, &[0, 1])
+    );
+}
+
+/// Writes and GC: exactly `multiplane`'s decisions (WS's multi-plane programs).
+#[test]
+fn mbm_writes_and_gc_are_multiplane() {
+    // Request 2's write joins (writes are parallelism-enhanced); the third finds plane 1
+    // taken.
+    let mut b = aligned_writes(&[(10, 1, 0), (11, 2, 1), (12, 1, 1), (13, 3, 3)]);
+    let (mut rs, mut mp) = (sched(SchedulerKind::Mbm, &b), sched(SchedulerKind::Multiplane, &b));
+    assert_eq!(b.decide(rs.as_mut(), free()), decision(Choice::Write, &[0, 1, 3]));
+    assert_eq!(b.decide(rs.as_mut(), free()), b.decide(mp.as_mut(), free()));
+    b.gc(0);
+    b.gc(2);
+    assert_eq!(b.decide(rs.as_mut(), free()), decision(Choice::Gc, &[0, 1]));
+    assert_eq!(rs.rs_counters(), Some(RsCounters::default()), "no read decided");
+}
+
 // ------------------------------------------------------------------------- fcfs
 
 /// A read, a write, a GC job and, per case, what the arbiter serves.
@@ -307,13 +401,8 @@ fn multiplane_writes_join_when_next_write_addresses_match() {
 /// would stay mapped.
 #[test]
 fn a_newer_write_of_a_page_never_joins() {
-    let mut b = Bench::new(spec(4));
-    for p in 0..4 {
-        b.next_write(p, 5, 7);
-    }
-    b.write(10, 1, 0);
-    b.write(10, 2, 1); // same page, newer
-    b.write(11, 3, 1);
+    // The second write is the same page, newer.
+    let b = aligned_writes(&[(10, 1, 0), (10, 2, 1), (11, 3, 1)]);
     let mut s = sched(SchedulerKind::Multiplane, &b);
     assert_eq!(b.decide(s.as_mut(), free()), decision(Choice::Write, &[0, 2]));
 }
@@ -826,6 +915,10 @@ fn check(
         Choice::Read if n > 1 => {
             prop_assert!(n <= c.width);
             let txns: Vec<&QueuedTxn> = d.picks.iter().map(|&i| &b.q.reads[i as usize]).collect();
+            if kind == SchedulerKind::Mbm {
+                // RS: a multi-plane read serves one host request.
+                prop_assert!(txns[0].req != NO_REQUEST && txns.iter().all(|t| t.req == txns[0].req));
+            }
             let pages: Vec<PageAddr> = txns.iter().map(|t| soml_part(&b.view, t).page).collect();
             // Different byte ranges: the command transfers the covering range.
             let lo = txns.iter().map(|t| t.offset).min().expect("picks");
@@ -967,6 +1060,7 @@ fn the_lone_entry_claims_are_made() {
     assert_eq!(claims(SchedulerKind::Fcfs), (true, true));
     assert_eq!(claims(SchedulerKind::Multiplane), (false, true));
     assert_eq!(claims(SchedulerKind::Sprinkler), (false, false));
+    assert_eq!(claims(SchedulerKind::Mbm), (false, true));
 }
 
 #[test]
@@ -974,7 +1068,7 @@ fn the_property_test_forms_wide_commands() {
     // Guard against a vacuous property: the property test's cases (2000, as there) do
     // form many multi-plane reads and programs and SOML reads.
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let (mut wide_reads, mut soml, mut wide_writes) = (0, 0, 0);
+    let (mut wide_reads, mut soml, mut wide_writes, mut rs_reads) = (0, 0, 0, 0);
     for _ in 0..2000 {
         let c = case().new_tree(&mut runner).expect("case").current();
         let b = c.bench();
@@ -982,6 +1076,7 @@ fn the_property_test_forms_wide_commands() {
         for kind in SchedulerKind::ALL {
             let d = b.decide(c.scheduler(kind, &b).as_mut(), slot);
             match d.choice {
+                Choice::Read if d.picks.len() > 1 && kind == SchedulerKind::Mbm => rs_reads += 1,
                 Choice::Read if d.picks.len() > 1 => wide_reads += 1,
                 Choice::SomlRead => soml += 1,
                 Choice::Write if d.picks.len() > 1 && c.aligned.is_none() => wide_writes += 1,
@@ -990,8 +1085,8 @@ fn the_property_test_forms_wide_commands() {
         }
     }
     assert!(
-        wide_reads > 70 && soml > 20 && wide_writes > 50,
-        "reads {wide_reads}, soml {soml}, writes {wide_writes}"
+        wide_reads > 70 && soml > 20 && wide_writes > 50 && rs_reads > 8,
+        "reads {wide_reads}, soml {soml}, writes {wide_writes}, RS reads of one request {rs_reads}"
     );
 }
 

@@ -37,6 +37,11 @@ impl Cell {
 fn metric(report: &serde_json::Value, path: &str, key: &str) -> anyhow::Result<Cell> {
     let mut v = report;
     for part in path.split('.') {
+        if v.is_null() {
+            // A section this run does not have (`pen` without PEN, `placement.mcs` under
+            // another policy): the metric is undefined here, as WAF is without writes.
+            return Ok(Cell::Text("n/a".into()));
+        }
         v = match v.get(part) {
             Some(x) => x,
             None => {
@@ -247,6 +252,10 @@ mod tests {
         let r = serde_json::json!({ "waf": null, "read": { "p99_ns": 5 } });
         assert_eq!(metric(&r, "waf", "k").unwrap().text(), "n/a");
         assert_eq!(metric(&r, "read.p99_ns", "k").unwrap().text(), "5");
+        // So is a field of a section the run does not have (PEN counters without PEN).
+        let r = serde_json::json!({ "pen": null, "gc": { "jobs": 3 } });
+        assert_eq!(metric(&r, "pen.m_merges", "k").unwrap().text(), "n/a");
+        assert!(metric(&r, "gc.nothing", "k").is_err(), "a missing key is still an error");
     }
 
     /// Two policies × two traces: ratios by hand, baseline column 1, geometric mean row.

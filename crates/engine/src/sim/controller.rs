@@ -520,6 +520,13 @@ fn take_picks(q: &mut std::collections::VecDeque<QueuedTxn>, picks: &[u32], out:
 impl Simulation {
     // ------------------------------------------------------------------ placement
 
+    /// The next `pages` sub-writes placed form one request (or one batch of buffer
+    /// flushes): tell the placement policy (`mcs` places a request as a whole).
+    #[inline]
+    pub(super) fn begin_placement_request(&mut self, pages: u32) {
+        self.ctl.placement.begin_request(pages);
+    }
+
     /// Ask the placement policy for a plane; `None` = undecided (deferred). An FTL that
     /// constrains the LPN to one plane (NFTL's in-place offsets) overrides the policy.
     #[inline]
@@ -671,6 +678,11 @@ impl Simulation {
         Ok(())
     }
 
+    /// The report's `rs` section (the `mbm` scheduler only).
+    pub(crate) fn rs_report(&self) -> Option<lamina_sched::RsCounters> {
+        self.ctl.scheduler.rs_counters()
+    }
+
     /// The report's `placement` section.
     pub(crate) fn placement_report(&self) -> PlacementReport {
         let c = &self.ctl.placement_counters;
@@ -686,6 +698,7 @@ impl Simulation {
             differing_gain_mean_ns: div(r.differing_gain_ns, r.choice_differs),
         });
         PlacementReport {
+            mcs: self.ctl.placement.mcs_counters(),
             decisions: c.decisions,
             deferred: c.deferred,
             undecided_wait_mean_ns: div(c.undecided_wait_ns, c.bound_after_wait),

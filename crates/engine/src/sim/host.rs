@@ -140,6 +140,10 @@ impl Simulation {
             attr: Attribution::default(),
         });
         let (mut instant, mut dram_pages, mut dram_bytes) = (0u32, 0u32, 0u64);
+        if r.op == IoOp::Write && self.host.buffer.is_none() {
+            // The placement sees the request whole (`mcs` spreads it over chips).
+            self.begin_placement_request(npages);
+        }
         let batch = self.begin_batch();
         // Reads look up a batch of pages first: the map loads are independent, so their
         // cache misses overlap instead of serialising behind each page's dispatch.
@@ -326,6 +330,7 @@ impl Simulation {
         }
         let batch = self.begin_batch();
         let mut flushes = std::mem::take(&mut self.host.flushes);
+        self.begin_placement_request(flushes.len() as u32);
         for f in flushes.drain(..) {
             let mut t = Txn::new(TxnKind::Flush, f.lpn, NIL, DieId(0), PlaneId(0), 0, self.page_size);
             t.partial = f.mask != buffer::FULL;

@@ -444,7 +444,9 @@ impl SchedKnobs {
     fn write(&self, s: &mut String, geo: &GeometryConfig, soml: bool) {
         let placement = self.placement_kind();
         s.push_str("\n[sched]\n");
-        let kinds: &[SchedulerKind] = if soml { &SchedulerKind::ALL } else { &SchedulerKind::ALL[..3] };
+        // Every scheduler the device supports (`soml` needs SOML reads).
+        let kinds: Vec<SchedulerKind> =
+            SchedulerKind::ALL.into_iter().filter(|k| soml || !k.needs_soml()).collect();
         let kind = kinds[usize::from(self.scheduler) % kinds.len()];
         let _ = writeln!(s, "scheduler = \"{}\"", kind.name());
         if let Some(w) = self.width {
