@@ -185,14 +185,11 @@ fn byte_chosen_mbm_and_tbm_conform() {
         if c.len() < 3 {
             continue;
         }
-        let g = slc_geometry(
-            1 + (c[0] >> 2 & 1) as u32,
-            1,
-            1 + (c[0] >> 3 & 1) as u32,
-            1 + (c[0] >> 4 & 3) as u32,
-            6 + (c[1] & 7) as u32,
-            [1, 2, 4, 8, 16, 128, 3, 5][(c[1] >> 3 & 7) as usize],
-        );
+        // Bits of the first two bytes: channels, dies, planes per die, blocks, pages.
+        let bit = |byte: u8, shift: u8, mask: u8| u32::from(byte >> shift & mask);
+        let pages = [1, 2, 4, 8, 16, 128, 3, 5][bit(c[1], 3, 7) as usize];
+        let (channels, dies, planes) = (1 + bit(c[0], 2, 1), 1 + bit(c[0], 3, 1), 1 + bit(c[0], 4, 3));
+        let g = slc_geometry(channels, 1, dies, planes, 6 + bit(c[1], 0, 7), pages);
         let which = (c[0] & 3) as usize % 3;
         let base = FtlConfig {
             kind: if which == 2 { FtlKind::Tbm } else { FtlKind::Mbm },
