@@ -618,7 +618,7 @@ pub const PAPERS: &[Paper] = &[
             ),
             claim(
                 "nftl-pen-aep",
-                "PEN lowers the average erases per page (§6.2.1, Fig. 13b)",
+                "PEN lowers the average erases per page (§6.2.1, Fig. 13b; ours over the device's life, preconditioning included: docs/results.md)",
                 "erases.per_page.mean",
                 ("nftl-pen", "nftl"),
                 Direction::Lower,
