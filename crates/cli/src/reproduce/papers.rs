@@ -625,14 +625,25 @@ pub const PAPERS: &[Paper] = &[
                 None,
                 &[AT_RECORDED_RATE],
             ),
+            // The superblock baseline depends on over-provisioning (the paper gives
+            // none): checked apart at 7 % and 25 %, so one cannot hide the other.
             claim(
-                "superblock-pen-write-latency",
-                "PEN lowers the Superblock FTL's (4 + 1 blocks) mean write latency by 47.9 % (abstract, §6.2.2, Fig. 16a)",
+                "superblock-pen-write-latency-op7",
+                "PEN lowers the Superblock FTL's (4 + 1 blocks) mean write latency by 47.9 % (abstract, §6.2.2, Fig. 16a); 7 % over-provisioning",
                 "write.mean_ns",
                 ("sb4+5-pen", "sb4+5"),
                 Direction::Lower,
                 Some(-0.479),
-                &[AT_RECORDED_RATE],
+                &[AT_RECORDED_RATE, ("?op", "7%")],
+            ),
+            claim(
+                "superblock-pen-write-latency-op25",
+                "PEN lowers the Superblock FTL's (4 + 1 blocks) mean write latency by 47.9 % (abstract, §6.2.2, Fig. 16a); 25 % over-provisioning",
+                "write.mean_ns",
+                ("sb4+5-pen", "sb4+5"),
+                Direction::Lower,
+                Some(-0.479),
+                &[AT_RECORDED_RATE, ("?op", "25%")],
             ),
         ],
     },
