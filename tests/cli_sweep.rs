@@ -496,10 +496,24 @@ fn tiny_experiments_run() {
 /// traces get a root of tiny stand-ins; specs over the shared samples need ../shared.
 #[test]
 fn every_experiment_spec_plans() {
-    // Stand-ins for the generated traces (scripts/soml-synth-traces.sh and
-    // scripts/pen-synth-traces.sh), with distinct contents: runs are keyed by digest.
+    // Stand-ins for the generated traces (scripts/*-synth-traces.sh), with distinct
+    // contents: runs are keyed by digest.
     let synth = tempfile::tempdir().unwrap();
-    let names = ["small-r10000", "small-r20000", "small-r40000", "seq", "hot", "rand", "small"];
+    let names = [
+        "small-r10000",
+        "small-r20000",
+        "small-r40000",
+        "seq",
+        "hot",
+        "rand",
+        "small",
+        "usr1vm0",
+        "stg-1vm0",
+        "web-1vm0",
+        "src1-1vm2",
+        "financial",
+        "msnfs",
+    ];
     for (i, name) in names.iter().enumerate() {
         std::fs::write(synth.path().join(format!("{name}.trace")), format!("0 0 {i} 8 1\n1000 0 64 8 0\n"))
             .unwrap();
@@ -520,7 +534,7 @@ fn every_experiment_spec_plans() {
         let text = std::fs::read_to_string(spec).unwrap();
         let mut cmd = lamina();
         cmd.arg("sweep").arg(spec).arg("--list");
-        if text.contains("target/soml-synth") || text.contains("target/pen-synth") {
+        if ["target/soml-synth", "target/pen-synth", "target/mbm-synth"].iter().any(|t| text.contains(t)) {
             cmd.arg("--trace-root").arg(synth.path());
         } else if shared_root.is_none() {
             continue;

@@ -129,6 +129,53 @@ fn verify_passes_on_every_shared_trace_through_gc() {
     assert!(verify_through_gc(&traces), "the tiny device must force GC on some trace");
 }
 
+/// The MBM FTL (MBM's write strategy, and its per-plane ablation `ftl.mbm_ws = false`)
+/// and the TBM FTL (twin blocks, twin GC, multi-plane erase chains) keep the latest data
+/// of every page through GC on every shared trace, under the multiplane scheduler.
+#[test]
+fn verify_passes_with_mbm_and_tbm_on_every_shared_trace_through_gc() {
+    let Some(dir) = shared_traces("verify_passes_with_mbm_and_tbm_on_every_shared_trace_through_gc") else {
+        return;
+    };
+    let kinds: [&[&str]; 3] = [
+        &["ftl.kind=\"mbm\"", "sched.scheduler=\"multiplane\""],
+        &["ftl.kind=\"mbm\"", "ftl.mbm_ws=false", "sched.scheduler=\"multiplane\""],
+        &["ftl.kind=\"tbm\"", "sched.scheduler=\"multiplane\""],
+    ];
+    for sets in kinds {
+        let traces: Vec<(PathBuf, &[&str])> = SHARED_TRACES.iter().map(|t| (dir.join(t), sets)).collect();
+        assert!(verify_through_gc(&traces), "{sets:?}: the tiny device must force GC on some trace");
+    }
+}
+
+/// The brief's run: financial1 on the mbm preset, 64 blocks per plane, preconditioned to
+/// 90 % full, multiplane scheduler, verify on. MBM and TBM form multi-plane programs, more
+/// than the page FTL with per-plane allocation (which forms none: its planes' write
+/// pointers are independent); TBM's GC erases whole twins as multi-plane erases.
+#[test]
+fn mbm_and_tbm_form_multi_plane_programs_on_the_mbm_preset() {
+    let Some(dir) = shared_traces("mbm_and_tbm_form_multi_plane_programs_on_the_mbm_preset") else { return };
+    let t = dir.join("ssdsim-ascii/financial1-head10k.ascii");
+    let run = |kind: &str| {
+        let k = format!("ftl.kind=\"{kind}\"");
+        let sets = [
+            k.as_str(),
+            "sched.scheduler=\"multiplane\"",
+            "nand.geometry.blocks_per_plane=64",
+            "precondition.fill_fraction=0.9",
+            "host.verify=true",
+        ];
+        let r = run_trace(&cfg("mbm", &sets), &t).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert!(r.gc.jobs > 0, "{kind}: no GC");
+        r.flash_ops.expect("flash ops are reported")
+    };
+    let (page, mbm, tbm) = (run("page"), run("mbm"), run("tbm"));
+    assert_eq!(page.program.multi_plane, 0);
+    assert!(mbm.program.multi_plane > page.program.multi_plane, "mbm {}", mbm.program.multi_plane);
+    assert!(tbm.program.multi_plane > mbm.program.multi_plane, "tbm {}", tbm.program.multi_plane);
+    assert!(tbm.erase.multi_plane > 0 && tbm.erase.single_plane == 0, "tbm erases {:?}", tbm.erase);
+}
+
 /// RAIN 1 (`ftl.replication = "rain1"`): both copies of every page carry its latest
 /// data — reads are served from either copy, whichever die has less work, and each is
 /// checked against the latest write of the copy it reads (`host.verify`) — through GC on

@@ -16,6 +16,10 @@
 //! * [`SuperblockFtl`] — Kang et al.'s hybrid Superblock FTL: superblocks of adjacent
 //!   logical blocks sharing up to N + M physical blocks, page-mapped inside, intra- and
 //!   inter-superblock GC.
+//! * [`mbm`] — MBM's write strategy (a [`PageFtl`] with die-aligned allocation) (Li et al.): a host and a GC active block per
+//!   plane, host writes of a die round-robin over its planes at one offset.
+//! * [`TbmFtl`] — twin-block management (Tavakkol et al.): blocks allocated, collected
+//!   and erased as twins (one block index on every plane of a die).
 //! * [`pen`] — PEN's M-Merge planning (partial erase, FAST 2018): the PB tree, Algorithm 1's
 //!   minimum-cost restore sequence, boundary disturbance, the wear gate W, and the merge
 //!   vs M-Merge decisions of Algorithms 2 (NFTL) and 3 (Superblock). Pure functions.
@@ -70,11 +74,13 @@ mod blocks;
 mod cmt;
 pub mod config;
 mod lpn_map;
+pub mod mbm;
 pub mod nftl;
 pub mod page;
 pub mod pen;
 pub mod precondition;
 pub mod superblock;
+pub mod tbm;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -92,6 +98,7 @@ pub use nftl::NftlFtl;
 pub use page::PageFtl;
 pub use precondition::{FillOrder, PreconditionConfig, PreconditionError, PreconditionReport, precondition};
 pub use superblock::SuperblockFtl;
+pub use tbm::TbmFtl;
 
 use lamina_nand_model::Geometry;
 

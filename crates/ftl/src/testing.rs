@@ -26,8 +26,9 @@
 //!   whenever the write succeeds); a refused write is **parked and retried** after GC on
 //!   the plane the error names, as the engine does; [`Ftl::write_group`] is all or
 //!   nothing (a refused group leaves the FTL exactly as the model has it); steps flagged
-//!   `batch_with_next` are followed by a step they can be batched with (an erase by an
-//!   erase of the same block index on another plane of the die); translation reads name
+//!   `batch_with_next` are followed by a next step of their job they can be batched with
+//!   (an erase by an erase of the same block index on another plane of the die) unless a
+//!   host write or trim came between; translation reads name
 //!   programmed pages of the device.
 //!
 //! Entry points: [`run_conformance`] / [`check_conformance`] (proptest, shrinking to a
@@ -512,8 +513,9 @@ pub struct Harness<F: Ftl> {
     dynamic_used: bool,
     /// Require `next_write_addr` to be `Some` whenever a write succeeds.
     exact_write_addr: bool,
-    /// The last GC step, if it was flagged `batch_with_next`.
-    batched: Option<GcStep>,
+    /// The last GC step and its job's plane, if the step was flagged `batch_with_next`
+    /// and nothing but steps of other jobs happened since.
+    batched: Option<(PlaneId, GcStep)>,
     /// Scratch for translation reads.
     scratch: Vec<Ppa>,
 }
@@ -569,12 +571,14 @@ impl<F: Ftl> Harness<F> {
     /// One GC step on `plane`, applied to the model and checked.
     fn step(&mut self, plane: PlaneId) -> Result<bool, Violation> {
         let step = self.ftl.gc_step(plane);
-        if let Some(prev) = self.batched.take() {
-            self.model.batchable(prev, step)?;
+        // A flag promises the job's own next step (what the engine takes with it).
+        if let Some((p, prev)) = self.batched.filter(|&(p, _)| p == plane) {
+            self.batched = None;
+            self.model.batchable(prev, step).map_err(|v| Violation(format!("plane {}: {}", p.0, v.0)))?;
         }
         if let GcStep::Move { batch_with_next: true, .. } | GcStep::Erase { batch_with_next: true, .. } = step
         {
-            self.batched = Some(step);
+            self.batched = Some((plane, step));
         }
         self.model
             .apply_step(step)
@@ -829,6 +833,12 @@ impl<F: Ftl> Harness<F> {
     pub fn apply(&mut self, op: Op) -> Result<(), Violation> {
         let l = self.model.logical_pages;
         let planes = self.planes();
+        if !matches!(op, Op::GcStep(_) | Op::Read(_)) {
+            // The engine issues a flagged step's successor right away; a host write or
+            // trim in between may invalidate the page a flagged move meant to move next,
+            // so only uninterrupted pairs are checked.
+            self.batched = None;
+        }
         match op {
             Op::Write(x) => {
                 let lpn = Lpn(x % l);
@@ -1161,7 +1171,7 @@ pub fn page_ftl_from_bytes(data: &[u8]) -> Option<(crate::PageFtl, &[u8])> {
 /// for `geometry` — the one place the harness dispatches over [`crate::FtlKind`], so that
 /// a new kind cannot be added without being checked (the match is exhaustive).
 /// [`ConformanceConfig::exact_write_addr`] is forced on for the kinds that always know
-/// the next write's page (the page FTL) and off for the others. Panics if `cfg` does not
+/// the next write's page (the page, MBM and TBM FTLs) and off for the others. Panics if `cfg` does not
 /// build (a test bug).
 pub fn check_kind_conformance(
     geometry: &lamina_nand_model::Geometry,
@@ -1220,6 +1230,16 @@ fn kind_conformance(
                 built(cfg, ftl)
             },
             &block_conf,
+            spec,
+        ),
+        FtlKind::Mbm => check_conformance_on(
+            || built(cfg, crate::mbm::build(g.clone(), cfg)),
+            &ConformanceConfig { exact_write_addr: true, ..conf.clone() },
+            spec,
+        ),
+        FtlKind::Tbm => check_conformance_on(
+            || built(cfg, crate::TbmFtl::new(g.clone(), cfg)),
+            &ConformanceConfig { exact_write_addr: true, ..conf.clone() },
             spec,
         ),
     }

@@ -457,7 +457,17 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
         .mapping
         .as_ref()
         .map_or(0, |m| m.translation_page_reads - r.flash.translation_reads + m.translation_gc_moves);
-    if cfg.ftl.copyback {
+    if cfg.ftl.copyback && cfg.ftl.kind == lamina_ftl::FtlKind::Tbm {
+        // TBM spreads moves over the planes: only those that stay in their plane copy back.
+        ensure!(
+            out,
+            "gc.reads",
+            gc.reads <= gc.pages_moved,
+            "{} GC reads > {} moves",
+            gc.reads,
+            gc.pages_moved
+        );
+    } else if cfg.ftl.copyback {
         ensure!(
             out,
             "gc.reads",
@@ -477,7 +487,7 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
     }
     let ppb = u64::from(cfg.nand.geometry.pages_per_block);
     let erased = r.erases.total + r.erases.partial;
-    if cfg.ftl.kind == lamina_ftl::FtlKind::Page {
+    if matches!(cfg.ftl.kind, lamina_ftl::FtlKind::Page | lamina_ftl::FtlKind::Mbm) {
         // A victim holds at least one invalid page, and each job ends with its erase.
         ensure!(
             out,

@@ -132,7 +132,7 @@ pub struct FtlKnobs {
     wear_leveling: bool,
     /// `ftl.allocation = "die-aligned"` (page FTL only).
     die_aligned: bool,
-    /// `ftl.kind`: 0–3 page, 4 nftl, 5 superblock (`kind % 6`).
+    /// `ftl.kind`: 0–3 page, 4 nftl, 5 superblock, 6 mbm, 7 tbm (`kind % 8`).
     kind: u8,
     /// Superblock FTL: `superblock_size` 1–4 and `superblock_extra_blocks` 1–3.
     superblock: (u8, u8),
@@ -351,9 +351,11 @@ impl FtlKnobs {
             Threshold::Blocks(n) => GcThreshold::FreeBlocks(2 + u32::from(n) % 4),
             Threshold::Fraction(n) => GcThreshold::FreeFraction(f64::from(n % 30) / 100.0),
         };
-        let kind = match self.kind % 6 {
+        let kind = match self.kind % 8 {
             4 => FtlKind::Nftl,
             5 => FtlKind::Superblock,
+            6 => FtlKind::Mbm,
+            7 => FtlKind::Tbm,
             _ => FtlKind::Page,
         };
         // Options only some kinds accept are written only for them.
@@ -379,8 +381,10 @@ impl FtlKnobs {
             cfg.superblock_size = sb_size;
             cfg.superblock_extra_blocks = sb_extra;
         }
+        // MBM: its write strategy, or the per-plane ablation.
+        cfg.mbm_ws = kind != FtlKind::Mbm || self.die_aligned;
         // One of the page FTL's four kind values keeps two copies (RAIN 1) where allowed.
-        if rain1_allowed && self.kind % 6 == 3 {
+        if rain1_allowed && self.kind % 8 == 3 {
             cfg.replication = Replication::Rain1;
             if cfg.validate(&geometry).is_err_and(|e| e.key == "ftl.replication") {
                 cfg.replication = Replication::None;
@@ -397,7 +401,7 @@ impl FtlKnobs {
                     // No over-provisioning fits a block-level FTL on this geometry (too
                     // few blocks per plane for its logical blocks plus spares): the page
                     // FTL instead, which always fits.
-                    cfg = FtlConfig { kind: FtlKind::Page, ..cfg };
+                    cfg = FtlConfig { kind: FtlKind::Page, mbm_ws: true, ..cfg };
                     cfg.superblock_size = FtlConfig::default().superblock_size;
                     cfg.superblock_extra_blocks = FtlConfig::default().superblock_extra_blocks;
                 }
@@ -425,6 +429,9 @@ impl FtlKnobs {
         let _ = writeln!(s, "allocation = \"{}\"", if die_aligned { "die-aligned" } else { "per-plane" });
         if cfg.replication == Replication::Rain1 {
             let _ = writeln!(s, "replication = \"rain1\"");
+        }
+        if kind == FtlKind::Mbm {
+            let _ = writeln!(s, "mbm_ws = {}", cfg.mbm_ws);
         }
     }
 }
