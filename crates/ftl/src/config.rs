@@ -497,7 +497,10 @@ pub struct FtlConfig {
     /// `superblock_size` (M ≥ 1): its update blocks. A superblock uses at most N + M
     /// blocks; reaching that with no free page triggers its intra-superblock GC.
     pub superblock_extra_blocks: u32,
-    /// Copies of every logical page on distinct chips (page FTL only).
+    /// Copies of every logical page on distinct chips (page FTL only). Left out of a
+    /// serialized config at its default, as the other kind-specific keys added later,
+    /// so that runs keyed by their resolved config keep their keys.
+    #[serde(skip_serializing_if = "is_no_replication")]
     pub replication: Replication,
     /// PEN's M-Merge (NFTL and superblock FTL, on a device with partial-block erase).
     /// See the [module docs](self).
@@ -557,6 +560,10 @@ fn is_paper_w(w: &u32) -> bool {
 fn is_paper_tolerance(t: &u32) -> bool {
     *t == crate::pen::DisturbState::PAPER_TOLERANCE
 }
+fn is_no_replication(r: &Replication) -> bool {
+    *r == Replication::None
+}
+
 fn is_ideal(m: &Mapping) -> bool {
     *m == Mapping::Ideal
 }
