@@ -4,7 +4,7 @@
 # Sizes are uniform over [mean/2, 3·mean/2] in 512-byte steps (so the mean is the
 # table's to within a sector); addresses Zipf 0.9 over 16 GiB (the table gives no
 # locality); Poisson at 2,000 IOPS (experiments scale time for load), seed 11; N requests
-# each (default 50,000). Deterministic.
+# each (default 20,000). Deterministic.
 #   usr1vm0    reads 40.91 KB, writes 10.28 KB, 40.42 % reads   (user home directories)
 #   stg-1vm0   reads 24.92 KB, writes  9.19 KB, 15.19 % reads   (web staging)
 #   web-1vm0   reads 29.99 KB, writes  8.59 KB, 29.88 % reads   (web/SQL server)
@@ -14,7 +14,7 @@
 # Usage: scripts/mbm-synth-traces.sh [DIR] [--bin LAMINA] [--requests N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-script=mbm-synth-traces; default_dir=target/mbm-synth; default_n=50000
+script=mbm-synth-traces; default_dir=target/mbm-synth; default_n=20000
 # shellcheck source=scripts/synth-args.sh
 . scripts/synth-args.sh
 # A uniform range in 512-byte sectors around a mean given in KB (10^3 bytes).
