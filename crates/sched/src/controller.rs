@@ -115,6 +115,16 @@ impl DieQueues {
     pub fn is_empty(&self) -> bool {
         self.reads.is_empty() && self.writes.is_empty() && self.gc.is_empty()
     }
+
+    /// Entries waiting in the queue of `class`.
+    #[inline]
+    pub fn len_of(&self, class: Class) -> usize {
+        match class {
+            Class::Read => self.reads.len(),
+            Class::Write => self.writes.len(),
+            Class::Gc => self.gc.len(),
+        }
+    }
 }
 
 /// An opportunity to issue a command on a die.

@@ -314,7 +314,8 @@ pub(crate) struct Controller {
     scheduler: Box<dyn TxnScheduler>,
     /// The scheduler's [`TxnScheduler::serves_lone_head`] (asked once).
     lone_head: bool,
-    /// The scheduler's [`TxnScheduler::serves_lone_single`] (asked once).
+    /// The scheduler's [`TxnScheduler::serves_lone_single`] (asked once; implied by
+    /// `lone_head`).
     lone_single: bool,
     /// The FTL's [`lamina_ftl::Ftl::has_translation_reads`] (asked once).
     ftl_translates: bool,
@@ -385,7 +386,7 @@ impl Controller {
             op_txns: Slab::default(),
             dies,
             lone_head: scheduler.serves_lone_head(),
-            lone_single: scheduler.serves_lone_single(),
+            lone_single: scheduler.serves_lone_single() || scheduler.serves_lone_head(),
             ftl_translates,
             scheduler,
             placement,
@@ -892,14 +893,9 @@ impl Simulation {
                 return Ok(());
             }
             let slot = Slot { die, suspend, writes_blocked: d.write_stalled };
-            if (self.ctl.lone_head || self.ctl.lone_single)
+            if self.ctl.lone_single
                 && let Some(class) = lamina_sched::lone_eligible_class(&slot, &d.queues)
-                && (self.ctl.lone_head
-                    || match class {
-                        Class::Read => d.queues.reads.len() == 1,
-                        Class::Write => d.queues.writes.len() == 1,
-                        Class::Gc => d.queues.gc.len() == 1,
-                    })
+                && (self.ctl.lone_head || d.queues.len_of(class) == 1)
             {
                 // The scheduler would serve the head of the one eligible queue with work
                 // (alone: nothing else is queued there that it could join).

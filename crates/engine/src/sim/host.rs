@@ -173,7 +173,7 @@ impl Simulation {
                     }
                     if end - start == self.page_size {
                         self.ftl.trim(Lpn(lpn));
-                        if let Some(m) = self.ftl.replica(Lpn(lpn)) {
+                        if let Some(m) = self.mirror_of(lpn) {
                             self.ftl.trim(m);
                         }
                         // The trim supersedes a queued write's data (which still programs
@@ -255,7 +255,7 @@ impl Simulation {
         {
             return Ok(Served::Dram(len));
         }
-        let (lpn, mapped) = match self.ftl.replica(Lpn(lpn)) {
+        let (lpn, mapped) = match self.mirror_of(lpn) {
             Some(m) => self.nearer_copy(lpn, mapped, m.0),
             None => (lpn, mapped),
         };
@@ -294,7 +294,7 @@ impl Simulation {
         *self.host.queued_writes.entry(lpn).or_insert(0) += 1;
         let mut t = Txn::new(TxnKind::Write, lpn, req, DieId(0), PlaneId(0), offset, len);
         t.partial = len != self.page_size;
-        if let Some(m) = self.ftl.replica(Lpn(lpn)) {
+        if let Some(m) = self.mirror_of(lpn) {
             // RAIN 1: the mirror copy is written too; the request completes with both.
             self.host.reqs.get_mut(req).remaining += 1;
             self.place_and_push(t)?;
@@ -302,6 +302,13 @@ impl Simulation {
         }
         self.place_and_push(t)?;
         Ok(Served::Queued)
+    }
+
+    /// The mirror of host page `lpn` under RAIN 1 (`None` without replication, without
+    /// a call into the FTL).
+    #[inline]
+    fn mirror_of(&self, lpn: u64) -> Option<Lpn> {
+        if self.replicated { self.ftl.replica(Lpn(lpn)) } else { None }
     }
 
     /// Of the two copies of host page `lpn` (mapped at `mapped`) and its mirror `m`, the

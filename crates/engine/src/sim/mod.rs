@@ -32,7 +32,7 @@
 //! requests one at a time (a server, a co-simulation) and collect completions.
 
 use lamina_ftl::Ftl;
-use lamina_nand_model::{Device, Geometry, NandError, SimTime};
+use lamina_nand_model::{Device, Geometry, Lpn, NandError, SimTime};
 use lamina_sched::{Placement, TxnScheduler};
 
 use crate::config::{HostMode, SimConfig};
@@ -148,6 +148,9 @@ pub struct Simulation {
     pub(crate) baseline: Option<(lamina_ftl::FtlStats, lamina_nand_model::DeviceStats)>,
     page_size: u32,
     logical_pages: u64,
+    /// The FTL keeps a second copy of each host page ([`Ftl::replica`], asked once: the
+    /// host asks for a page's mirror only then, not per page through the trait).
+    pub(crate) replicated: bool,
     /// Per-request CSV log (`--latency-log`), if any.
     pub(crate) latency_log: Option<crate::latency_log::LatencyLog>,
 }
@@ -163,6 +166,7 @@ impl Simulation {
         let geo = device.geometry().clone();
         // What the host addresses; under replication the FTL holds more (the copies).
         let logical_pages = ftl.host_pages();
+        let replicated = ftl.replica(Lpn(0)).is_some();
         let page_size = geo.page_size_bytes();
         Simulation {
             host: Host::new(&cfg, logical_pages, page_size),
@@ -182,6 +186,7 @@ impl Simulation {
             baseline: None,
             page_size,
             logical_pages,
+            replicated,
             latency_log: None,
         }
     }
