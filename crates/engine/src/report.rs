@@ -723,6 +723,22 @@ impl Report {
                 p.disturb_restores
             );
         }
+        if let Some(m) = &self.mapping {
+            let _ = writeln!(
+                s,
+                "cached mapping ({} entries): reads {} hits / {} misses   writes {} hits / {} misses   \
+                 dirty evictions {}   translation pages read {} written {} moved by GC {}",
+                m.cmt_entries,
+                m.read_hits,
+                m.read_misses,
+                m.write_hits,
+                m.write_misses,
+                m.dirty_evictions,
+                m.translation_page_reads,
+                m.translation_page_writes,
+                m.translation_gc_moves
+            );
+        }
         let _ = writeln!(
             s,
             "erase count per block: mean {:.4} var {:.4} max {}   per page: mean {:.4} var {:.4}",
