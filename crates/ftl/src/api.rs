@@ -220,6 +220,15 @@ pub struct FtlStats {
     /// PEN: leaves (smallest PBs) an M-Merge restored although they held nothing to
     /// reclaim, because they had taken as many boundary disturbances as they tolerate.
     pub pen_disturb_restores: u64,
+    /// GFTL (`ftl.kind = "gftl"`): partial-GC steps run, paid from the steps host writes
+    /// owe (`ftl.gftl_steps_per_write` each).
+    pub gftl_steps: u64,
+    /// GFTL: GC jobs run because the plane's free blocks fell below the GC threshold (the
+    /// write buffer ran out): each a whole block cleaning or a buffer-block erase, with
+    /// host writes to the plane waiting below two free blocks.
+    pub gftl_forced_jobs: u64,
+    /// GFTL: block cleanings started (a data block copied to a fresh one and erased).
+    pub gftl_cleanings: u64,
     /// Cached mapping (`ftl.mapping = "cached"`): host reads whose mapping entry was in
     /// the cached mapping table (CMT).
     pub cmt_read_hits: u64,

@@ -171,6 +171,21 @@ impl Flash {
         ppa % self.ppb < self.blocks[(ppa / self.ppb) as usize].written && self.rev[ppa as usize] != UNMAPPED
     }
 
+    /// Offset `lpn` of its logical block can be programmed in place in data block `d`
+    /// (block-level mapping: page `k` holds offset `k` in a filled block): the block has
+    /// room and every offset already in it is lower, since pages are programmed in order
+    /// (NFTL and GFTL).
+    pub(crate) fn fits_in_place(&self, d: u32, lpn: u64) -> bool {
+        let w = self.blocks[d as usize].written;
+        w == 0 || (w < self.ppb && self.spare_lpn(self.first_page(d) + w - 1) < lpn)
+    }
+
+    /// The first offset in `from .. ppb` of the logical block whose first LPN is `base`
+    /// that has a current copy (what a merge copies next).
+    pub(crate) fn next_mapped(&self, base: u64, from: u32) -> Option<u32> {
+        (from..self.ppb).find(|&k| self.lookup(base + k as u64).is_some())
+    }
+
     /// Free blocks of a plane.
     pub(crate) fn free_count(&self, plane: usize) -> u32 {
         let p = &self.pools[plane];
@@ -452,9 +467,19 @@ impl Core {
 /// type with a `core: Core` field and the inherent methods `unit_plane(&self, lpn: u64)
 /// -> PlaneId`, `job_running(&self, pi: usize) -> bool`, `host_write(&mut self, lpn: u64,
 /// pi: usize) -> Ppa` (a write the gate let through) and `job_step(&mut self, pi: usize)
-/// -> GcStep` (the next step of the running job).
+/// -> GcStep` (the next step of the running job). `block_ftl_common!(own_gc_trigger)`
+/// leaves out `needs_gc` for an FTL with its own GC trigger (GFTL).
 macro_rules! block_ftl_common {
     () => {
+        $crate::blocks::block_ftl_common!(own_gc_trigger);
+
+        fn needs_gc(&self, plane: PlaneId) -> bool {
+            self.core.needs_gc(self.core.flash.check_plane(plane))
+        }
+    };
+    // GFTL decides itself when GC is due (its partial-GC credit): everything but
+    // `needs_gc`.
+    (own_gc_trigger) => {
         fn geometry(&self) -> &Geometry {
             &self.core.flash.geometry
         }
@@ -491,10 +516,6 @@ macro_rules! block_ftl_common {
             let old = self.core.flash.unmap(lpn.0)?;
             self.core.flash.stats.trims += 1;
             Some(Ppa(old as u64))
-        }
-
-        fn needs_gc(&self, plane: PlaneId) -> bool {
-            self.core.needs_gc(self.core.flash.check_plane(plane))
         }
 
         fn gc_in_progress(&self, plane: PlaneId) -> bool {

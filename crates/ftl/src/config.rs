@@ -16,6 +16,8 @@
 //! pen_wear_limit = 16              # with pen: W, M-Merges of a block between baseline merges
 //! pen_disturb = true               # with pen: track boundary disturbance (false: ignore it)
 //! pen_disturb_tolerance = 1        # with pen: disturbances a leaf PB tolerates
+//! gftl_steps_per_write = 1         # gftl only: partial-GC steps each host page write owes
+//! gftl_step_copies = 0             # gftl only: page copies per step (0: from the device)
 //! replication = "none"             # or "rain1" (page FTL only): every page on two chips
 //! mbm_ws = true                    # mbm only: MBM's write strategy (false: per-plane allocation)
 //! ```
@@ -61,6 +63,9 @@ pub enum FtlKind {
     Page,
     /// Block-level NFTL with data/update block pairs and merges ([`crate::NftlFtl`]).
     Nftl,
+    /// GFTL: block-level mapping with a shared write buffer and block cleaning in
+    /// bounded partial steps between host writes ([`crate::GftlFtl`]).
+    Gftl,
     /// Kang et al.'s Superblock FTL: hybrid mapping, page-level inside superblocks of
     /// adjacent logical blocks ([`crate::SuperblockFtl`]).
     Superblock,
@@ -76,14 +81,15 @@ pub enum FtlKind {
 
 impl FtlKind {
     /// Every FTL, in documentation order.
-    pub const ALL: [FtlKind; 5] =
-        [FtlKind::Page, FtlKind::Nftl, FtlKind::Superblock, FtlKind::Mbm, FtlKind::Tbm];
+    pub const ALL: [FtlKind; 6] =
+        [FtlKind::Page, FtlKind::Nftl, FtlKind::Gftl, FtlKind::Superblock, FtlKind::Mbm, FtlKind::Tbm];
 
     /// The config name (`ftl.kind`).
     pub fn name(self) -> &'static str {
         match self {
             FtlKind::Page => "page",
             FtlKind::Nftl => "nftl",
+            FtlKind::Gftl => "gftl",
             FtlKind::Superblock => "superblock",
             FtlKind::Mbm => "mbm",
             FtlKind::Tbm => "tbm",
@@ -97,6 +103,10 @@ impl FtlKind {
             FtlKind::Nftl => {
                 "block-level mapping: in-place data block + update-block log per logical block, \
                  merges when the update block fills, spare-area scans on reads"
+            }
+            FtlKind::Gftl => {
+                "block-level mapping with a shared write buffer: block cleaning cut into steps of \
+                 ftl.gftl_step_copies copies or one erase, ftl.gftl_steps_per_write of them after each write"
             }
             FtlKind::Superblock => {
                 "hybrid mapping: superblocks of ftl.superblock_size logical blocks share up to \
@@ -118,6 +128,9 @@ impl FtlKind {
         match self {
             FtlKind::Page => "the page-mapping baseline of SSDsim and MQSim (docs/ftl.md)",
             FtlKind::Nftl => "Ban's M-Systems NFTL as pen-partial-erase (FAST '18) §2.2 describes it",
+            FtlKind::Gftl => {
+                "Choudhuri and Givargis, CODES+ISSS '08 (pen-partial-erase's ref. [9], Fig. 12c); docs/ftl.md"
+            }
             FtlKind::Superblock => "Kang et al., EMSOFT '06, as pen-partial-erase (FAST '18) §5.3 uses it",
             FtlKind::Mbm => {
                 "Li et al., MBM FTL §IV-A (WS, Fig. 5); RS and MCS are not FTL parts (docs/ftl.md)"
@@ -140,6 +153,7 @@ impl FtlKind {
         match self {
             FtlKind::Page => Ok(Box::new(crate::PageFtl::new(spec.geometry().clone(), &cfg)?)),
             FtlKind::Nftl => Ok(Box::new(crate::NftlFtl::for_device(spec, &cfg)?)),
+            FtlKind::Gftl => Ok(Box::new(crate::GftlFtl::for_device(spec, &cfg)?)),
             FtlKind::Superblock => Ok(Box::new(crate::SuperblockFtl::for_device(spec, &cfg)?)),
             FtlKind::Mbm => Ok(Box::new(crate::mbm::build(spec.geometry().clone(), &cfg)?)),
             FtlKind::Tbm => Ok(Box::new(crate::TbmFtl::new(spec.geometry().clone(), &cfg)?)),
@@ -154,6 +168,7 @@ impl FtlKind {
         match self {
             FtlKind::Page => Ok(Box::new(crate::PageFtl::new(geometry, &cfg)?)),
             FtlKind::Nftl => Ok(Box::new(crate::NftlFtl::new(geometry, &cfg)?)),
+            FtlKind::Gftl => Ok(Box::new(crate::GftlFtl::new(geometry, &cfg)?)),
             FtlKind::Superblock => Ok(Box::new(crate::SuperblockFtl::new(geometry, &cfg)?)),
             FtlKind::Mbm => Ok(Box::new(crate::mbm::build(geometry, &cfg)?)),
             FtlKind::Tbm => Ok(Box::new(crate::TbmFtl::new(geometry, &cfg)?)),
@@ -218,6 +233,12 @@ pub(crate) const KIND_OPTIONS: &[KindOption] = &[
         kinds: &[FtlKind::Page, FtlKind::Superblock, FtlKind::Mbm, FtlKind::Tbm],
     },
     KindOption {
+        key: "ftl.gftl_steps_per_write",
+        set: |c| c.gftl_steps_per_write != DEFAULT_GFTL_STEPS_PER_WRITE,
+        kinds: &[FtlKind::Gftl],
+    },
+    KindOption { key: "ftl.gftl_step_copies", set: |c| c.gftl_step_copies != 0, kinds: &[FtlKind::Gftl] },
+    KindOption {
         key: "ftl.replication",
         set: |c| c.replication != Replication::None,
         kinds: &[FtlKind::Page],
@@ -272,6 +293,10 @@ fn check_pen_options(cfg: &FtlConfig) -> Result<(), FtlConfigError> {
     }
     Ok(())
 }
+
+/// Default `ftl.gftl_steps_per_write`: one partial-GC step per host write, GFTL's
+/// schedule (one step per request).
+pub const DEFAULT_GFTL_STEPS_PER_WRITE: u32 = 1;
 
 /// Default `ftl.superblock_size`: 4 logical blocks per superblock, both configurations
 /// pen-partial-erase evaluates (§6.2.2: 4 logical blocks with 5, and with 8, physical
@@ -523,6 +548,14 @@ pub struct FtlConfig {
     /// each, [`crate::MAPPING_ENTRY_BYTES`]); 0 caches nothing (every access misses).
     #[serde(skip_serializing_if = "is_default_cmt")]
     pub cmt_entries: u64,
+    /// GFTL only: partial-GC steps each host page write owes while cleaning work is
+    /// pending (0: clean only when the write buffer runs out).
+    #[serde(skip_serializing_if = "is_default_gftl_steps")]
+    pub gftl_steps_per_write: u32,
+    /// GFTL only: page copies per partial step (λ); 0 derives GFTL's ⌊t_erase / (t_read +
+    /// t_prog)⌋ from the device.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub gftl_step_copies: u32,
     /// MBM FTL only: MBM's write strategy (true, the default) or, for the ablation, the
     /// page FTL's per-plane allocation (false). Left out of a serialized config at its
     /// default, as the PEN keys.
@@ -564,6 +597,13 @@ fn is_no_replication(r: &Replication) -> bool {
     *r == Replication::None
 }
 
+fn is_default_gftl_steps(n: &u32) -> bool {
+    *n == DEFAULT_GFTL_STEPS_PER_WRITE
+}
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 fn is_ideal(m: &Mapping) -> bool {
     *m == Mapping::Ideal
 }
@@ -592,6 +632,8 @@ impl Default for FtlConfig {
             mapping: Mapping::Ideal,
             cmt_entries: DEFAULT_CMT_ENTRIES,
             mbm_ws: true,
+            gftl_steps_per_write: DEFAULT_GFTL_STEPS_PER_WRITE,
+            gftl_step_copies: 0,
         }
     }
 }
@@ -722,7 +764,7 @@ impl FtlConfig {
                 }
                 logical_pages
             }
-            FtlKind::Nftl => self.unit_logical_pages(geometry, 1, gc_threshold_blocks)?,
+            FtlKind::Nftl | FtlKind::Gftl => self.unit_logical_pages(geometry, 1, gc_threshold_blocks)?,
             FtlKind::Superblock => {
                 self.check_superblock_shape(blocks)?;
                 self.unit_logical_pages(geometry, self.superblock_size, gc_threshold_blocks)?

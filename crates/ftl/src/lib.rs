@@ -13,6 +13,9 @@
 //!   allocated tables.
 //! * [`NftlFtl`] — block-level NFTL: a data block at in-place offsets plus an update-block
 //!   log per logical block, the classic merge, timed spare-area scans on reads.
+//! * [`GftlFtl`] — GFTL (Choudhuri and Givargis): block-level mapping with a shared
+//!   write buffer, block cleaning cut into bounded partial steps interleaved with host
+//!   writes.
 //! * [`SuperblockFtl`] — Kang et al.'s hybrid Superblock FTL: superblocks of adjacent
 //!   logical blocks sharing up to N + M physical blocks, page-mapped inside, intra- and
 //!   inter-superblock GC.
@@ -73,6 +76,7 @@ mod api;
 mod blocks;
 mod cmt;
 pub mod config;
+pub mod gftl;
 mod lpn_map;
 pub mod mbm;
 pub mod nftl;
@@ -94,6 +98,7 @@ pub use config::{
     ValidatedFtlConfig,
 };
 pub use config::{DEFAULT_CMT_ENTRIES, Mapping};
+pub use gftl::GftlFtl;
 pub use nftl::NftlFtl;
 pub use page::PageFtl;
 pub use precondition::{FillOrder, PreconditionConfig, PreconditionError, PreconditionReport, precondition};

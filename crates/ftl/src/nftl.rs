@@ -283,8 +283,7 @@ impl NftlFtl {
     /// Offset `lpn` can be programmed in place in D-block `d`: the block has room and
     /// every offset already in it is lower (pages are programmed in order).
     fn in_place(&self, d: u32, lpn: u64) -> bool {
-        let w = self.core.flash.blocks[d as usize].written;
-        w == 0 || (w < self.ppb() && self.core.flash.spare_lpn(self.core.flash.first_page(d) + w - 1) < lpn)
+        self.core.flash.fits_in_place(d, lpn)
     }
 
     /// Merge victim for a low free pool: the pair whose merge copies the fewest pages,
@@ -308,9 +307,7 @@ impl NftlFtl {
             match job.phase {
                 Phase::Copy { next } => {
                     let base = job.lb as u64 * ppb;
-                    let found =
-                        (next..self.ppb()).find(|&k| self.core.flash.lookup(base + k as u64).is_some());
-                    let Some(k) = found else {
+                    let Some(k) = self.core.flash.next_mapped(base, next) else {
                         job.phase = Phase::EraseD;
                         continue;
                     };

@@ -1221,6 +1221,17 @@ fn kind_conformance(
             &block_conf,
             spec,
         ),
+        FtlKind::Gftl => check_conformance_on(
+            || {
+                let ftl = spec.map_or_else(
+                    || crate::GftlFtl::new(g.clone(), cfg),
+                    |s| crate::GftlFtl::for_device(s, cfg),
+                );
+                built(cfg, ftl)
+            },
+            &block_conf,
+            spec,
+        ),
         FtlKind::Superblock => check_conformance_on(
             || {
                 let ftl = spec.map_or_else(

@@ -55,6 +55,52 @@ fn nftl_conforms_in_every_configuration() {
     }
 }
 
+/// GFTL through its partial steps: no steps owed (cleaning only when the buffer runs
+/// out), one step of one or three copies per write, and enough steps to keep up, with
+/// wear levelling and copyback on and off and dynamic placement.
+#[test]
+fn gftl_conforms_in_every_configuration() {
+    let g = slc_geometry(1, 2, 1, 2, 8, 8);
+    for (steps, copies) in [(0, 1), (1, 1), (1, 3), (4, 8)] {
+        for (wear_leveling, copyback) in [(false, false), (true, true)] {
+            let c = FtlConfig {
+                wear_leveling,
+                copyback,
+                gftl_steps_per_write: steps,
+                gftl_step_copies: copies,
+                ..cfg(FtlKind::Gftl, 0.3)
+            };
+            conform(&g, &c, ConformanceConfig { seed: 5, hot_lpns: 40, ..conf(24, 200..700) });
+        }
+        let c =
+            FtlConfig { gftl_steps_per_write: steps, gftl_step_copies: copies, ..cfg(FtlKind::Gftl, 0.3) };
+        conform(&g, &c, ConformanceConfig { dynamic_placement: true, seed: 6, ..conf(12, 200..700) });
+    }
+}
+
+/// GFTL built from a device (λ from its timing: the `pen` preset's chip, 48-page blocks),
+/// every case mirrored on a real `Device` whose physics must accept every program and
+/// erase of the partial steps.
+#[test]
+fn gftl_conforms_on_a_real_device() {
+    let mut c = lamina_nand_model::preset("pen").unwrap();
+    c.geometry.channels = 1;
+    c.geometry.chips_per_channel = 1;
+    c.geometry.dies_per_chip = 1;
+    c.geometry.planes_per_die = 2;
+    c.geometry.blocks_per_plane = 10;
+    c.geometry.pages_per_block = 48;
+    c.partial_erase = None;
+    let spec = c.validate().unwrap();
+    for steps in [1, 3] {
+        let c = FtlConfig { gftl_steps_per_write: steps, ..cfg(FtlKind::Gftl, 0.3) };
+        let conf = ConformanceConfig { seed: 8, hot_lpns: 60, ..conf(12, 300..1200) };
+        if let Err(f) = lamina_ftl::testing::check_device_conformance(&spec, &c, &conf) {
+            panic!("gftl on a device ({c:?}): {f}");
+        }
+    }
+}
+
 /// The paper's two superblock shapes (4 + 1, 4 + 4), a superblock of one logical block,
 /// and an odd one, with every tie-break.
 #[test]
@@ -76,7 +122,7 @@ fn superblock_ftl_conforms_in_every_configuration() {
 fn block_ftls_conform_with_every_striping_order() {
     let g = slc_geometry(2, 2, 2, 2, 6, 2);
     for order in StripeOrder::all() {
-        for c in [cfg(FtlKind::Nftl, 0.5), superblock(1, 1, 0.5)] {
+        for c in [cfg(FtlKind::Nftl, 0.5), cfg(FtlKind::Gftl, 0.5), superblock(1, 1, 0.5)] {
             let c = FtlConfig { striping_order: order, ..c };
             conform(&g, &c, ConformanceConfig { hot_lpns: 40, ..conf(3, 200..400) });
         }
@@ -88,11 +134,11 @@ fn block_ftls_conform_with_every_striping_order() {
 #[test]
 fn block_ftls_conform_with_128_and_with_1_page_per_block() {
     let big = slc_geometry(1, 1, 1, 2, 8, 128);
-    for c in [cfg(FtlKind::Nftl, 0.3), superblock(2, 1, 0.3)] {
+    for c in [cfg(FtlKind::Nftl, 0.3), cfg(FtlKind::Gftl, 0.3), superblock(2, 1, 0.3)] {
         conform(&big, &c, ConformanceConfig { hot_lpns: 300, ..conf(4, 2500..3000) });
     }
     let tiny = slc_geometry(1, 1, 1, 2, 12, 1);
-    for c in [cfg(FtlKind::Nftl, 0.4), superblock(2, 2, 0.4)] {
+    for c in [cfg(FtlKind::Nftl, 0.4), cfg(FtlKind::Gftl, 0.4), superblock(2, 2, 0.4)] {
         conform(&tiny, &c, ConformanceConfig { hot_lpns: 6, ..conf(48, 1..300) });
     }
 }
