@@ -481,6 +481,42 @@ fn percentile_list_from_the_command_line() {
     }
 }
 
+/// GFTL end to end on the `pen` preset cut to 32 blocks per plane, filled: the demo
+/// trace and the shared samples replay with `--verify` (every read returns the data last
+/// written) through thousands of partial-GC steps and cleanings, every step accepted by
+/// the device model, with GFTL's one step per write and with a reservation of a whole
+/// cleaning per write.
+#[test]
+fn gftl_runs_verify_clean_through_partial_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut traces = vec![root().join("traces/demo.trace")];
+    if let Some(shared) = shared::shared_traces("gftl_runs_verify_clean_through_partial_steps") {
+        traces.push(shared.join("mqsim-ascii/tpcc.trace"));
+        traces.push(shared.join("msr-csv/hm_0-window1k.csv"));
+    }
+    for (trace, steps) in traces.iter().flat_map(|t| [(t, 1), (t, 65)]) {
+        let json = dir.path().join("gftl.json");
+        let out = lamina()
+            .args(["run", "--preset", "pen", "--verify", "--json"])
+            .arg(&json)
+            .args(["--set", "ftl.kind=\"gftl\"", "--set", &format!("ftl.gftl_steps_per_write={steps}")])
+            .args(["--set", "nand.geometry.blocks_per_plane=32", "--set", "precondition.fill_fraction=1.0"])
+            .arg(trace)
+            .output()
+            .unwrap();
+        let name = format!("{} (steps {steps})", trace.display());
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8(out.stdout).unwrap().contains("GFTL: cleanings"), "{name}");
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let g = &v["gftl"];
+        let n = |k: &str| g[k].as_u64().unwrap_or_else(|| panic!("{name}: gftl.{k} missing: {g}"));
+        assert_eq!(n("step_copies"), 9, "{name}: the pen chip's floor(t_erase / (t_read + t_prog))");
+        assert!(n("cleanings") > 100 && n("steps") > 0, "{name}: {g}");
+        assert_eq!(v["gc"]["jobs"].as_u64().unwrap(), n("steps") + n("forced_jobs"), "{name}");
+        assert!(v["pen"].is_null(), "{name}");
+    }
+}
+
 /// PEN end to end: NFTL and the superblock FTL with `ftl.pen = true` on the `pen` preset
 /// cut to 32 blocks per plane, filled, replay the bundled demo trace and the shared `tpcc` sample with
 /// `--verify` (every read returns the data last written) through thousands of merges,

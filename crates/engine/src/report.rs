@@ -201,6 +201,45 @@ impl PenReport {
     }
 }
 
+/// GFTL's partial-GC counters over the replay (`gftl` in the JSON; `ftl.kind = "gftl"`
+/// only; docs/ftl.md, "GFTL").
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+pub struct GftlReport {
+    /// λ: page copies per partial step (resolved from the device when
+    /// `ftl.gftl_step_copies = 0`).
+    pub step_copies: u32,
+    /// Partial steps each host page write owes (`ftl.gftl_steps_per_write`).
+    pub steps_per_write: u32,
+    /// Block cleanings started.
+    pub cleanings: u64,
+    /// Partial steps run, paid from the steps host writes owed.
+    pub steps: u64,
+    /// GC jobs run because the write buffer ran out (free blocks below the GC threshold):
+    /// whole cleanings or buffer-block erases, not bounded.
+    pub forced_jobs: u64,
+}
+
+impl GftlReport {
+    /// The counters of `now` less those of `start` (preconditioning excluded).
+    pub fn between(
+        start: &lamina_ftl::FtlStats,
+        now: &lamina_ftl::FtlStats,
+        cfg: &lamina_ftl::FtlConfig,
+        spec: &lamina_nand_model::DeviceSpec,
+    ) -> GftlReport {
+        GftlReport {
+            step_copies: match cfg.gftl_step_copies {
+                0 => lamina_ftl::gftl::step_copies_for(spec),
+                n => n,
+            },
+            steps_per_write: cfg.gftl_steps_per_write,
+            cleanings: now.gftl_cleanings - start.gftl_cleanings,
+            steps: now.gftl_steps - start.gftl_steps,
+            forced_jobs: now.gftl_forced_jobs - start.gftl_forced_jobs,
+        }
+    }
+}
+
 /// Counters of the page FTL's cached mapping over the replay (`mapping` in the JSON;
 /// `ftl.mapping = "cached"` only; docs/model.md, "Cached mapping"). Hits and misses
 /// count host page accesses that reached the FTL (write-buffer hits do not).
@@ -524,6 +563,8 @@ pub struct Report {
     pub pen: Option<PenReport>,
     /// The cached mapping's counters (`ftl.mapping = "cached"`), else null (schema v9).
     pub mapping: Option<MappingReport>,
+    /// GFTL's partial-GC counters (`ftl.kind = "gftl"`), else null.
+    pub gftl: Option<GftlReport>,
     /// Utilisation.
     pub utilisation: Utilisation,
     /// Program/erase suspensions.
@@ -721,6 +762,13 @@ impl Report {
                 p.restore_copies,
                 p.copies_saved,
                 p.disturb_restores
+            );
+        }
+        if let Some(g) = &self.gftl {
+            let _ = writeln!(
+                s,
+                "GFTL: cleanings {}   partial steps {} (lambda {} copies, {} per write)   forced jobs {}",
+                g.cleanings, g.steps, g.step_copies, g.steps_per_write, g.forced_jobs
             );
         }
         if let Some(m) = &self.mapping {

@@ -423,6 +423,8 @@ impl Simulation {
                 let levels = self.device.spec().partial_erase_levels().unwrap_or(0);
                 crate::report::PenReport::between(&ftl0, &f, levels)
             }),
+            gftl: (self.cfg.ftl.kind == lamina_ftl::FtlKind::Gftl)
+                .then(|| crate::report::GftlReport::between(&ftl0, &f, &self.cfg.ftl, self.device.spec())),
             mapping: (self.cfg.ftl.mapping == lamina_ftl::Mapping::Cached).then(|| {
                 crate::report::MappingReport::between(&ftl0, &f, &self.cfg.ftl, self.geo.page_size_bytes())
             }),

@@ -16,6 +16,7 @@
 //! pen_wear_limit = 16              # with pen: W, M-Merges of a block between baseline merges
 //! pen_disturb = true               # with pen: track boundary disturbance (false: ignore it)
 //! pen_disturb_tolerance = 1        # with pen: disturbances a leaf PB tolerates
+//! pen_partition = "tree"           # with pen: or "subblock3" (a half and two quarters)
 //! gftl_steps_per_write = 1         # gftl only: partial-GC steps each host page write owes
 //! gftl_step_copies = 0             # gftl only: page copies per step (0: from the device)
 //! replication = "none"             # or "rain1" (page FTL only): every page on two chips
@@ -38,6 +39,11 @@
 //!   disturb it again; `false`: disturbance is ignored (Fig. 15a's "without" variant).
 //! * `pen_disturb_tolerance` — disturbances a leaf tolerates (≥ 1; default 1, the
 //!   paper's most severe case).
+//!
+//! * `pen_partition` — which PBs may be partially erased: `"tree"` (default, every PB of
+//!   the device's tree) or `"subblock3"`, subblock management's three subblocks of two
+//!   sizes (the first half and the two quarters of the second half; pen-partial-erase's
+//!   ref. [14], Fig. 14a), which needs `nand.partial_erase.levels ≥ 2`.
 //!
 //! Each `pen_*` key is an error unless `pen = true`.
 //!
@@ -266,6 +272,7 @@ const PEN_OPTIONS: &[(&str, IsSet)] = &[
     ("ftl.pen_wear_limit", |c| c.pen_wear_limit != crate::pen::WearGate::PAPER_W),
     ("ftl.pen_disturb", |c| !c.pen_disturb),
     ("ftl.pen_disturb_tolerance", |c| c.pen_disturb_tolerance != crate::pen::DisturbState::PAPER_TOLERANCE),
+    ("ftl.pen_partition", |c| c.pen_partition != crate::pen::Partition::Tree),
 ];
 
 /// The error of an FTL built for `ftl.pen = true` from a bare geometry.
@@ -540,6 +547,10 @@ pub struct FtlConfig {
     /// PEN: disturbances a leaf PB tolerates (≥ 1).
     #[serde(skip_serializing_if = "is_paper_tolerance")]
     pub pen_disturb_tolerance: u32,
+    /// PEN: which PBs may be partially erased (`"tree"`: all; `"subblock3"`: a half and
+    /// two quarters).
+    #[serde(skip_serializing_if = "is_tree_partition")]
+    pub pen_partition: crate::pen::Partition,
     /// Where the page FTL keeps its map (page FTL only): all in DRAM, or a cached
     /// mapping table over translation pages on flash (`crate::cmt`, docs/model.md).
     #[serde(skip_serializing_if = "is_ideal")]
@@ -600,6 +611,9 @@ fn is_no_replication(r: &Replication) -> bool {
 fn is_default_gftl_steps(n: &u32) -> bool {
     *n == DEFAULT_GFTL_STEPS_PER_WRITE
 }
+fn is_tree_partition(p: &crate::pen::Partition) -> bool {
+    *p == crate::pen::Partition::Tree
+}
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -634,6 +648,7 @@ impl Default for FtlConfig {
             mbm_ws: true,
             gftl_steps_per_write: DEFAULT_GFTL_STEPS_PER_WRITE,
             gftl_step_copies: 0,
+            pen_partition: crate::pen::Partition::Tree,
         }
     }
 }

@@ -138,6 +138,14 @@ pub enum PenError {
         /// States given.
         got: usize,
     },
+    /// `ftl.pen_partition = "subblock3"` on a tree too shallow to hold quarters.
+    #[error(
+        "the subblock3 partition (a half and two quarters) needs at least 2 levels, the tree has {levels}"
+    )]
+    PartitionLevels {
+        /// The tree's depth L.
+        levels: u32,
+    },
     /// A superblock with no block beyond its logical blocks: nothing to erase.
     #[error("a superblock of {blocks} blocks has none to erase beyond its {logical} logical blocks")]
     NothingToErase {
@@ -158,6 +166,21 @@ pub enum PenError {
 pub struct PbTree {
     levels: u32,
     pages_per_block: u32,
+    partition: Partition,
+}
+
+/// Which PBs of the tree may be partially erased (`ftl.pen_partition`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Partition {
+    /// Every PB of the tree (PEN's binary tree).
+    #[default]
+    Tree,
+    /// Subblock management (pen-partial-erase's ref. [14], Fig. 14a): three subblocks of
+    /// two sizes, the first half (PB 2) and the two quarters of the second (PBs 6 and
+    /// 7), plus the whole block (PB 1). Needs L ≥ 2; the smaller PBs of the device's tree
+    /// are never erased alone.
+    Subblock3,
 }
 
 impl PbTree {
@@ -169,7 +192,37 @@ impl PbTree {
         if pages_per_block == 0 || pages_per_block % (1u32 << levels) != 0 {
             return Err(PenError::NotDivisible { pages_per_block, levels });
         }
-        Ok(PbTree { levels, pages_per_block })
+        Ok(PbTree { levels, pages_per_block, partition: Partition::Tree })
+    }
+
+    /// This tree restricted to `partition` (an error if the tree is too shallow for it).
+    pub fn with_partition(self, partition: Partition) -> Result<PbTree, PenError> {
+        if partition == Partition::Subblock3 && self.levels < 2 {
+            return Err(PenError::PartitionLevels { levels: self.levels });
+        }
+        Ok(PbTree { partition, ..self })
+    }
+
+    /// The partition plans are restricted to.
+    pub fn partition(self) -> Partition {
+        self.partition
+    }
+
+    /// True if `pb` may be partially erased as a unit under the tree's partition.
+    pub fn erasable(self, pb: Pb) -> bool {
+        match self.partition {
+            Partition::Tree => true,
+            Partition::Subblock3 => matches!(pb.0, 1 | 2 | 6 | 7),
+        }
+    }
+
+    /// True if Algorithm 1 may cover `pb` by its two halves: an inner PB of the tree, or
+    /// under subblock3 PB 1 (→ half, second half) and the second half (→ its quarters).
+    fn splittable(self, pb: Pb) -> bool {
+        match self.partition {
+            Partition::Tree => level_of(pb) < self.levels,
+            Partition::Subblock3 => matches!(pb.0, 1 | 3),
+        }
     }
 
     /// The tree of a device (`None` when its config has no `[partial_erase]`).
@@ -492,9 +545,15 @@ pub fn plan_restore(tree: PbTree, costs: &PenCosts, leaves: &[LeafState]) -> Res
     let mut cost = vec![Nanos::ZERO; max + 1];
     let mut split = vec![false; max + 1];
     for pb in (1..=max).rev() {
-        let own = costs.step_ns(&agg[pb].step(Pb(pb as u32)));
+        let step = agg[pb].step(Pb(pb as u32));
+        // A PB the partition cannot erase alone may only be left as it is.
+        let own = if step.partial_erase && !tree.erasable(step.pb) {
+            Nanos(u64::MAX)
+        } else {
+            costs.step_ns(&step)
+        };
         cost[pb] = own;
-        if pb <= max / 2 {
+        if pb <= max / 2 && tree.splittable(Pb(pb as u32)) {
             let halves = add(cost[2 * pb], cost[2 * pb + 1]);
             if halves < own {
                 cost[pb] = halves;
@@ -842,7 +901,7 @@ fn largest_all_invalid(tree: PbTree, u: &[PageUsage]) -> Option<Pb> {
     }
     (1..2 * first_leaf).map(|pb| Pb(pb as u32)).find(|&pb| {
         let len = tree.pages_per_block() >> level_of(pb);
-        invalid[pb.0 as usize] == len as u64
+        tree.erasable(pb) && invalid[pb.0 as usize] == len as u64
     })
 }
 
@@ -988,6 +1047,10 @@ impl PenSettings {
             }
             Err(e) => return Err(bad(format!("{e}: the device's blocks do not split into its PB tree"))),
         };
+        let tree = tree.with_partition(cfg.pen_partition).map_err(|e| crate::FtlConfigError {
+            key: "ftl.pen_partition",
+            reason: format!("{e}: use \"tree\" or a device with nand.partial_erase.levels >= 2"),
+        })?;
         let t = spec.timing();
         let ppb = tree.pages_per_block();
         let copy_sum: u64 = (0..ppb).map(|p| t.read_array(p).0 + t.program_array(p).0).sum();
@@ -1029,6 +1092,35 @@ mod tests {
     /// "only slightly better" than block erase (the `pen` preset's 9.5 ms vs 10 ms).
     fn paper_costs(tree: PbTree) -> PenCosts {
         PenCosts::uniform(tree, Nanos(MS), Nanos(9 * MS + MS / 2), Nanos(10 * MS))
+    }
+
+    /// Subblock management (`Partition::Subblock3`): only PB 1, the first half (PB 2)
+    /// and the second half's quarters (PBs 6, 7) are ever erased. On Fig. 10's block
+    /// (invalid pages in PB 9 ⊂ PB 2 and PB 14 ⊂ PB 7) the tree restores PBs 9 and 14
+    /// (79 copies out and back); subblock3 must restore the whole first half and the
+    /// last quarter (288 + 144 pages around them), costing more.
+    #[test]
+    fn subblock3_restores_only_its_three_subblocks() {
+        let tree = fig10_tree().with_partition(Partition::Subblock3).unwrap();
+        let costs = paper_costs(tree);
+        let plan = plan_restore(tree, &costs, &fig10_leaves()).unwrap();
+        let erased: Vec<u32> = plan.sequence.iter().filter(|s| s.partial_erase).map(|s| s.pb.0).collect();
+        assert!(erased.iter().all(|pb| tree.erasable(Pb(*pb))), "{erased:?}");
+        assert_eq!(erased, [2, 7], "{plan:?}");
+        let free = plan_restore(fig10_tree(), &paper_costs(fig10_tree()), &fig10_leaves()).unwrap();
+        assert!(plan.cost_ns > free.cost_ns);
+        // Stage-1 copies: the valid D-block pages of PB 2 (216) and PB 7 (2 + PB 15 72).
+        assert_eq!((plan.to_copy(), plan.copy_back()), (216 + 74, 288 + 144));
+        // A U-block PB to erase must be a subblock too: all of PB 3 invalid gives PB 6
+        // (its first quarter, the largest erasable), not PB 3.
+        let mut u = vec![PageUsage { valid: 0, invalid: 0 }; 64];
+        u[32..64].fill(PageUsage { valid: 0, invalid: 9 });
+        assert_eq!(largest_all_invalid(tree, &u), Some(Pb(6)));
+        assert_eq!(largest_all_invalid(fig10_tree(), &u), Some(Pb(3)));
+        assert_eq!(
+            PbTree::new(1, 576).unwrap().with_partition(Partition::Subblock3),
+            Err(PenError::PartitionLevels { levels: 1 })
+        );
     }
 
     fn fig10_tree() -> PbTree {

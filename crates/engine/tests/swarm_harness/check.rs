@@ -506,6 +506,34 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
             r.erases.partial,
             gc.jobs
         );
+    } else if cfg.ftl.kind == lamina_ftl::FtlKind::Gftl {
+        // GFTL: a job is one partial step (or a forced whole cleaning); each cleaning
+        // copies at most a block's offsets, and one per plane may be unfinished (or
+        // begun before the replay).
+        let g = r.gftl.as_ref().expect("a GFTL run reports its partial-GC counters");
+        let planes = u64::from(
+            cfg.nand.geometry.channels
+                * cfg.nand.geometry.chips_per_channel
+                * cfg.nand.geometry.dies_per_chip
+                * cfg.nand.geometry.planes_per_die,
+        );
+        ensure!(
+            out,
+            "gc.moves_per_job",
+            gc.pages_moved <= (g.cleanings + planes) * ppb,
+            "{} moves but only {} cleanings of {ppb}-page blocks",
+            gc.pages_moved,
+            g.cleanings
+        );
+        ensure!(
+            out,
+            "gc.erases",
+            g.steps + g.forced_jobs == gc.jobs,
+            "{} partial steps + {} forced jobs for {} GC jobs",
+            g.steps,
+            g.forced_jobs,
+            gc.jobs
+        );
     } else {
         // Block-level and hybrid FTLs: a merge or compaction erases every block it
         // emptied (an NFTL merge its data and update block), at least one per job, and

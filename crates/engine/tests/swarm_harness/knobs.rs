@@ -132,7 +132,7 @@ pub struct FtlKnobs {
     wear_leveling: bool,
     /// `ftl.allocation = "die-aligned"` (page FTL only).
     die_aligned: bool,
-    /// `ftl.kind`: 0–3 page, 4 nftl, 5 superblock, 6 mbm, 7 tbm (`kind % 8`).
+    /// `ftl.kind`: 0, 1, 3 page, 2 gftl, 4 nftl, 5 superblock, 6 mbm, 7 tbm (`kind % 8`).
     kind: u8,
     /// Superblock FTL: `superblock_size` 1–4 and `superblock_extra_blocks` 1–3.
     superblock: (u8, u8),
@@ -352,6 +352,7 @@ impl FtlKnobs {
             Threshold::Fraction(n) => GcThreshold::FreeFraction(f64::from(n % 30) / 100.0),
         };
         let kind = match self.kind % 8 {
+            2 => FtlKind::Gftl,
             4 => FtlKind::Nftl,
             5 => FtlKind::Superblock,
             6 => FtlKind::Mbm,
@@ -360,7 +361,7 @@ impl FtlKnobs {
         };
         // Options only some kinds accept are written only for them.
         let tie_break = match kind {
-            FtlKind::Nftl => "lowest-id",
+            FtlKind::Nftl | FtlKind::Gftl => "lowest-id",
             _ => ["lowest-id", "oldest", "least-worn"][usize::from(self.tie_break) % 3],
         };
         let die_aligned = self.die_aligned && kind == FtlKind::Page;
@@ -417,7 +418,7 @@ impl FtlKnobs {
             GcThreshold::FreeFraction(f) => writeln!(s, "gc_threshold = {{ free_fraction = {f:?} }}"),
         };
         let _ = writeln!(s, "striping_order = \"{}\"", cfg.striping_order);
-        if kind != FtlKind::Nftl {
+        if !matches!(kind, FtlKind::Nftl | FtlKind::Gftl) {
             let _ = writeln!(s, "victim_tie_break = \"{tie_break}\"");
         }
         if kind == FtlKind::Superblock {
