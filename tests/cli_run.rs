@@ -481,6 +481,16 @@ fn percentile_list_from_the_command_line() {
     }
 }
 
+/// The bundled demo trace and, when the shared samples are present, `shared` (paths
+/// under them); `test` names the caller in the SKIP line.
+fn demo_and_shared(test: &str, shared: &[&str]) -> Vec<PathBuf> {
+    let mut traces = vec![root().join("traces/demo.trace")];
+    if let Some(dir) = shared::shared_traces(test) {
+        traces.extend(shared.iter().map(|p| dir.join(p)));
+    }
+    traces
+}
+
 /// GFTL end to end on the `pen` preset cut to 32 blocks per plane, filled: the demo
 /// trace and the shared samples replay with `--verify` (every read returns the data last
 /// written) through thousands of partial-GC steps and cleanings, every step accepted by
@@ -488,12 +498,11 @@ fn percentile_list_from_the_command_line() {
 /// cleaning per write.
 #[test]
 fn gftl_runs_verify_clean_through_partial_steps() {
+    let traces = demo_and_shared(
+        "gftl_runs_verify_clean_through_partial_steps",
+        &["mqsim-ascii/tpcc.trace", "msr-csv/hm_0-window1k.csv"],
+    );
     let dir = tempfile::tempdir().unwrap();
-    let mut traces = vec![root().join("traces/demo.trace")];
-    if let Some(shared) = shared::shared_traces("gftl_runs_verify_clean_through_partial_steps") {
-        traces.push(shared.join("mqsim-ascii/tpcc.trace"));
-        traces.push(shared.join("msr-csv/hm_0-window1k.csv"));
-    }
     for (trace, steps) in traces.iter().flat_map(|t| [(t, 1), (t, 65)]) {
         let json = dir.path().join("gftl.json");
         let out = lamina()
@@ -524,10 +533,8 @@ fn gftl_runs_verify_clean_through_partial_steps() {
 #[test]
 fn pen_nftl_runs_verify_clean_with_thousands_of_merges() {
     let dir = tempfile::tempdir().unwrap();
-    let mut traces = vec![root().join("traces/demo.trace")];
-    if let Some(shared) = shared::shared_traces("pen_nftl_runs_verify_clean_with_thousands_of_merges") {
-        traces.push(shared.join("mqsim-ascii/tpcc.trace"));
-    }
+    let traces =
+        demo_and_shared("pen_nftl_runs_verify_clean_with_thousands_of_merges", &["mqsim-ascii/tpcc.trace"]);
     for (trace, kind) in traces.iter().flat_map(|t| [(t, "nftl"), (t, "superblock")]) {
         let json = dir.path().join("pen.json");
         let out = lamina()

@@ -559,3 +559,17 @@ macro_rules! block_ftl_common {
     };
 }
 pub(crate) use block_ftl_common;
+
+/// Unit tests: start one GC job on `plane` (it must start) and run it to its end; its
+/// steps.
+#[cfg(test)]
+pub(crate) fn run_one_job<F: crate::Ftl>(ftl: &mut F, plane: PlaneId) -> Vec<GcStep> {
+    ftl.gc_begin(plane).expect("a job starts");
+    let mut steps = Vec::new();
+    loop {
+        match ftl.gc_step(plane) {
+            GcStep::Done => return steps,
+            s => steps.push(s),
+        }
+    }
+}

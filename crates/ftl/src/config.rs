@@ -1081,6 +1081,31 @@ mod tests {
         );
     }
 
+    /// GFTL's keys: only under `kind = "gftl"`, left out of a serialized config at
+    /// their defaults; GFTL has no tie to break.
+    #[test]
+    fn gftl_options_belong_to_gftl() {
+        let g = geo(1, 1, 1, 2, 16, 8);
+        let base = FtlConfig { overprovisioning: 0.25, ..FtlConfig::default() };
+        for (c, key) in [
+            (FtlConfig { gftl_steps_per_write: 3, ..base.clone() }, "ftl.gftl_steps_per_write"),
+            (FtlConfig { gftl_step_copies: 4, ..base.clone() }, "ftl.gftl_step_copies"),
+        ] {
+            for kind in [FtlKind::Page, FtlKind::Nftl, FtlKind::Superblock] {
+                let e = kind.build(g.clone(), &c).err().unwrap();
+                assert_eq!(e.key, key, "{kind:?}");
+                assert!(e.reason.contains("only of gftl"), "{e}");
+            }
+            assert!(FtlKind::Gftl.build(g.clone(), &c).is_ok());
+        }
+        let oldest = FtlConfig { victim_tie_break: TieBreak::Oldest, ..base.clone() };
+        assert_eq!(FtlKind::Gftl.build(g.clone(), &oldest).err().unwrap().key, "ftl.victim_tie_break");
+        let c: FtlConfig = toml::from_str("kind = \"gftl\"\ngftl_steps_per_write = 65").unwrap();
+        assert_eq!((c.kind, c.gftl_steps_per_write, c.gftl_step_copies), (FtlKind::Gftl, 65, 0));
+        let json = serde_json::to_string(&FtlConfig::default()).unwrap();
+        assert!(!json.contains("gftl") && !json.contains("partition"), "{json}");
+    }
+
     #[test]
     fn ftl_kind_builds_the_ftl_it_names() {
         let g = geo(1, 1, 2, 2, 16, 8);

@@ -408,14 +408,7 @@ mod tests {
 
     /// Run one GC job of plane 0; its steps.
     fn job(ftl: &mut GftlFtl) -> Vec<GcStep> {
-        ftl.gc_begin(PlaneId(0)).expect("a job starts");
-        let mut steps = Vec::new();
-        loop {
-            match ftl.gc_step(PlaneId(0)) {
-                GcStep::Done => return steps,
-                s => steps.push(s),
-            }
-        }
+        crate::blocks::run_one_job(ftl, PlaneId(0))
     }
 
     fn moves(steps: &[GcStep]) -> Vec<(u64, u64)> {

@@ -1101,6 +1101,20 @@ pub fn run_bytes<F: Ftl>(ftl: F, data: &[u8]) -> Result<(), ConformanceFailure> 
 /// [`page_ftl_from_bytes`].
 pub const PAGE_FTL_CONFIG_BYTES: usize = 3;
 
+/// The config of the NAND preset `name` cut to one die of `planes` planes of `blocks`
+/// blocks of `pages` pages (the shape device-mirrored tests want). Panics on an unknown
+/// preset (a test bug); the caller adjusts the rest and validates.
+pub fn one_die_preset(name: &str, planes: u32, blocks: u32, pages: u32) -> lamina_nand_model::NandConfig {
+    let mut c = lamina_nand_model::preset(name).unwrap_or_else(|| panic!("no preset {name}"));
+    c.geometry.channels = 1;
+    c.geometry.chips_per_channel = 1;
+    c.geometry.dies_per_chip = 1;
+    c.geometry.planes_per_die = planes;
+    c.geometry.blocks_per_plane = blocks;
+    c.geometry.pages_per_block = pages;
+    c
+}
+
 /// A small SLC test geometry with 4 KiB pages (the shape most FTL tests want):
 /// `channels × ways × dies × planes × blocks × pages`. Panics if invalid (a test bug).
 pub fn slc_geometry(

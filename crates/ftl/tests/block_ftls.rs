@@ -83,13 +83,7 @@ fn gftl_conforms_in_every_configuration() {
 /// erase of the partial steps.
 #[test]
 fn gftl_conforms_on_a_real_device() {
-    let mut c = lamina_nand_model::preset("pen").unwrap();
-    c.geometry.channels = 1;
-    c.geometry.chips_per_channel = 1;
-    c.geometry.dies_per_chip = 1;
-    c.geometry.planes_per_die = 2;
-    c.geometry.blocks_per_plane = 10;
-    c.geometry.pages_per_block = 48;
+    let mut c = lamina_ftl::testing::one_die_preset("pen", 2, 10, 48);
     c.partial_erase = None;
     let spec = c.validate().unwrap();
     for steps in [1, 3] {

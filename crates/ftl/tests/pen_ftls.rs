@@ -190,3 +190,34 @@ fn pen_config_errors_name_the_key() {
     let json = serde_json::to_string(&FtlConfig::default()).unwrap();
     assert!(!json.contains("pen"), "{json}");
 }
+
+/// Subblock management (`ftl.pen_partition = "subblock3"`) in both FTLs: the harness
+/// through M-Merges that may only partially erase PB 2, 6 or 7, mirrored on a real device;
+/// the key is refused without PEN and on a one-level tree, naming it.
+#[test]
+fn subblock3_partition_conforms_and_is_validated() {
+    use lamina_ftl::pen::Partition;
+    let spec = pen_spec(2, 10, 24, 3);
+    for kind in [FtlKind::Nftl, FtlKind::Superblock] {
+        let c = FtlConfig { pen_partition: Partition::Subblock3, ..pen_cfg(kind, 0.3) };
+        conform(&spec, &c, ConformanceConfig { seed: 12, ..conf(16, 200..900, 24) });
+    }
+    let sb3 = FtlConfig { pen_partition: Partition::Subblock3, ..pen_cfg(FtlKind::Nftl, 0.3) };
+    let s = run_hot_on(NftlFtl::for_device(&spec, &sb3).unwrap(), &spec);
+    assert!(s.pen_m_merges > 0, "{s:?}");
+    // Only PB 2 (level 1) and PBs 6, 7 (level 2) are partially erased, in the D-block
+    // and in the U-block; the tree's own run erases smaller PBs.
+    let levels = s.pen_partial_erases_by_level;
+    assert!(levels[1] + levels[2] > 0 && levels[3..].iter().all(|&n| n == 0), "{levels:?}");
+    let tree = run_hot(&spec, &pen_cfg(FtlKind::Nftl, 0.3));
+    assert!(tree.pen_partial_erases_by_level[3] > 0, "{:?}", tree.pen_partial_erases_by_level);
+    let nftl = FtlConfig { kind: FtlKind::Nftl, overprovisioning: 0.3, ..FtlConfig::default() };
+    let e =
+        NftlFtl::for_device(&spec, &FtlConfig { pen_partition: Partition::Subblock3, ..nftl }).unwrap_err();
+    assert_eq!(e.key, "ftl.pen_partition");
+    let shallow = pen_spec(2, 10, 24, 1);
+    let c = FtlConfig { pen_partition: Partition::Subblock3, ..pen_cfg(FtlKind::Nftl, 0.3) };
+    let e = NftlFtl::for_device(&shallow, &c).unwrap_err();
+    assert_eq!(e.key, "ftl.pen_partition");
+    assert!(e.reason.contains("at least 2 levels"), "{e}");
+}
