@@ -13,13 +13,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 /// The `pen` preset's chip shrunk to `planes` planes of `blocks` blocks of `pages`
 /// pages, split `levels` deep.
 fn pen_spec(planes: u32, blocks: u32, pages: u32, levels: u32) -> DeviceSpec {
-    let mut c = lamina_nand_model::preset("pen").unwrap();
-    c.geometry.channels = 1;
-    c.geometry.chips_per_channel = 1;
-    c.geometry.dies_per_chip = 1;
-    c.geometry.planes_per_die = planes;
-    c.geometry.blocks_per_plane = blocks;
-    c.geometry.pages_per_block = pages;
+    let mut c = lamina_ftl::testing::one_die_preset("pen", planes, blocks, pages);
     c.partial_erase = Some(PartialEraseConfig { levels });
     c.validate().unwrap()
 }
