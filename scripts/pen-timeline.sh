@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# PEN Fig. 15b from a finished `lamina sweep experiments/pen-timeline.toml` directory:
+# for each trace, the write latency over time of NFTL with block erase only and with PEN
+# on one axis (mean and maximum per window), as DIR_OUT/pen-fig15b-<trace>.svg (+ .csv),
+# and how PEN's windows compare with the baseline's (printed).
+# Usage: scripts/pen-timeline.sh SWEEP_DIR [OUT_DIR] [--bin LAMINA] [--windows N]
+set -euo pipefail
+sweep=${1:?usage: scripts/pen-timeline.sh SWEEP_DIR [OUT_DIR] [--bin LAMINA] [--windows N]}
+shift
+out=docs/img
+if [[ $# -gt 0 && $1 != --* ]]; then out=$1; shift; fi
+bin=target/release/lamina
+windows=100
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --bin) bin=$2; shift 2 ;;
+    --windows) windows=$2; shift 2 ;;
+    *) echo "pen-timeline: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+csv=$sweep/results.csv
+[[ -f $csv ]] || { echo "pen-timeline: $csv not found (run the sweep first)" >&2; exit 2; }
+mkdir -p "$out"
+# The run key of (trace, system) from the results table's named columns.
+key() {
+  awk -F, -v t="$1" -v s="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["trace"] == t && $col["system"] == s { print $col["key"] }' "$csv"
+}
+for trace in $(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "trace") c = i; next } { print $c }' "$csv" | sort -u); do
+  base=$(key "$trace" nftl)
+  pen=$(key "$trace" nftl-pen)
+  [[ -n $base && -n $pen ]] || { echo "pen-timeline: $trace lacks an nftl or nftl-pen run" >&2; exit 2; }
+  name=${trace%.trace}
+  echo "$name:"
+  "$bin" plot timeline "$sweep/runs/$base.latency.csv" "$sweep/runs/$pen.latency.csv" \
+    --names nftl,nftl-pen --op write --windows "$windows" \
+    --title "PEN Fig. 15b: write latency over time ($name, NFTL, 7 % OP)" \
+    --out "$out/pen-fig15b-$name.svg"
+done
