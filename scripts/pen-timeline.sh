@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # PEN Fig. 15b from a finished `lamina sweep experiments/pen-timeline.toml` directory:
-# for each trace, the write latency over time of NFTL with block erase only and with PEN
-# on one axis (mean and maximum per window), as DIR_OUT/pen-fig15b-<trace>.svg (+ .csv),
+# for each trace and load, the write latency over time of NFTL with block erase only and with PEN
+# on one axis (mean and maximum per window), as OUT_DIR/pen-fig15b-<trace>-<load>.png
+# (+ .csv),
 # and how PEN's windows compare with the baseline's (printed).
 # Usage: scripts/pen-timeline.sh SWEEP_DIR [OUT_DIR] [--bin LAMINA] [--windows N]
 set -euo pipefail
@@ -21,19 +22,23 @@ done
 csv=$sweep/results.csv
 [[ -f $csv ]] || { echo "pen-timeline: $csv not found (run the sweep first)" >&2; exit 2; }
 mkdir -p "$out"
-# The run key of (trace, system) from the results table's named columns.
+# The run key of (trace, load, system) from the results table's named columns.
 key() {
-  awk -F, -v t="$1" -v s="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-    $col["trace"] == t && $col["system"] == s { print $col["key"] }' "$csv"
+  awk -F, -v t="$1" -v l="$2" -v s="$3" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["trace"] == t && $col["load"] == l && $col["system"] == s { print $col["key"] }' "$csv"
 }
-for trace in $(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "trace") c = i; next } { print $c }' "$csv" | sort -u); do
-  base=$(key "$trace" nftl)
-  pen=$(key "$trace" nftl-pen)
-  [[ -n $base && -n $pen ]] || { echo "pen-timeline: $trace lacks an nftl or nftl-pen run" >&2; exit 2; }
+combos=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  { print $col["trace"] "," $col["load"] }' "$csv" | sort -u)
+for combo in $combos; do
+  trace=${combo%,*}
+  load=${combo#*,}
+  base=$(key "$trace" "$load" nftl)
+  pen=$(key "$trace" "$load" nftl-pen)
+  [[ -n $base && -n $pen ]] || { echo "pen-timeline: $trace at load $load lacks an nftl or nftl-pen run" >&2; exit 2; }
   name=${trace%.trace}
-  echo "$name:"
+  echo "$name, load $load:"
   "$bin" plot timeline "$sweep/runs/$base.latency.csv" "$sweep/runs/$pen.latency.csv" \
     --names nftl,nftl-pen --op write --windows "$windows" \
-    --title "PEN Fig. 15b: write latency over time ($name, NFTL, 7 % OP)" \
-    --out "$out/pen-fig15b-$name.svg"
+    --title "PEN Fig. 15b: write latency over time ($name, load $load, NFTL, 7 % OP)" \
+    --out "$out/pen-fig15b-$name-$load.png"
 done
