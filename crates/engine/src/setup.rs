@@ -8,8 +8,8 @@ use lamina_nand_model::{Device, DeviceOptions, PlaneId};
 
 use crate::config::{HostMode, SimConfig, UnwrittenReads};
 use crate::report::{
-    BufferReport, DeviceSummary, EraseReport, EventReport, FlashReport, GcReport, GcTimeReport, PreconditionSummary,
-    Report, TraceInfo, Utilisation,
+    BufferReport, DeviceSummary, EraseReport, EventReport, FlashReport, GcReport, GcTimeReport,
+    PreconditionSummary, Report, TraceInfo, Utilisation,
 };
 use crate::sim::{RunError, Simulation, tag_of};
 use crate::stats::MeanVar;

@@ -41,9 +41,12 @@ impl EraseSnapshot {
 
     /// Mean, variance and maximum of the whole-block erases per block since the snapshot.
     pub(crate) fn per_block_since(&self, dev: &Device) -> MeanVar {
-        MeanVar::of(self.blocks.iter().enumerate().map(|(b, &c)| {
-            (dev.block_erase_count(BlockId(b as u32)) - c) as u64
-        }))
+        MeanVar::of(
+            self.blocks
+                .iter()
+                .enumerate()
+                .map(|(b, &c)| (dev.block_erase_count(BlockId(b as u32)) - c) as u64),
+        )
     }
 
     /// Mean (AEP), variance (VEP) and maximum of the erases per page since the snapshot

@@ -213,7 +213,10 @@ fn window_stats(lines: &[LogLine], first: u64, width: u64, windows: usize) -> Wi
 
 /// The arrival span of `logs` cut into `windows`: `(first, width, unit, ns per unit)`,
 /// seconds once the span passes 10 s, milliseconds below.
-fn window_span<'a>(logs: impl Iterator<Item = &'a [LogLine]> + Clone, windows: usize) -> (u64, u64, &'static str, f64) {
+fn window_span<'a>(
+    logs: impl Iterator<Item = &'a [LogLine]> + Clone,
+    windows: usize,
+) -> (u64, u64, &'static str, f64) {
     let first = logs.clone().flat_map(|l| l.iter().map(|l| l.arrival_ns)).min().expect("not empty");
     let last = logs.flat_map(|l| l.iter().map(|l| l.arrival_ns)).max().expect("not empty");
     let width = ((last - first) / windows as u64).max(1);
@@ -230,10 +233,20 @@ fn window_series(acc: &WindowAcc, c: usize, at: impl Fn(usize) -> f64, name: &st
     let (a, at) = (&acc[c], &at);
     let mean = used.iter().map(|&w| (at(w), a[w].1 as f64 / a[w].0 as f64 / 1000.0)).collect();
     let max = used.iter().map(|&w| (at(w), a[w].2 as f64 / 1000.0)).collect();
-    Some([Series { name: format!("{name} mean"), points: mean }, Series { name: format!("{name} max"), points: max }])
+    Some([
+        Series { name: format!("{name} mean"), points: mean },
+        Series { name: format!("{name} max"), points: max },
+    ])
 }
 
-fn timeline_chart(title: &str, windows: usize, width: u64, unit: &str, per: f64, series: Vec<Series>) -> LineChart {
+fn timeline_chart(
+    title: &str,
+    windows: usize,
+    width: u64,
+    unit: &str,
+    per: f64,
+    series: Vec<Series>,
+) -> LineChart {
     LineChart {
         title: title.to_owned(),
         x_label: format!(
@@ -256,7 +269,8 @@ pub fn timeline(lines: &[LogLine], windows: usize, title: &str) -> LineChart {
     let (first, width, unit, per) = window_span(std::iter::once(lines), windows);
     let acc = window_stats(lines, first, width, windows);
     let at = |w: usize| (first + w as u64 * width) as f64 / per;
-    let series = ["read", "write"].into_iter().enumerate().filter_map(|(c, class)| window_series(&acc, c, at, class));
+    let series =
+        ["read", "write"].into_iter().enumerate().filter_map(|(c, class)| window_series(&acc, c, at, class));
     timeline_chart(title, windows, width, unit, per, series.flatten().collect())
 }
 
@@ -289,7 +303,10 @@ pub fn timeline_compare(
     let c = usize::from(!read);
     let class = if read { "read" } else { "write" };
     let accs: Vec<WindowAcc> = logs.iter().map(|(_, l)| window_stats(l, first, width, windows)).collect();
-    let series = logs.iter().zip(&accs).filter_map(|((name, _), acc)| window_series(acc, c, at, &format!("{name} {class}")));
+    let series = logs
+        .iter()
+        .zip(&accs)
+        .filter_map(|((name, _), acc)| window_series(acc, c, at, &format!("{name} {class}")));
     let chart = timeline_chart(title, windows, width, unit, per, series.flatten().collect());
     let base = &accs[0][c];
     let compared = logs

@@ -238,7 +238,8 @@ pub fn run(cmd: PlotCmd) -> anyhow::Result<()> {
             let (path, format) = out_path(&out, &logs[0], "timeline")?;
             if let [log] = logs.as_slice() {
                 let lines = data::read_latency_log(log)?;
-                let title = out.title.clone().unwrap_or_else(|| format!("Latency over time: {}", name_of(log)));
+                let title =
+                    out.title.clone().unwrap_or_else(|| format!("Latency over time: {}", name_of(log)));
                 return emit(&Figure::Lines(data::timeline(&lines, windows, &title)), &path, format);
             }
             let mut runs = Vec::with_capacity(logs.len());

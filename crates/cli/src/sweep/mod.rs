@@ -160,10 +160,7 @@ pub fn log_path(dir: &Path, key: &str) -> PathBuf {
 
 /// Replay one run, with its latency log written to `log` (put in place before the
 /// report, whose presence marks the run done) when given.
-fn replay_run(
-    exec: &spec::RunExec,
-    log: Option<&Path>,
-) -> anyhow::Result<lamina_engine::report::Report> {
+fn replay_run(exec: &spec::RunExec, log: Option<&Path>) -> anyhow::Result<lamina_engine::report::Report> {
     let Some(log) = log else {
         return Ok(lamina_engine::run_trace(&exec.cfg, &exec.trace)?);
     };
