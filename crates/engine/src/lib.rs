@@ -33,6 +33,7 @@ mod sim;
 pub mod slab;
 pub mod stats;
 pub mod table;
+mod wear;
 /// Trace ingestion lives in its own crate, [`lamina_trace`]; re-exported here so
 /// `lamina_engine::trace::…` paths keep working.
 pub use lamina_trace as trace;

@@ -134,6 +134,29 @@ pub struct GcReport {
     /// relocations (`mapping.translation_page_reads` less the misses' reads, plus
     /// `mapping.translation_gc_moves`), which are not in `pages_moved`.
     pub reads: u64,
+    /// Die time of GC commands by kind over the replay: the GC time breakdown of
+    /// pen-partial-erase (copies, erases, partial erases, spare reads). Null unless the
+    /// device has partial-block erase (`[nand.partial_erase]`, the PEN experiments).
+    pub time: Option<GcTimeReport>,
+}
+
+/// Die time of GC commands by kind (`gc.time`): each command from the start of its first
+/// bus phase to its completion (a multi-plane command counts once; a move across dies,
+/// its read and its program).
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+pub struct GcTimeReport {
+    /// Valid-page copies (moves, copybacks).
+    pub copies_ns: u64,
+    /// Whole-block erases.
+    pub erases_ns: u64,
+    /// Partial-block erases.
+    pub partial_erases_ns: u64,
+    /// Spare-area (OOB) reads of merges (NFTL's update-block scan), each a read of
+    /// 64 B of the page's spare area: `t_cmd + tR + 64 B`, as a host lookup's
+    /// translation read.
+    pub spare_reads_ns: u64,
+    /// Spare-area reads of merges.
+    pub spare_reads: u64,
 }
 
 /// Erase and wear counters.
@@ -147,6 +170,12 @@ pub struct EraseReport {
     pub per_block: MeanVar,
     /// Erase count per page (differs from per-block only with partial erases): AEP and VEP.
     pub per_page: MeanVar,
+    /// Erase count per block over the replay alone (preconditioning excluded). Null
+    /// unless the device has partial-block erase (`[nand.partial_erase]`).
+    pub per_block_replay: Option<MeanVar>,
+    /// Erase count per page over the replay alone: pen-partial-erase's AEP and VEP of
+    /// the workload (Fig. 13b/c). Null unless the device has partial-block erase.
+    pub per_page_replay: Option<MeanVar>,
 }
 
 /// PEN's M-Merge counters over the replay (`pen` in the JSON; `ftl.pen = true` only;
@@ -448,7 +477,7 @@ pub struct EventReport {
 }
 
 /// Version of the JSON report schema (see the module docs).
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 /// The simulated device and policies, in words (issue #8, item 16).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
@@ -748,6 +777,17 @@ impl Report {
             "GC jobs {}   pages moved {}   erases {} (partial {})   suspensions {}",
             self.gc.jobs, self.gc.pages_moved, self.erases.total, self.erases.partial, self.suspensions
         );
+        if let Some(t) = &self.gc.time {
+            let _ = writeln!(
+                s,
+                "GC time: copies {:.3} s   erases {:.3} s   partial erases {:.3} s   spare reads {:.3} s ({})",
+                t.copies_ns as f64 / 1e9,
+                t.erases_ns as f64 / 1e9,
+                t.partial_erases_ns as f64 / 1e9,
+                t.spare_reads_ns as f64 / 1e9,
+                t.spare_reads
+            );
+        }
         if let Some(p) = &self.pen {
             let _ = writeln!(
                 s,
@@ -796,6 +836,13 @@ impl Report {
             self.erases.per_page.mean,
             self.erases.per_page.variance
         );
+        if let (Some(b), Some(p)) = (&self.erases.per_block_replay, &self.erases.per_page_replay) {
+            let _ = writeln!(
+                s,
+                "erase count over the replay: per block mean {:.4} var {:.4} max {}   per page (AEP/VEP): mean {:.4} var {:.4} max {}",
+                b.mean, b.variance, b.max, p.mean, p.variance, p.max
+            );
+        }
         let _ = writeln!(
             s,
             "utilisation: channel mean {:.1}% max {:.1}%   die mean {:.1}% max {:.1}%   reads queued per die {:.3}",

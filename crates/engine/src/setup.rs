@@ -8,8 +8,8 @@ use lamina_nand_model::{Device, DeviceOptions, PlaneId};
 
 use crate::config::{HostMode, SimConfig, UnwrittenReads};
 use crate::report::{
-    BufferReport, DeviceSummary, EraseReport, EventReport, FlashReport, GcReport, PreconditionSummary,
-    Report, TraceInfo, Utilisation,
+    BufferReport, DeviceSummary, EraseReport, EventReport, FlashReport, GcReport, GcTimeReport,
+    PreconditionSummary, Report, TraceInfo, Utilisation,
 };
 use crate::sim::{RunError, Simulation, tag_of};
 use crate::stats::MeanVar;
@@ -141,6 +141,7 @@ impl Simulation {
             loop {
                 match self.ftl.gc_step(plane) {
                     GcStep::Done => break,
+                    GcStep::SpareRead { .. } => {}
                     GcStep::Move { from, to, .. } => {
                         let tag = self.device.tag(from).unwrap_or(0);
                         self.device.program_untimed(to, tag).expect("untimed GC program");
@@ -412,12 +413,28 @@ impl Simulation {
             flash_ops: Some(self.ctl.op_mix.report()),
             placement: self.placement_report(),
             rs: self.rs_report(),
-            gc: GcReport { jobs: f.gc_jobs - ftl0.gc_jobs, pages_moved: gc_moves, reads: c.gc_reads },
+            gc: GcReport {
+                jobs: f.gc_jobs - ftl0.gc_jobs,
+                pages_moved: gc_moves,
+                reads: c.gc_reads,
+                time: self.erase_snapshot.is_some().then(|| {
+                    let t = self.gc.time;
+                    GcTimeReport {
+                        copies_ns: t.copies_ns,
+                        erases_ns: t.erases_ns,
+                        partial_erases_ns: t.partial_erases_ns,
+                        spare_reads_ns: t.spare_reads_ns,
+                        spare_reads: t.spare_reads,
+                    }
+                }),
+            },
             erases: EraseReport {
                 total: ds.blocks_erased - dev0.blocks_erased,
                 partial: ds.partial_erases - dev0.partial_erases,
                 per_block,
                 per_page,
+                per_block_replay: self.erase_snapshot.as_ref().map(|s| s.per_block_since(dev)),
+                per_page_replay: self.erase_snapshot.as_ref().map(|s| s.per_page_since(dev)),
             },
             pen: self.cfg.ftl.pen.then(|| {
                 let levels = self.device.spec().partial_erase_levels().unwrap_or(0);

@@ -96,6 +96,15 @@ pub enum GcStep {
         /// Destination page (erased; next in program order of its block).
         to: Ppa,
     },
+    /// Read the spare area (out-of-band bytes: the logical address and sequence number)
+    /// of the programmed page `ppa`, to learn which copy is the newest before moving
+    /// pages (NFTL: a merge scans its update block). No state changes; the engine times
+    /// it as a host translation read is timed (docs/model.md, "The FTL's timed
+    /// translation step"). Only block-level merges return it.
+    SpareRead {
+        /// The page whose spare area is read.
+        ppa: Ppa,
+    },
     /// Erase part of a block (partial-block erase); the range holds no valid page.
     PartialErase {
         /// The block.
@@ -178,9 +187,9 @@ pub struct FtlStats {
     /// Partial-block erases.
     pub partial_erases: u64,
     /// Spare-area (out-of-band) reads that block-level merges perform to find the valid
-    /// pages of their victims (NFTL: every written page of the update block). Counted,
-    /// not timed: [`GcStep`] has no spare-read step. Reads of a host lookup are listed by
-    /// [`Ftl::translation_reads`] and counted by the engine, which times them.
+    /// pages of their victims (NFTL: every written page of the update block), each a
+    /// [`GcStep::SpareRead`] the engine times. Reads of a host lookup are listed by
+    /// [`Ftl::translation_reads`] and counted by the engine.
     pub merge_spare_reads: u64,
     /// Die-aligned allocation: host rows opened at one block index on every plane of the
     /// die — the rows whose pages can be programmed by multi-plane commands. 0 under

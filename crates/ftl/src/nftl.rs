@@ -30,10 +30,10 @@
 //!   scanned from its newest page backwards, reading spare areas, until one names the
 //!   page; if none does, the D-block copy is current. [`Ftl::translation_reads`] lists
 //!   exactly those pages (so the engine times them); a page whose logical block has no
-//!   U-block needs none. A merge reads the spare area of every written U-block page to
-//!   find the latest copies; those reads are counted in
-//!   [`FtlStats::merge_spare_reads`](crate::FtlStats::merge_spare_reads) (not timed:
-//!   the GC protocol has no spare-read step).
+//!   U-block needs none. A merge (classic or M-Merge) first reads the spare area of
+//!   every written U-block page to find the latest copies: one [`GcStep::SpareRead`]
+//!   each, which the engine times, counted in
+//!   [`FtlStats::merge_spare_reads`](crate::FtlStats::merge_spare_reads).
 //! * **Reserve.** Host writes need two free blocks on the plane (one they may take, one
 //!   for the next merge's destination); a merge takes one block and frees two, so every
 //!   merge finishes and gains a block. The spare pool (blocks beyond the logical blocks)
@@ -129,6 +129,9 @@ struct PlaneState {
     job: Option<Job>,
     /// The running M-Merge's restored PBs, in page order (kept to reuse the allocation).
     restore: Vec<Pb>,
+    /// The running merge's spare-area scan: U-block pages `scan.0 .. scan.1` still to
+    /// read before its first move.
+    scan: (u32, u32),
 }
 
 /// PEN's per-FTL state (`ftl.pen = true`).
@@ -252,6 +255,12 @@ impl NftlFtl {
     }
 
     fn job_step(&mut self, pi: usize) -> GcStep {
+        let (next, end) = self.planes[pi].scan;
+        if let Some(p) = (next..end).find(|&p| self.core.flash.is_programmed(p)) {
+            self.planes[pi].scan.0 = p + 1;
+            return GcStep::SpareRead { ppa: Ppa(p as u64) };
+        }
+        self.planes[pi].scan = (0, 0);
         match self.planes[pi].job.expect("a merge runs") {
             Job::Merge(job) => self.merge_step(pi, job),
             Job::MMerge(job) => self.m_merge_step(pi, job),
@@ -551,10 +560,13 @@ impl Ftl for NftlFtl {
             flash.blocks[old.d as usize].valid + flash.blocks[old.u as usize].valid,
             flash.programmed(old.d) + flash.programmed(old.u),
         );
-        let spare_reads = flash.blocks[old.u as usize].written as u64;
+        let u_first = flash.first_page(old.u);
+        let scan = (u_first, u_first + flash.blocks[old.u as usize].written);
+        let spare_reads = (scan.0..scan.1).filter(|&p| flash.is_programmed(p)).count() as u64;
         let job = GcJob { victim: BlockId(old.u), valid_pages: valid, invalid_pages: programmed - valid };
         self.core.flash.stats.gc_jobs += 1;
         self.core.flash.stats.merge_spare_reads += spare_reads;
+        self.planes[pi].scan = scan;
         if let Some(m) = self.plan_m_merge(pi, lb, old) {
             self.planes[pi].job = Some(Job::MMerge(m));
             return Some(job);
@@ -645,6 +657,9 @@ mod tests {
         assert_eq!(ftl.write(Lpn(8), p), Err(FtlError::MergeNeeded { plane: p }));
         assert!(!ftl.can_write(p));
         let steps = run_job(&mut ftl);
+        // First the spare areas of the U-block's four written pages, in page order.
+        let spare: Vec<GcStep> = (4..8).map(|p| GcStep::SpareRead { ppa: Ppa(p) }).collect();
+        assert_eq!(steps[..4], spare);
         // Newest copies: 0 in D (page 0), 1 at U page 1 (5), 2 at U page 2 (6), 3 at 7.
         let moves: Vec<(u64, u64, u64)> = steps
             .iter()
@@ -655,7 +670,7 @@ mod tests {
             .collect();
         assert_eq!(moves, [(0, 0, 8), (1, 5, 9), (2, 6, 10), (3, 7, 11)]);
         assert_eq!(
-            steps[4..],
+            steps[8..],
             [
                 GcStep::Erase { block: BlockId(0), batch_with_next: false },
                 GcStep::Erase { block: BlockId(1), batch_with_next: false }

@@ -916,7 +916,11 @@ pub struct SuperblockDecision {
     pub d_plans: Vec<(usize, RestorePlan)>,
     /// Valid pages of the U-blkset, each copied once into a D-blkset hole.
     pub moved_from_u: u64,
-    /// Σ D-blkset restores + `moved_from_u` copies + erasing the U-blkset.
+    /// Staging blocks the stage-1 copies fill, each erased by the M-Merge
+    /// ([`staging_blocks`]).
+    pub staging_erases: u64,
+    /// Σ D-blkset restores + `moved_from_u` copies + erasing the U-blkset and the
+    /// `staging_erases` staging blocks: every operation the M-Merge performs.
     pub m_merge_cost_ns: Nanos,
     /// The baseline (the Superblock FTL's compaction): every block not full of valid
     /// pages has its valid pages copied to fresh blocks and is erased.
@@ -937,7 +941,12 @@ pub struct SuperblockDecision {
 ///    each U-blkset valid page is copied once into any reclaimed or free D-blkset page
 ///    (the paper's "cost … adjusted accordingly"; our reading). Every PB with an invalid
 ///    page is restored, so the room is all non-valid D-blkset pages.
-/// 3. M-Merge if strictly cheaper than the baseline and the room suffices.
+/// 3. M-Merge if strictly cheaper than the baseline and the room suffices. Its price
+///    holds every operation the Superblock FTL's M-Merge performs: the restores (stage-1
+///    and stage-3 copies, partial erases by level), the U-blkset's copies and erases,
+///    and the erases of the staging blocks that take the stage-1 copies
+///    ([`staging_blocks`]; the paper's NFTL puts them in the U-block, a superblock has
+///    no such block).
 ///
 /// `disturb`, when given, holds one [`DisturbState`] per block (in input order): the
 /// D-blkset plans are then [disturbance-aware](plan_restore_disturb_aware). `gate` is
@@ -984,7 +993,10 @@ pub fn decide_superblock(
         d_plans.push((b, plan));
     }
     let moved_from_u: u64 = u_blkset.iter().map(|&b| total_valid(&blocks[b])).sum();
-    let m_merge_cost_ns = add(add(restore_ns, costs.copies(moved_from_u)), costs.erases(erase_count as u64));
+    let stage_outs = d_plans.iter().flat_map(|(_, p)| p.sequence.iter().filter(|s| s.partial_erase));
+    let staging_erases = staging_blocks(tree.pages_per_block(), stage_outs.map(|s| s.copy_out));
+    let erased = costs.erases(erase_count as u64 + staging_erases);
+    let m_merge_cost_ns = add(add(restore_ns, costs.copies(moved_from_u)), erased);
     let merge_cost_ns = compaction_cost(tree, costs, blocks);
     let choice = if !gate.allows_m_merge() {
         MergeChoice::Merge(MergeWhy::WearLimit)
@@ -995,7 +1007,40 @@ pub fn decide_superblock(
     } else {
         MergeChoice::Merge(MergeWhy::NotDearer)
     };
-    Ok(SuperblockDecision { u_blkset, d_plans, moved_from_u, m_merge_cost_ns, merge_cost_ns, choice })
+    Ok(SuperblockDecision {
+        u_blkset,
+        d_plans,
+        moved_from_u,
+        staging_erases,
+        m_merge_cost_ns,
+        merge_cost_ns,
+        choice,
+    })
+}
+
+/// Staging blocks a superblock M-Merge takes (and erases) for restores whose stage-1
+/// copies are `copy_outs`, in execution order, with `pages_per_block` pages per block:
+/// the Superblock FTL's rule — a restore's copies go to the current staging block, a
+/// fresh one is taken when there is none and the restore copies a page, and a staging
+/// block that cannot take the next restore's copies is erased (its pages are stale by
+/// then) before a fresh one is taken. Every block taken is erased once, the last at the
+/// end of the M-Merge.
+pub fn staging_blocks(pages_per_block: u32, copy_outs: impl IntoIterator<Item = u32>) -> u64 {
+    let mut taken = 0u64;
+    let mut written: Option<u32> = None;
+    for need in copy_outs {
+        if written.is_some_and(|w| w + need > pages_per_block) {
+            written = None;
+        }
+        if need > 0 && written.is_none() {
+            taken += 1;
+            written = Some(0);
+        }
+        if let Some(w) = &mut written {
+            *w += need;
+        }
+    }
+    taken
 }
 
 fn compaction_cost(tree: PbTree, costs: &PenCosts, blocks: &[Vec<PageUsage>]) -> Nanos {
@@ -1553,6 +1598,7 @@ mod tests {
             [(0, vec![]), (2, vec![Pb(5)])]
         );
         assert_eq!(d.moved_from_u, 2);
+        assert_eq!(d.staging_erases, 0, "PB 5 holds no valid page: stage 1 is skipped");
         assert_eq!(d.m_merge_cost_ns, Nanos(9 * MS + MS / 2 + 2 * MS + 10 * MS));
         assert_eq!(d.merge_cost_ns, Nanos(8 * MS + 2 * 10 * MS), "blocks 1 and 2 compacted");
         assert_eq!(d.choice, MergeChoice::MMerge);
@@ -1583,7 +1629,8 @@ mod tests {
         let d = decide_superblock(t, &costs, &blocks, 2, WearGate::new(16), Some(&states)).unwrap();
         assert_eq!(d.d_plans[1], (2, d.d_plans[1].1.clone()));
         assert_eq!(d.d_plans[1].1.restored(), [Pb(1)]);
-        assert_eq!(d.m_merge_cost_ns, Nanos(9 * MS + MS / 2 + 12 * MS + 2 * MS + 10 * MS));
+        assert_eq!(d.staging_erases, 1, "PB 1's 6 valid pages go through a staging block");
+        assert_eq!(d.m_merge_cost_ns, Nanos(9 * MS + MS / 2 + 12 * MS + 2 * MS + 2 * 10 * MS));
         assert_eq!(
             decide_superblock(t, &costs, &blocks, 2, WearGate::new(1), Some(&states[..2])),
             Err(PenError::DisturbCount { blocks: 3, got: 2 })
@@ -1592,5 +1639,39 @@ mod tests {
             decide_superblock(t, &costs, &blocks, 3, WearGate::new(1), None),
             Err(PenError::NothingToErase { blocks: 3, logical: 3 })
         );
+    }
+
+    /// Algorithm 3 prices the staging block: block 2's leaf 1 holds a valid page, so its
+    /// restore copies it out to a staging block, which the M-Merge erases at its end.
+    /// Without that erase M-Merge would look cheaper (1 + 9.5 + 1 + 1 copy + 10 =
+    /// 22.5 ms) than the compaction of blocks 1 and 2 (8 copies + 2 erases = 28 ms); with
+    /// it (32.5 ms) it is not, and the baseline runs.
+    #[test]
+    fn algorithm3_prices_the_staging_block_erase() {
+        let t = PbTree::new(2, 8).unwrap();
+        let blocks = vec![
+            usage(&[(2, 0), (2, 0), (2, 0), (2, 0)]),
+            usage(&[(1, 1), (0, 2), (0, 2), (0, 2)]),
+            usage(&[(2, 0), (1, 1), (2, 0), (2, 0)]),
+        ];
+        let d = decide_superblock(t, &paper_costs(t), &blocks, 2, WearGate::new(16), None).unwrap();
+        assert_eq!(d.u_blkset, [1]);
+        assert_eq!(d.d_plans[1].1.restored(), [Pb(5)]);
+        assert_eq!(d.staging_erases, 1);
+        assert_eq!(d.m_merge_cost_ns, Nanos(MS + 9 * MS + MS / 2 + MS + MS + 2 * 10 * MS));
+        assert_eq!(d.merge_cost_ns, Nanos(8 * MS + 2 * 10 * MS));
+        assert_eq!(d.choice, MergeChoice::Merge(MergeWhy::NotDearer));
+    }
+
+    /// The staging rule of the Superblock FTL's M-Merge: a fresh block when the next
+    /// restore's copies do not fit, none for restores that copy nothing.
+    #[test]
+    fn staging_blocks_follow_the_ftl_rule() {
+        assert_eq!(staging_blocks(8, []), 0);
+        assert_eq!(staging_blocks(8, [0, 0]), 0);
+        assert_eq!(staging_blocks(8, [0, 3, 5]), 1, "3 + 5 fill one block");
+        assert_eq!(staging_blocks(8, [3, 6]), 2, "6 does not fit after 3");
+        assert_eq!(staging_blocks(8, [3, 6, 0, 2]), 2);
+        assert_eq!(staging_blocks(8, [8, 8, 8]), 3);
     }
 }

@@ -147,6 +147,7 @@ fn finish_job(ftl: &mut dyn Ftl, plane: PlaneId, sink: &mut dyn FnMut(FlashEffec
             }
             GcStep::Erase { block, .. } => sink(FlashEffect::Erase { block }),
             GcStep::PartialErase { block, range } => sink(FlashEffect::PartialErase { block, range }),
+            GcStep::SpareRead { .. } => {}
             GcStep::Done => return,
         }
     }

@@ -87,6 +87,8 @@ struct MJob {
     stage: u32,
     /// Its first page holding the current restore's stage-1 copies.
     stage_from: u32,
+    /// Staging blocks taken so far (Algorithm 3 priced `PlaneState::staging_planned`).
+    staged: u64,
     phase: MPhase,
 }
 
@@ -106,6 +108,8 @@ struct PlaneState {
     /// The running M-Merge's D-blkset and its restored PBs `(block, pb)`, in order.
     d_blocks: Vec<u32>,
     restores: Vec<(u32, Pb)>,
+    /// Staging blocks Algorithm 3 priced for the running M-Merge (checked at its end).
+    staging_planned: u64,
     job: Option<SbJob>,
 }
 
@@ -407,6 +411,7 @@ impl SuperblockFtl {
         plane.victims.extend(d.u_blkset.iter().map(|&i| members[i]));
         plane.d_blocks.clear();
         plane.restores.clear();
+        plane.staging_planned = d.staging_erases;
         let mut forced = 0u64;
         let mut copies = d.moved_from_u;
         for (i, plan) in &d.d_plans {
@@ -447,7 +452,7 @@ impl SuperblockFtl {
         } else {
             MPhase::Prepare
         };
-        plane.job = Some(SbJob::MMerge(MJob { sb, at: 0, stage: NONE, stage_from: 0, phase }));
+        plane.job = Some(SbJob::MMerge(MJob { sb, at: 0, stage: NONE, stage_from: 0, staged: 0, phase }));
         Some(GcJob { victim, valid_pages: valid, invalid_pages: programmed - valid })
     }
 
@@ -480,6 +485,7 @@ impl SuperblockFtl {
                     job.phase = MPhase::Out { next: first };
                     if need > 0 && job.stage == NONE {
                         job.stage = self.core.flash.take_free(pi);
+                        job.staged += 1;
                     }
                     if job.stage != NONE {
                         job.stage_from = self.core.flash.blocks[job.stage as usize].written;
@@ -577,6 +583,14 @@ impl SuperblockFtl {
                     return self.core.flash.erase(stage);
                 }
                 MPhase::Finish => {
+                    // Equal unless a trim during the job emptied a restore (fewer then).
+                    assert!(
+                        job.staged <= self.planes[pi].staging_planned,
+                        "superblock {}: the M-Merge took {} staging blocks, Algorithm 3 priced {}",
+                        job.sb,
+                        job.staged,
+                        self.planes[pi].staging_planned
+                    );
                     let pen = self.pen.as_deref_mut().expect("PEN is on");
                     pen.gates[job.sb as usize].record_m_merge();
                     let plane = &self.planes[pi];

@@ -374,6 +374,14 @@ impl Model {
                 self.range_starts.insert((block.0, range.first_page));
                 self.expected.partial_erases += 1;
             }
+            GcStep::SpareRead { ppa } => {
+                ensure!(
+                    (ppa.0 as usize) < self.pages.len()
+                        && matches!(self.pages[ppa.0 as usize], Shadow::Programmed { .. }),
+                    "GC spare-area read of page {}: the page is not programmed",
+                    ppa.0
+                );
+            }
             GcStep::Done => {}
         }
         Ok(())

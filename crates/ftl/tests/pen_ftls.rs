@@ -128,7 +128,10 @@ fn nftl_pen_really_m_merges_partially_erases_and_restores_disturbed_leaves() {
 }
 
 /// Not vacuous for the superblock FTL either: Algorithm 3 M-Merges, partial erases,
-/// baseline merges the wear gate forced, disturbance restores.
+/// baseline merges the wear gate forced, disturbance restores. (W = 2: since Algorithm 3
+/// prices the staging blocks, M-Merge is chosen for one GC in eight to eleven here — 25
+/// of 279 (2 + 1), 10 of 81 (4 + 4) — and no superblock reached W = 4 M-Merges in a
+/// row.)
 #[test]
 fn superblock_pen_really_m_merges() {
     let spec = pen_spec(1, 16, 24, 3);
@@ -136,12 +139,12 @@ fn superblock_pen_really_m_merges() {
         let c = FtlConfig {
             superblock_size: n,
             superblock_extra_blocks: m,
-            pen_wear_limit: 4,
+            pen_wear_limit: 2,
             ..pen_cfg(FtlKind::Superblock, 0.25)
         };
         let s = run_hot_on(SuperblockFtl::for_device(&spec, &c).unwrap(), &spec);
         eprintln!("{n} + {m}: {s:?}");
-        assert!(s.pen_m_merges > 20 && s.partial_erases >= s.pen_m_merges, "{s:?}");
+        assert!(s.pen_m_merges >= 8 && s.partial_erases >= s.pen_m_merges, "{s:?}");
         assert_eq!(s.pen_partial_erases_by_level.iter().sum::<u64>(), s.partial_erases);
         assert!(s.pen_wear_merges > 0 && s.pen_disturb_restores > 0, "{s:?}");
         assert_eq!(s.gc_jobs, s.pen_m_merges + s.pen_classic_merges);

@@ -194,39 +194,59 @@ pub fn log_distributions(lines: &[LogLine]) -> Distributions {
     Distributions::of(read, write)
 }
 
-/// Latency over time: the log cut into `windows` equal spans of arrival time; per span
-/// and class, the mean and the maximum response time (µs).
-pub fn timeline(lines: &[LogLine], windows: usize, title: &str) -> LineChart {
-    assert!(windows > 0 && !lines.is_empty());
-    let first = lines.iter().map(|l| l.arrival_ns).min().expect("not empty");
-    let last = lines.iter().map(|l| l.arrival_ns).max().expect("not empty");
-    let width = ((last - first) / windows as u64).max(1);
-    // [class][window] = (count, sum, max)
-    let mut acc = vec![vec![(0u64, 0u128, 0u64); windows]; 2];
+/// Per window of arrival time and class (0 = read, 1 = write): requests, sum and
+/// maximum of their response times (ns).
+type WindowAcc = [Vec<(u64, u128, u64)>; 2];
+
+/// `lines` cut into `windows` spans of `width` ns from `first`.
+fn window_stats(lines: &[LogLine], first: u64, width: u64, windows: usize) -> WindowAcc {
+    let mut acc = [vec![(0u64, 0u128, 0u64); windows], vec![(0u64, 0u128, 0u64); windows]];
     for l in lines {
-        let w = (((l.arrival_ns - first) / width) as usize).min(windows - 1);
+        let w = ((l.arrival_ns.saturating_sub(first) / width) as usize).min(windows - 1);
         let a = &mut acc[usize::from(!l.is_read)][w];
         a.0 += 1;
         a.1 += l.response_ns as u128;
         a.2 = a.2.max(l.response_ns);
     }
-    // Seconds once the span passes 10 s, milliseconds below.
+    acc
+}
+
+/// The arrival span of `logs` cut into `windows`: `(first, width, unit, ns per unit)`,
+/// seconds once the span passes 10 s, milliseconds below.
+fn window_span<'a>(
+    logs: impl Iterator<Item = &'a [LogLine]> + Clone,
+    windows: usize,
+) -> (u64, u64, &'static str, f64) {
+    let first = logs.clone().flat_map(|l| l.iter().map(|l| l.arrival_ns)).min().expect("not empty");
+    let last = logs.flat_map(|l| l.iter().map(|l| l.arrival_ns)).max().expect("not empty");
+    let width = ((last - first) / windows as u64).max(1);
     let (unit, per) = if last - first > 10_000_000_000 { ("s", 1e9) } else { ("ms", 1e6) };
-    let mut series = Vec::new();
-    for (c, class) in ["read", "write"].into_iter().enumerate() {
-        let at = |w: usize| (first + w as u64 * width) as f64 / per;
-        let mean: Vec<(f64, f64)> = (0..windows)
-            .filter(|&w| acc[c][w].0 > 0)
-            .map(|w| (at(w), acc[c][w].1 as f64 / acc[c][w].0 as f64 / 1000.0))
-            .collect();
-        if mean.is_empty() {
-            continue;
-        }
-        let max =
-            (0..windows).filter(|&w| acc[c][w].0 > 0).map(|w| (at(w), acc[c][w].2 as f64 / 1000.0)).collect();
-        series.push(Series { name: format!("{class} mean"), points: mean });
-        series.push(Series { name: format!("{class} max"), points: max });
+    (first, width, unit, per)
+}
+
+/// The mean and the maximum (µs) of class `c` per non-empty window, as two series.
+fn window_series(acc: &WindowAcc, c: usize, at: impl Fn(usize) -> f64, name: &str) -> Option<[Series; 2]> {
+    let used: Vec<usize> = (0..acc[c].len()).filter(|&w| acc[c][w].0 > 0).collect();
+    if used.is_empty() {
+        return None;
     }
+    let (a, at) = (&acc[c], &at);
+    let mean = used.iter().map(|&w| (at(w), a[w].1 as f64 / a[w].0 as f64 / 1000.0)).collect();
+    let max = used.iter().map(|&w| (at(w), a[w].2 as f64 / 1000.0)).collect();
+    Some([
+        Series { name: format!("{name} mean"), points: mean },
+        Series { name: format!("{name} max"), points: max },
+    ])
+}
+
+fn timeline_chart(
+    title: &str,
+    windows: usize,
+    width: u64,
+    unit: &str,
+    per: f64,
+    series: Vec<Series>,
+) -> LineChart {
     LineChart {
         title: title.to_owned(),
         x_label: format!(
@@ -240,6 +260,71 @@ pub fn timeline(lines: &[LogLine], windows: usize, title: &str) -> LineChart {
         markers: false,
         reference: None,
     }
+}
+
+/// Latency over time: the log cut into `windows` equal spans of arrival time; per span
+/// and class, the mean and the maximum response time (µs).
+pub fn timeline(lines: &[LogLine], windows: usize, title: &str) -> LineChart {
+    assert!(windows > 0 && !lines.is_empty());
+    let (first, width, unit, per) = window_span(std::iter::once(lines), windows);
+    let acc = window_stats(lines, first, width, windows);
+    let at = |w: usize| (first + w as u64 * width) as f64 / per;
+    let series =
+        ["read", "write"].into_iter().enumerate().filter_map(|(c, class)| window_series(&acc, c, at, class));
+    timeline_chart(title, windows, width, unit, per, series.flatten().collect())
+}
+
+/// How one log's windows compare with the first log's ([`timeline_compare`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WindowComparison {
+    /// The log's name.
+    pub name: String,
+    /// Windows where both logs have requests of the class.
+    pub windows: usize,
+    /// Of those, windows where this log's mean response time is lower.
+    pub mean_lower: usize,
+    /// Of those, windows where this log's maximum response time is lower.
+    pub max_lower: usize,
+}
+
+/// Latency over time of several runs (`logs`: name and lines) on one arrival axis: the
+/// common arrival span cut into `windows`; per run, the mean and the maximum response
+/// time of class `read` (false: writes) per window. With the figure, how each run after
+/// the first compares with the first, window by window.
+pub fn timeline_compare(
+    logs: &[(String, Vec<LogLine>)],
+    windows: usize,
+    read: bool,
+    title: &str,
+) -> (LineChart, Vec<WindowComparison>) {
+    assert!(windows > 0 && logs.iter().all(|(_, l)| !l.is_empty()));
+    let (first, width, unit, per) = window_span(logs.iter().map(|(_, l)| l.as_slice()), windows);
+    let at = |w: usize| (first + w as u64 * width) as f64 / per;
+    let c = usize::from(!read);
+    let class = if read { "read" } else { "write" };
+    let accs: Vec<WindowAcc> = logs.iter().map(|(_, l)| window_stats(l, first, width, windows)).collect();
+    let series = logs
+        .iter()
+        .zip(&accs)
+        .filter_map(|((name, _), acc)| window_series(acc, c, at, &format!("{name} {class}")));
+    let chart = timeline_chart(title, windows, width, unit, per, series.flatten().collect());
+    let base = &accs[0][c];
+    let compared = logs
+        .iter()
+        .zip(&accs)
+        .skip(1)
+        .map(|((name, _), acc)| {
+            let both: Vec<usize> = (0..windows).filter(|&w| base[w].0 > 0 && acc[c][w].0 > 0).collect();
+            let mean = |a: (u64, u128, u64)| a.1 as f64 / a.0 as f64;
+            WindowComparison {
+                name: name.clone(),
+                windows: both.len(),
+                mean_lower: both.iter().filter(|&&w| mean(acc[c][w]) < mean(base[w])).count(),
+                max_lower: both.iter().filter(|&&w| acc[c][w].2 < base[w].2).count(),
+            }
+        })
+        .collect();
+    (chart, compared)
 }
 
 /// A sweep's results: one row per run, its axis labels and metric values.
@@ -633,5 +718,26 @@ mod tests {
         assert_eq!(short_label("trace", "systor17/vdi-sample.csv.gz"), "vdi-sample");
         assert_eq!(short_label("trace", "traces/fixtures/msr.csv.zst"), "msr");
         assert_eq!(short_label("layers", "16.5"), "16.5");
+    }
+
+    /// Two runs on one arrival axis: 4 windows of 10 ns over arrivals 0 … 40; run `b`'s
+    /// writes are faster in windows 0 and 1 (mean and maximum), slower in 2 and 3.
+    #[test]
+    fn timeline_compare_counts_windows_where_a_run_is_lower() {
+        let w = |arrival_ns, response_ns| LogLine { arrival_ns, is_read: false, response_ns };
+        let r = |arrival_ns, response_ns| LogLine { arrival_ns, is_read: true, response_ns };
+        let a = vec![w(0, 100), w(5, 300), w(10, 200), w(20, 100), w(30, 50), w(40, 50), r(1, 9)];
+        let b = vec![w(0, 50), w(5, 100), w(12, 100), w(21, 300), w(31, 50), w(40, 60)];
+        let logs = vec![("a".to_owned(), a), ("b".to_owned(), b)];
+        let (chart, cmp) = timeline_compare(&logs, 4, false, "t");
+        let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a write mean", "a write max", "b write mean", "b write max"]);
+        // Window 3 takes arrivals 30 … 40 (the last window is closed).
+        assert_eq!(chart.series[0].points, [(0.0, 0.2), (0.00001, 0.2), (0.00002, 0.1), (0.00003, 0.05)]);
+        assert_eq!(cmp, [WindowComparison { name: "b".into(), windows: 4, mean_lower: 2, max_lower: 2 }]);
+        // Reads: only `a` has one, so no window to compare.
+        let (chart, cmp) = timeline_compare(&logs, 4, true, "t");
+        assert_eq!(chart.series.len(), 2);
+        assert_eq!(cmp[0].windows, 0);
     }
 }

@@ -6,7 +6,7 @@
 //! - `bars`: a metric normalised to a baseline, grouped by the other axes, with the
 //!   geometric mean (the form the seed papers use);
 //! - `line`: a metric against a sweep axis (load, layers, variation, ...);
-//! - `timeline`: latency over time from a latency log.
+//! - `timeline`: latency over time from a latency log, or several runs' on one axis.
 
 pub mod chart;
 pub mod data;
@@ -80,16 +80,36 @@ pub enum PlotCmd {
         #[command(flatten)]
         out: OutArgs,
     },
-    /// Latency over time (mean and maximum per window of arrival time) from a latency log.
+    /// Latency over time (mean and maximum per window of arrival time) from a latency
+    /// log; given several logs (runs of one trace), one class of all of them on one
+    /// axis, and how each compares with the first, window by window.
     Timeline {
-        /// A per-request log (`lamina run --latency-log FILE`).
-        log: PathBuf,
+        /// Per-request logs (`lamina run --latency-log FILE`, or a sweep's
+        /// `runs/<key>.latency.csv` with `latency_logs = true`).
+        #[arg(required = true, value_name = "LOG")]
+        logs: Vec<PathBuf>,
         /// Windows the arrival span is cut into.
         #[arg(long, value_name = "N", default_value_t = 100)]
         windows: usize,
+        /// With several logs: the class drawn and compared [default: write].
+        #[arg(long, value_enum)]
+        op: Option<TimelineOp>,
+        /// With several logs: their names in the legend, comma-separated [default: the
+        /// file stems].
+        #[arg(long, value_delimiter = ',', value_name = "NAME,…")]
+        names: Vec<String>,
         #[command(flatten)]
         out: OutArgs,
     },
+}
+
+/// The request class a multi-log timeline draws.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimelineOp {
+    /// Reads.
+    Read,
+    /// Writes.
+    Write,
 }
 
 /// The sweep results a `bars` or `line` figure is drawn from.
@@ -205,14 +225,47 @@ pub fn run(cmd: PlotCmd) -> anyhow::Result<()> {
             let chart = data::line_over_axis(&t, m, xa, sa, baseline.as_deref(), &f, &title)?;
             emit(&Figure::Lines(chart), &path, format)
         }
-        PlotCmd::Timeline { log, windows, out } => {
+        PlotCmd::Timeline { logs, windows, op, names, out } => {
             if windows == 0 {
                 return Err(usage("--windows must be at least 1"));
             }
-            let lines = data::read_latency_log(&log)?;
-            let (path, format) = out_path(&out, &log, "timeline")?;
-            let title = out.title.clone().unwrap_or_else(|| format!("Latency over time: {}", name_of(&log)));
-            emit(&Figure::Lines(data::timeline(&lines, windows, &title)), &path, format)
+            if logs.len() == 1 && (op.is_some() || !names.is_empty()) {
+                return Err(usage("--op and --names compare several logs: give two or more"));
+            }
+            if !names.is_empty() && names.len() != logs.len() {
+                return Err(usage(format!("--names has {} names for {} logs", names.len(), logs.len())));
+            }
+            let (path, format) = out_path(&out, &logs[0], "timeline")?;
+            if let [log] = logs.as_slice() {
+                let lines = data::read_latency_log(log)?;
+                let title =
+                    out.title.clone().unwrap_or_else(|| format!("Latency over time: {}", name_of(log)));
+                return emit(&Figure::Lines(data::timeline(&lines, windows, &title)), &path, format);
+            }
+            let mut runs = Vec::with_capacity(logs.len());
+            for (i, log) in logs.iter().enumerate() {
+                let stem = || log.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                runs.push((names.get(i).cloned().unwrap_or_else(stem), data::read_latency_log(log)?));
+            }
+            let read = op == Some(TimelineOp::Read);
+            let class = if read { "read" } else { "write" };
+            let title = out.title.clone().unwrap_or_else(|| format!("{class} latency over time"));
+            let (chart, compared) = data::timeline_compare(&runs, windows, read, &title);
+            emit(&Figure::Lines(chart), &path, format)?;
+            for c in compared {
+                let pct = |n: usize| if c.windows == 0 { 0.0 } else { 100.0 * n as f64 / c.windows as f64 };
+                println!(
+                    "{} against {}: {class} mean lower in {} of {} windows ({:.1} %), maximum lower in {} ({:.1} %)",
+                    c.name,
+                    runs[0].0,
+                    c.mean_lower,
+                    c.windows,
+                    pct(c.mean_lower),
+                    c.max_lower,
+                    pct(c.max_lower)
+                );
+            }
+            Ok(())
         }
     }
 }

@@ -153,6 +153,26 @@ pub fn run_path(dir: &Path, key: &str) -> PathBuf {
     dir.join(RUNS_DIR).join(format!("{key}.json"))
 }
 
+/// Where a run's latency log lies in a sweep directory (spec key `latency_logs`).
+pub fn log_path(dir: &Path, key: &str) -> PathBuf {
+    dir.join(RUNS_DIR).join(format!("{key}.latency.csv"))
+}
+
+/// Replay one run, with its latency log written to `log` (put in place before the
+/// report, whose presence marks the run done) when given.
+fn replay_run(exec: &spec::RunExec, log: Option<&Path>) -> anyhow::Result<lamina_engine::report::Report> {
+    let Some(log) = log else {
+        return Ok(lamina_engine::run_trace(&exec.cfg, &exec.trace)?);
+    };
+    let mut file = OutputFile::create(log)?;
+    let builder = lamina_engine::SimulationBuilder::new(exec.cfg.clone())
+        .latency_log(lamina_engine::LatencyLog::new(file.stream()?));
+    let (report, mut sim) = lamina_engine::run_built(builder, &exec.trace, &mut |_| {})?;
+    let log = sim.take_latency_log().expect("the run was given a latency log");
+    crate::run_cmd::finish_log(log, file)?;
+    Ok(report)
+}
+
 /// A finished run's report, if `path` holds one for this run.
 fn load_report(path: &Path, digest: &str) -> Option<serde_json::Value> {
     let bytes = std::fs::read(path).ok()?;
@@ -360,7 +380,8 @@ pub fn execute(
                 info.axes.iter().zip(&r.labels).map(|(a, l)| format!("{a}={l}")).collect();
             format!("run {} ({})", r.index, axes.join(", "))
         };
-        let report = lamina_engine::run_trace(&exec.cfg, &exec.trace).with_context(what)?;
+        let log = info.latency_logs.then(|| log_path(out, &r.key));
+        let report = replay_run(exec, log.as_deref()).with_context(what)?;
         if report.trace.digest != r.trace_digest {
             bail!("{}: the trace changed while the sweep ran (digest {})", what(), report.trace.digest);
         }

@@ -53,6 +53,10 @@ pub struct SpecFile {
     pub metrics: Vec<String>,
     /// `{ axis = value }`: the comparison table divides every metric by this value's.
     pub baseline: Option<toml::Table>,
+    /// Write each run's per-request latency log beside its report
+    /// (`runs/<key>.latency.csv`, the format of `lamina run --latency-log`).
+    #[serde(default)]
+    pub latency_logs: bool,
 }
 
 /// One `[[axis]]` table.
@@ -116,6 +120,9 @@ pub struct PlanInfo {
     pub baseline: Option<Baseline>,
     /// Every run, in order.
     pub runs: Vec<RunInfo>,
+    /// Each run also writes `runs/<key>.latency.csv` (the spec's `latency_logs`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub latency_logs: bool,
 }
 
 /// The comparison baseline: a value of one axis.
@@ -417,6 +424,7 @@ impl Plan {
             name,
             axes: axes.iter().map(|a| a.name.clone()).collect(),
             metrics: spec.metrics.clone(),
+            latency_logs: spec.latency_logs,
             baseline,
             runs: info_runs,
         };

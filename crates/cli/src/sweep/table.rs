@@ -273,6 +273,7 @@ mod tests {
             name: "t".into(),
             axes: vec!["trace".into(), "sched.placement".into()],
             metrics: vec!["write.mean_ns".into()],
+            latency_logs: false,
             baseline: Some(Baseline { axis: "sched.placement".into(), label: "static".into() }),
             runs: vec![run(0, "a", "static"), run(1, "a", "uq"), run(2, "b", "static"), run(3, "b", "uq")],
         };

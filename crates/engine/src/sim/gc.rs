@@ -8,7 +8,7 @@ use lamina_ftl::GcStep;
 use lamina_nand_model::{Command, DieId, Geometry, PageAddr, PlaneId};
 use lamina_sched::GcJobRef;
 
-use super::controller::{PeKind, Phases};
+use super::controller::{PeKind, Phases, SPARE_READ_BYTES};
 use super::{RunError, Simulation, pb_of_range};
 use crate::stats::OpKind;
 
@@ -16,12 +16,31 @@ use crate::stats::OpKind;
 pub(crate) struct GcDriver {
     /// Per plane: a job is queued or running.
     active: Vec<bool>,
+    /// Die time of the GC commands issued, by kind.
+    pub(crate) time: GcTime,
 }
 
 impl GcDriver {
     pub(crate) fn new(geo: &Geometry) -> GcDriver {
-        GcDriver { active: vec![false; geo.total_planes() as usize] }
+        GcDriver { active: vec![false; geo.total_planes() as usize], time: GcTime::default() }
     }
+}
+
+/// Die time of the GC commands issued, by kind (each command from the start of its
+/// first bus phase to its completion; a multi-plane command counts once, a move across
+/// dies its read and its program). The report's `gc.time`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct GcTime {
+    /// Page copies (moves, copybacks, first programs of translation pages).
+    pub copies_ns: u64,
+    /// Whole-block erases.
+    pub erases_ns: u64,
+    /// Partial-block erases.
+    pub partial_erases_ns: u64,
+    /// Spare-area reads of merges ([`GcStep::SpareRead`]).
+    pub spare_reads_ns: u64,
+    /// Spare-area reads issued.
+    pub spare_reads: u64,
 }
 
 /// One step taken from a job, waiting to be grouped into commands.
@@ -43,6 +62,9 @@ enum Work {
     PartialErase {
         block: PageAddr,
         pb: u32,
+    },
+    SpareRead {
+        page: PageAddr,
     },
 }
 
@@ -135,6 +157,11 @@ impl Simulation {
                         w += 1;
                         false
                     }
+                    GcStep::SpareRead { ppa } => {
+                        work[w] = Work::SpareRead { page: self.geo.addr(ppa) };
+                        w += 1;
+                        false
+                    }
                 };
                 if !batch || w == work.len() {
                     break;
@@ -193,6 +220,7 @@ impl Simulation {
                         .issue(self.now, &Command::CopyBack { from: &a[..n], to: &b[..n] })
                         .map_err(|e| self.nand(e))?;
                     self.note_command(from_die, OpKind::CopyBack, n as u32, 0);
+                    self.gc.time.copies_ns += t.done.saturating_since(t.start).0;
                     (t, t.done)
                 } else {
                     let ps = self.page_size;
@@ -213,6 +241,11 @@ impl Simulation {
                         )
                         .map_err(|e| self.nand(e))?;
                     self.note_command(to_die, OpKind::Program, n as u32, 0);
+                    self.gc.time.copies_ns += if to_die != from_die {
+                        r.done.saturating_since(r.start).0 + p.done.saturating_since(p.start).0
+                    } else {
+                        p.done.saturating_since(r.start).0
+                    };
                     if to_die != from_die {
                         // The read occupies its own die until its data is out.
                         self.note_gc_busy(from_die, r.start, r.done);
@@ -237,6 +270,7 @@ impl Simulation {
                     .issue(self.now, &Command::Program { pages: &b[..n], tags: &tags[..n] })
                     .map_err(|e| self.nand(e))?;
                 self.note_command(die, OpKind::Program, n as u32, 0);
+                self.gc.time.copies_ns += p.done.saturating_since(p.start).0;
                 self.ctl.dies[die.idx()].writes_done += n as u64;
                 self.note_gc_busy(die, p.start, p.done);
                 self.new_op(die, p.done, &[], Some(PeKind::Program), Phases::of(&p));
@@ -252,6 +286,7 @@ impl Simulation {
                     .issue(self.now, &Command::Erase { blocks: &a[..n] })
                     .map_err(|e| self.nand(e))?;
                 self.note_command(die, OpKind::Erase, n as u32, 0);
+                self.gc.time.erases_ns += t.done.saturating_since(t.start).0;
                 self.note_gc_busy(die, t.start, t.done);
                 self.new_op(die, t.done, &[], Some(PeKind::Erase), Phases::of(&t));
             }
@@ -262,8 +297,24 @@ impl Simulation {
                     .issue(self.now, &Command::PartialErase { block, pb })
                     .map_err(|e| self.nand(e))?;
                 self.note_command(die, OpKind::PartialErase, 1, 0);
+                self.gc.time.partial_erases_ns += t.done.saturating_since(t.start).0;
                 self.note_gc_busy(die, t.start, t.done);
                 self.new_op(die, t.done, &[], Some(PeKind::Erase), Phases::of(&t));
+            }
+            Work::SpareRead { page } => {
+                // As a host lookup's translation read: the page's spare-area bytes.
+                let die = self.geo.die_id(page);
+                let len = SPARE_READ_BYTES.min(self.page_size);
+                let t = self
+                    .device
+                    .issue(self.now, &Command::Read { pages: &[page], offset_bytes: 0, len_bytes: len })
+                    .map_err(|e| self.nand(e))?;
+                self.note_suspension(&t);
+                self.note_command(die, OpKind::Read, 1, 0);
+                self.gc.time.spare_reads_ns += t.done.saturating_since(t.start).0;
+                self.gc.time.spare_reads += 1;
+                self.note_gc_busy(die, t.start, t.done);
+                self.new_op(die, t.done, &[], None, Phases::of(&t));
             }
         }
         Ok(())
@@ -276,6 +327,7 @@ fn plane_of(w: &Work) -> u32 {
         Work::Move { from, .. } => from.plane,
         Work::Program { to } => to.plane,
         Work::Erase { block } | Work::PartialErase { block, .. } => block.plane,
+        Work::SpareRead { page } => page.plane,
     }
 }
 

@@ -132,7 +132,7 @@ pub struct Simulation {
     pub(crate) now: SimTime,
     pub(crate) host: Host,
     pub(crate) ctl: Controller,
-    gc: GcDriver,
+    pub(crate) gc: GcDriver,
     verifier: Verifier,
     pub(crate) events_processed: u64,
     /// Requests arriving at the present instant are being queued as one batch (batching
@@ -146,6 +146,9 @@ pub struct Simulation {
     /// The FTL's and the device's counters when the timed run started (the report counts
     /// the timed run only; prefill and preconditioning are reported apart).
     pub(crate) baseline: Option<(lamina_ftl::FtlStats, lamina_nand_model::DeviceStats)>,
+    /// Erase counts when the timed run started, on devices with partial-block erase
+    /// (the report's replay-only AEP/VEP).
+    pub(crate) erase_snapshot: Option<crate::wear::EraseSnapshot>,
     page_size: u32,
     logical_pages: u64,
     /// The FTL keeps a second copy of each host page ([`Ftl::replica`], asked once: the
@@ -184,6 +187,7 @@ impl Simulation {
             last_op_done: SimTime::ZERO,
             preconditioned: None,
             baseline: None,
+            erase_snapshot: None,
             page_size,
             logical_pages,
             replicated,
@@ -215,6 +219,9 @@ impl Simulation {
     fn mark_baseline(&mut self) {
         if self.baseline.is_none() {
             self.baseline = Some((self.ftl.stats(), *self.device.stats()));
+            if self.device.spec().partial_erase_levels().is_some() {
+                self.erase_snapshot = Some(crate::wear::EraseSnapshot::take(&self.device));
+            }
         }
     }
 
