@@ -201,6 +201,42 @@ impl PenReport {
     }
 }
 
+/// What the host interface did (`host_interface` in the JSON; `[host.interface]` on
+/// only, else null; docs/model.md, "Host interface").
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+pub struct HostInterfaceReport {
+    /// `nvme` or `sata`.
+    pub kind: String,
+    /// Queue pairs.
+    pub queues: u32,
+    /// Entries per submission queue (NCQ depth for SATA).
+    pub queue_depth: u32,
+    /// Requests per queue the device holds at once.
+    pub fetch_size: u32,
+    /// Link lanes.
+    pub lanes: u64,
+    /// Bytes per second of one lane.
+    pub lane_bandwidth_bytes_per_s: u64,
+    /// Messages host → device (doorbells, submission entries, write data).
+    pub messages_to_device: u64,
+    /// Messages device → host (read requests, read data, completion entries).
+    pub messages_to_host: u64,
+    /// Bytes on the wire host → device, framing included.
+    pub wire_bytes_to_device: u64,
+    /// Bytes on the wire device → host, framing included.
+    pub wire_bytes_to_host: u64,
+    /// Busy fraction of the host → device direction over the request span.
+    pub utilisation_to_device: f64,
+    /// Busy fraction of the device → host direction over the request span.
+    pub utilisation_to_host: f64,
+    /// Requests that waited in the host for a submission-queue entry.
+    pub host_waits: u64,
+    /// Requests whose entry waited for a fetch slot.
+    pub fetch_waits: u64,
+    /// Most entries in one submission queue at once.
+    pub peak_queue: u32,
+}
+
 /// Counters of the page FTL's cached mapping over the replay (`mapping` in the JSON;
 /// `ftl.mapping = "cached"` only; docs/model.md, "Cached mapping"). Hits and misses
 /// count host page accesses that reached the FTL (write-buffer hits do not).
@@ -524,6 +560,8 @@ pub struct Report {
     pub pen: Option<PenReport>,
     /// The cached mapping's counters (`ftl.mapping = "cached"`), else null (schema v9).
     pub mapping: Option<MappingReport>,
+    /// The host interface's counters (`[host.interface]` on), else null.
+    pub host_interface: Option<HostInterfaceReport>,
     /// Utilisation.
     pub utilisation: Utilisation,
     /// Program/erase suspensions.
@@ -723,6 +761,24 @@ impl Report {
                 p.disturb_restores
             );
         }
+        if let Some(h) = &self.host_interface {
+            let _ = writeln!(
+                s,
+                "host interface {} ({} queue(s) x {} entries, fetch {}, {} lane(s) x {:.2} GB/s): \
+                 link busy {:.1} % to device, {:.1} % to host   waits: {} for an entry, {} for a fetch slot   peak queue {}",
+                h.kind,
+                h.queues,
+                h.queue_depth,
+                h.fetch_size,
+                h.lanes,
+                h.lane_bandwidth_bytes_per_s as f64 / 1e9,
+                h.utilisation_to_device * 100.0,
+                h.utilisation_to_host * 100.0,
+                h.host_waits,
+                h.fetch_waits,
+                h.peak_queue
+            );
+        }
         if let Some(m) = &self.mapping {
             let _ = writeln!(
                 s,
@@ -897,15 +953,23 @@ fn write_attribution(s: &mut String, a: &LatencyAttribution) {
         "dram",
         "unattributed",
     ];
+    // The host-interface column appears only when the interface is on (the table of a
+    // run without it is unchanged).
+    let hif = a.read.host_interface.is_some() || a.write.host_interface.is_some();
     let mut header = String::from("latency attribution (us)");
     for n in NAMES {
         let _ = write!(header, " {n:>12}");
+    }
+    if hif {
+        let _ = write!(header, " {:>12}", "host if");
     }
     let _ = writeln!(s, "{header}");
     for (class, c) in [("read", &a.read), ("write", &a.write)] {
         if c.count == 0 {
             continue;
         }
+        let none = crate::stats::ComponentSummary::default();
+        let host_if = c.host_interface.as_ref().unwrap_or(&none);
         let parts = [
             &c.queue_wait,
             &c.gc_blocked,
@@ -915,10 +979,12 @@ fn write_attribution(s: &mut String, a: &LatencyAttribution) {
             &c.suspension,
             &c.dram,
             &c.unattributed,
+            host_if,
         ];
+        let shown = if hif { parts.len() } else { parts.len() - 1 };
         for (what, pick) in [("mean", 0), ("p99", 1)] {
             let _ = write!(s, "  {:<22}", format!("{class} {what}"));
-            for p in parts {
+            for p in &parts[..shown] {
                 let ns = if pick == 0 { p.mean_ns } else { p.p99_ns as f64 };
                 let _ = write!(s, " {:>12.1}", ns / 1000.0);
             }

@@ -362,6 +362,26 @@ impl RequestStats {
         class[usize::from(!is_read)].record(done.since(arrival), a);
     }
 
+    /// Record a completed request that went through the host interface: its response
+    /// time counts from its host arrival, `a` is the device's attribution (plus its
+    /// wait for a queue entry in `queue_wait`) and `host_interface` its time on the
+    /// link, in the SATA HBA and waiting for a fetch slot.
+    #[allow(clippy::too_many_arguments)]
+    pub fn complete_attributed_hif(
+        &mut self,
+        is_read: bool,
+        bytes: u64,
+        arrival: SimTime,
+        done: SimTime,
+        wait: Nanos,
+        a: &Attribution,
+        host_interface: Nanos,
+    ) {
+        self.complete(is_read, bytes, arrival, done, wait);
+        let class = self.attribution.get_or_insert_with(Default::default);
+        class[usize::from(!is_read)].record_hif(done.since(arrival), a, host_interface);
+    }
+
     /// Latency attribution of the run, or `None` if no request was attributed.
     pub fn attribution(&self) -> Option<LatencyAttribution> {
         self.attribution.as_ref().map(|c| LatencyAttribution { read: c[0].summary(), write: c[1].summary() })
@@ -500,12 +520,31 @@ struct AttributionHists {
     zeros: [u64; COMPONENTS],
     /// Requests whose components add up to more than their response time.
     over_attributed: u64,
+    /// Host-interface time (recorded only with the interface on; `hif_zeros` counts
+    /// its zero samples).
+    host_interface: ComponentHist,
+    hif_zeros: u64,
 }
 
 impl AttributionHists {
     #[inline]
     fn record(&mut self, response: Nanos, a: &Attribution) {
-        let attributed = a.attributed();
+        self.record_parts(response, a, Nanos(0));
+    }
+
+    /// [`AttributionHists::record`] for a request with `hif` of host-interface time.
+    fn record_hif(&mut self, response: Nanos, a: &Attribution, hif: Nanos) {
+        if hif.0 == 0 {
+            self.hif_zeros += 1;
+        } else {
+            self.host_interface.record(hif.0);
+        }
+        self.record_parts(response, a, hif);
+    }
+
+    #[inline]
+    fn record_parts(&mut self, response: Nanos, a: &Attribution, hif: Nanos) {
+        let attributed = a.attributed() + hif;
         self.over_attributed += u64::from(attributed > response);
         let rest = Nanos(response.0.saturating_sub(attributed.0));
         let parts =
@@ -532,6 +571,8 @@ impl AttributionHists {
             dram: c(6),
             unattributed: c(7),
             over_attributed: self.over_attributed,
+            host_interface: (self.host_interface.n + self.hif_zeros > 0)
+                .then(|| self.host_interface.summary(self.hif_zeros)),
         }
     }
 }
@@ -573,6 +614,10 @@ pub struct AttributionSummary {
     /// Requests whose components added up to more than their response time (their
     /// `unattributed` is recorded as 0); nonzero means the engine double-counts.
     pub over_attributed: u64,
+    /// Host-interface time (`[host.interface]`): link transfers of the command, data
+    /// and completion, waits for the link and for a fetch slot, SATA HBA processing.
+    /// Null when the interface is off.
+    pub host_interface: Option<ComponentSummary>,
 }
 
 /// Per-request latency attribution of reads and writes.
