@@ -255,13 +255,14 @@ pub struct MappingReport {
     pub read_hit_ratio: Option<f64>,
     /// Host page writes whose entry was cached.
     pub write_hits: u64,
-    /// Host page writes whose entry was not (inserted without a read).
+    /// Host page writes whose entry was not (each reads its translation page first if
+    /// the page is on flash; flash-timed, also in `flash.translation_reads`).
     pub write_misses: u64,
     /// Dirty entries evicted (each queues its translation page's write-back unless one
     /// is queued already).
     pub dirty_evictions: u64,
-    /// Translation pages read: read misses' reads plus write-backs' read-modify-write
-    /// reads.
+    /// Translation pages read: read and write misses' reads plus write-backs'
+    /// read-modify-write reads.
     pub translation_page_reads: u64,
     /// Translation pages programmed by write-backs.
     pub translation_page_writes: u64,
@@ -956,9 +957,14 @@ fn write_attribution(s: &mut String, a: &LatencyAttribution) {
     // The host-interface column appears only when the interface is on (the table of a
     // run without it is unchanged).
     let hif = a.read.host_interface.is_some() || a.write.host_interface.is_some();
+    // Likewise the translation column: only when some request had a translation read.
+    let tr = a.read.translation.is_some() || a.write.translation.is_some();
     let mut header = String::from("latency attribution (us)");
     for n in NAMES {
         let _ = write!(header, " {n:>12}");
+    }
+    if tr {
+        let _ = write!(header, " {:>12}", "translation");
     }
     if hif {
         let _ = write!(header, " {:>12}", "host if");
@@ -970,7 +976,8 @@ fn write_attribution(s: &mut String, a: &LatencyAttribution) {
         }
         let none = crate::stats::ComponentSummary::default();
         let host_if = c.host_interface.as_ref().unwrap_or(&none);
-        let parts = [
+        let translation = c.translation.as_ref().unwrap_or(&none);
+        let mut parts = vec![
             &c.queue_wait,
             &c.gc_blocked,
             &c.device_wait,
@@ -979,12 +986,16 @@ fn write_attribution(s: &mut String, a: &LatencyAttribution) {
             &c.suspension,
             &c.dram,
             &c.unattributed,
-            host_if,
         ];
-        let shown = if hif { parts.len() } else { parts.len() - 1 };
+        if tr {
+            parts.push(translation);
+        }
+        if hif {
+            parts.push(host_if);
+        }
         for (what, pick) in [("mean", 0), ("p99", 1)] {
             let _ = write!(s, "  {:<22}", format!("{class} {what}"));
-            for p in &parts[..shown] {
+            for p in &parts {
                 let ns = if pick == 0 { p.mean_ns } else { p.p99_ns as f64 };
                 let _ = write!(s, " {:>12.1}", ns / 1000.0);
             }

@@ -413,6 +413,10 @@ pub struct Attribution {
     /// Controller DRAM time (buffered writes, buffer read hits, reads served from a
     /// queued write's data).
     pub dram: Nanos,
+    /// The FTL's translation step before the command: a cached mapping's
+    /// translation-page read on a miss (reads and writes), NFTL's spare-area reads —
+    /// from their issue to the last one's completion. Not in `queue_wait`.
+    pub translation: Nanos,
 }
 
 impl Attribution {
@@ -425,7 +429,8 @@ impl Attribution {
                 + self.transfer.0
                 + self.array.0
                 + self.suspension.0
-                + self.dram.0,
+                + self.dram.0
+                + self.translation.0,
         )
     }
 }
@@ -524,6 +529,9 @@ struct AttributionHists {
     /// its zero samples).
     host_interface: ComponentHist,
     hif_zeros: u64,
+    /// Translation time (its zero samples in `translation_zeros`).
+    translation: ComponentHist,
+    translation_zeros: u64,
 }
 
 impl AttributionHists {
@@ -544,6 +552,11 @@ impl AttributionHists {
 
     #[inline]
     fn record_parts(&mut self, response: Nanos, a: &Attribution, hif: Nanos) {
+        if a.translation.0 == 0 {
+            self.translation_zeros += 1;
+        } else {
+            self.translation.record(a.translation.0);
+        }
         let attributed = a.attributed() + hif;
         self.over_attributed += u64::from(attributed > response);
         let rest = Nanos(response.0.saturating_sub(attributed.0));
@@ -573,6 +586,7 @@ impl AttributionHists {
             over_attributed: self.over_attributed,
             host_interface: (self.host_interface.n + self.hif_zeros > 0)
                 .then(|| self.host_interface.summary(self.hif_zeros)),
+            translation: (self.translation.n > 0).then(|| self.translation.summary(self.translation_zeros)),
         }
     }
 }
@@ -618,6 +632,10 @@ pub struct AttributionSummary {
     /// and completion, waits for the link and for a fetch slot, SATA HBA processing.
     /// Null when the interface is off.
     pub host_interface: Option<ComponentSummary>,
+    /// The FTL's translation reads before the command (a cached mapping's miss, NFTL's
+    /// spare-area reads): issue to completion, not part of `queue_wait`. Null when no
+    /// request had one.
+    pub translation: Option<ComponentSummary>,
 }
 
 /// Per-request latency attribution of reads and writes.
@@ -1125,6 +1143,7 @@ mod tests {
                 array: us(60),
                 suspension: if i == 99 { us(50) } else { Nanos(0) },
                 dram: Nanos(0),
+                translation: Nanos(0),
             };
             let rt = if i == 99 { 150_000 } else { 100_000 };
             st.complete_attributed(true, 4096, SimTime(i * 1000), SimTime(i * 1000 + rt), us(10), &a);

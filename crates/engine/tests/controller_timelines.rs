@@ -370,4 +370,50 @@ fn cached_mapping_hit_clean_miss_and_dirty_eviction_miss() {
     // Reads: the two misses' and the read-modify-write's; writes: the program and the RMW.
     assert_eq!((m.translation_page_reads, m.translation_page_writes), (3, 2));
     assert_eq!(r.flash.translation_reads, 2, "the engine timed the misses' reads");
+    // Both misses' translation reads show as translation time (the clean miss's alone).
+    let a = r.latency_attribution.expect("attributed").read;
+    assert_eq!(a.translation.expect("misses had translation reads").max_ns, translation);
+}
+
+/// A write miss waits for its translation read (issue #16, as MQSim's write misses do)
+/// — 1-entry CMT, requests 2 ms apart:
+///
+/// 1. write LPN 0 (die 0): a miss, nothing on flash to read — the ideal write;
+/// 2. write LPN 2 (die 1): a miss, nothing to read; evicts 0 (dirty), whose write-back
+///    programs translation page 0 on die 1 after the write;
+/// 3. write LPN 0: a miss whose translation page is now on flash: the translation read
+///    on die 1 (`T_CMD + T_R + 64`), then the program on die 0. Evicting 2 (dirty)
+///    queues translation page 0's read-modify-write after the program: it does not
+///    delay the write.
+#[test]
+fn cached_mapping_write_miss_waits_for_its_translation_read() {
+    let cfg = config("[ftl]\noverprovisioning = 0.5\nmapping = \"cached\"\ncmt_entries = 1\n");
+    const MS: u64 = 1_000_000;
+    let reqs = [
+        req(0, IoOp::Write, 0, PAGE),
+        req(2 * MS, IoOp::Write, 2 * PAGE, PAGE),
+        req(4 * MS, IoOp::Write, 0, PAGE),
+    ];
+    let mut sim = SimulationBuilder::new(cfg).build().expect("config builds");
+    for r in reqs {
+        sim.submit(r).expect("submit");
+    }
+    sim.drain().expect("run");
+    let mut done = Vec::new();
+    sim.take_completions(&mut done);
+    done.sort_by_key(|c| c.id);
+    let write = T_CMD + XFER_PAGE + T_PROG;
+    let translation = T_CMD + T_R + 64;
+    let got: Vec<u64> = done.iter().map(response).collect();
+    assert_eq!(got, [write, write, translation + write]);
+    let r = sim.report(lamina_engine::report::TraceInfo { name: "t".into(), ..Default::default() });
+    let m = r.mapping.expect("cached mapping counters");
+    assert_eq!((m.write_hits, m.write_misses, m.dirty_evictions), (0, 3, 2));
+    // The third write's read and the second write-back's read-modify-write read.
+    assert_eq!((m.translation_page_reads, m.translation_page_writes), (2, 2));
+    assert_eq!(r.flash.translation_reads, 1, "the engine timed the write miss's read");
+    // The attribution shows the read as translation time, not as queueing.
+    let a = r.latency_attribution.expect("attributed").write;
+    let t = a.translation.expect("a write had a translation read");
+    assert_eq!((t.max_ns, a.queue_wait.max_ns), (translation, 0));
 }

@@ -178,7 +178,13 @@ impl Simulation {
         Simulation {
             hif,
             host: Host::new(&cfg, logical_pages, page_size),
-            ctl: Controller::new(&geo, placement, scheduler, ftl.has_translation_reads()),
+            ctl: Controller::new(
+                &geo,
+                placement,
+                scheduler,
+                ftl.has_translation_reads(),
+                ftl.has_write_translation_reads(),
+            ),
             gc: GcDriver::new(&geo),
             verifier: Verifier::new(cfg.host.verify, ftl.logical_pages()),
             cfg,
