@@ -1426,9 +1426,8 @@ impl Simulation {
             }
             let t = self.ctl.txns.get(q[p as usize].id);
             // A joiner whose entry would need a translation read waits for its own turn.
-            if !self.needs_rmw(t)
-                && !(self.write_needs_translation(t) && self.needs_write_translation_read(t.lpn))
-            {
+            let waits = self.write_needs_translation(t) && self.needs_write_translation_read(t.lpn);
+            if !self.needs_rmw(t) && !waits {
                 pos[n] = p;
                 n += 1;
             }

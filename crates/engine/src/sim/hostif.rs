@@ -202,7 +202,7 @@ impl Simulation {
         let now = self.now;
         let h = self.hif();
         let r = h.reqs.get_mut(slot);
-        r.host_wait = r.host_wait + now.since(r.wait_since);
+        r.host_wait += now.since(r.wait_since);
         let q = &mut h.queues[r.queue as usize];
         q.in_sq += 1;
         h.counters.peak_queue = h.counters.peak_queue.max(q.in_sq);
@@ -320,7 +320,7 @@ impl Simulation {
         let front = r.admitted.since(r.req.arrival.into_sim()).0 - r.host_wait.0;
         let hif_time = Nanos(front + now.since(r.device_done).0);
         let mut attr = r.attr;
-        attr.queue_wait = attr.queue_wait + r.host_wait;
+        attr.queue_wait += r.host_wait;
         let arrival = r.req.arrival.into_sim();
         let wait = Nanos(r.admitted.since(arrival).0 + r.device_wait.0);
         let q = &mut h.queues[r.queue as usize];
