@@ -1048,7 +1048,7 @@ mod tests {
             dram: Nanos(500),
             ..Attribution::default()
         };
-        st.complete_attributed(true, 4096, SimTime(0), SimTime(90_000), Nanos(10_000), &a);
+        st.complete_attributed(true, 4096, SimTime(0), SimTime(90_000), Nanos(10_000), &a, None);
         let mut s = String::new();
         write_attribution(&mut s, &st.attribution().unwrap());
         let lines: Vec<&str> = s.lines().collect();
@@ -1058,7 +1058,7 @@ mod tests {
         assert_eq!(mean, ["read", "mean", "10.0", "2.0", "0.0", "0.0", "78.0", "0.0", "0.5", "1.5"]);
         assert!(lines[2].starts_with("  read p99"), "{s}");
         // Over-attribution is flagged.
-        st.complete_attributed(false, 4096, SimTime(0), SimTime(1), Nanos(0), &a);
+        st.complete_attributed(false, 4096, SimTime(0), SimTime(1), Nanos(0), &a, None);
         let mut s = String::new();
         write_attribution(&mut s, &st.attribution().unwrap());
         assert!(s.contains("warning: 1 writes were attributed more time"), "{s}");

@@ -346,7 +346,12 @@ impl RequestStats {
     }
 
     /// Record a completed request ([`RequestStats::complete`]) and where its response
-    /// time went ([`Attribution`]).
+    /// time went ([`Attribution`]). For a request that went through the host interface
+    /// (`host_interface` is `Some`), its response time counts from its host arrival, `a`
+    /// is the device's attribution (plus its wait for a queue entry in `queue_wait`) and
+    /// `host_interface` its time on the link, in the SATA HBA and waiting for a fetch
+    /// slot.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn complete_attributed(
         &mut self,
@@ -356,30 +361,14 @@ impl RequestStats {
         done: SimTime,
         wait: Nanos,
         a: &Attribution,
+        host_interface: Option<Nanos>,
     ) {
         self.complete(is_read, bytes, arrival, done, wait);
-        let class = self.attribution.get_or_insert_with(Default::default);
-        class[usize::from(!is_read)].record(done.since(arrival), a);
-    }
-
-    /// Record a completed request that went through the host interface: its response
-    /// time counts from its host arrival, `a` is the device's attribution (plus its
-    /// wait for a queue entry in `queue_wait`) and `host_interface` its time on the
-    /// link, in the SATA HBA and waiting for a fetch slot.
-    #[allow(clippy::too_many_arguments)]
-    pub fn complete_attributed_hif(
-        &mut self,
-        is_read: bool,
-        bytes: u64,
-        arrival: SimTime,
-        done: SimTime,
-        wait: Nanos,
-        a: &Attribution,
-        host_interface: Nanos,
-    ) {
-        self.complete(is_read, bytes, arrival, done, wait);
-        let class = self.attribution.get_or_insert_with(Default::default);
-        class[usize::from(!is_read)].record_hif(done.since(arrival), a, host_interface);
+        let class = &mut self.attribution.get_or_insert_with(Default::default)[usize::from(!is_read)];
+        match host_interface {
+            None => class.record(done.since(arrival), a),
+            Some(h) => class.record_hif(done.since(arrival), a, h),
+        }
     }
 
     /// Latency attribution of the run, or `None` if no request was attributed.
@@ -1146,11 +1135,11 @@ mod tests {
                 translation: Nanos(0),
             };
             let rt = if i == 99 { 150_000 } else { 100_000 };
-            st.complete_attributed(true, 4096, SimTime(i * 1000), SimTime(i * 1000 + rt), us(10), &a);
+            st.complete_attributed(true, 4096, SimTime(i * 1000), SimTime(i * 1000 + rt), us(10), &a, None);
         }
         // A write over-attributed: 30 us of components in a 20 us response.
         let w = Attribution { dram: us(30), ..Attribution::default() };
-        st.complete_attributed(false, 4096, SimTime(0), SimTime(20_000), Nanos(0), &w);
+        st.complete_attributed(false, 4096, SimTime(0), SimTime(20_000), Nanos(0), &w, None);
         let a = st.attribution().unwrap();
         assert_eq!((a.read.count, a.write.count), (100, 1));
         assert_eq!(st.read.count(), 101, "the response times count every read");

@@ -7,39 +7,21 @@
 //! an 8 KiB write 8 + 8 + 25 + 8 + 2496 + 11 = 2556 ns: the issue's "1.3 µs" and
 //! "2.6 µs" on MQSim's default device.
 
+mod timeline;
+
+use lamina_engine::SimulationBuilder;
 use lamina_engine::config::{ConfigBuilder, SimConfig};
-use lamina_engine::trace::{IoOp, IoRequest, TraceTime};
-use lamina_engine::{Completion, SimulationBuilder};
+use lamina_engine::trace::IoOp;
+use timeline::{config as small, report_of, req, response, run_sim};
 
-fn req(at: u64, op: IoOp, offset_bytes: u64, size_bytes: u64) -> IoRequest {
-    IoRequest { arrival: TraceTime(at), device: 0, offset_bytes, size_bytes, op }
-}
-
-/// Prefill `prefill` (untimed), submit `reqs`, run; completions in submission order
-/// and the report.
+/// [`run_sim`] with the report.
 fn run(
     cfg: SimConfig,
     prefill: &[u64],
-    reqs: &[IoRequest],
-) -> (Vec<Completion>, lamina_engine::report::Report) {
-    let page = u64::from(cfg.nand.geometry.page_size_bytes);
-    let mut sim = SimulationBuilder::new(cfg).build().expect("config builds");
-    let reads: Vec<_> = prefill.iter().map(|&l| Ok(req(0, IoOp::Read, l * page, page))).collect();
-    sim.prefill(reads.into_iter()).expect("prefill");
-    for r in reqs {
-        sim.submit(*r).expect("submit");
-    }
-    sim.drain().expect("run");
-    let mut done = Vec::new();
-    sim.take_completions(&mut done);
-    done.sort_by_key(|c| c.id);
-    assert_eq!(done.len(), reqs.len(), "every request completes");
-    let report = sim.report(lamina_engine::report::TraceInfo { name: "t".into(), ..Default::default() });
-    (done, report)
-}
-
-fn response(c: &Completion) -> u64 {
-    c.done.0 - c.arrival.0
+    reqs: &[lamina_engine::trace::IoRequest],
+) -> (Vec<lamina_engine::Completion>, lamina_engine::report::Report) {
+    let (done, sim) = run_sim(cfg, prefill, reqs);
+    (done, report_of(&sim))
 }
 
 fn mqsim(sets: &[&str]) -> SimConfig {
@@ -77,39 +59,9 @@ fn mqsim_default_adds_1_3_us_to_a_4k_read_and_2_6_us_to_an_8k_write() {
     assert_eq!((h.wire_bytes_to_device, h.wire_bytes_to_host), (30 + 100 + 30, 32 + 4992 + 44));
 }
 
-/// Device of `controller_timelines.rs`: one channel, two dies; a 4 KiB page read takes
+/// The device of `timeline` (`controller_timelines.rs`): a 4 KiB page read takes
 /// t_cmd + tR + 4096 ns = 54196 ns. LPN 0 is on die 0, LPN 2 on die 1.
-const DEVICE: &str = r#"
-[nand.geometry]
-channels = 1
-chips_per_channel = 1
-dies_per_chip = 2
-planes_per_die = 2
-blocks_per_plane = 8
-pages_per_block = 4
-page_size_bytes = 4096
-cell_type = "slc"
-
-[nand.timing]
-t_cmd = 100
-t_r = 50000
-t_prog = 500000
-t_bers = 2000000
-bus = { ns_per_byte = 1 }
-
-[ftl]
-overprovisioning = 0.3
-striping_order = "PDCW"
-
-[host]
-verify = true
-"#;
-
-const READ: u64 = 100 + 50_000 + 4096;
-
-fn small(extra: &str) -> SimConfig {
-    ConfigBuilder::new().toml("device", DEVICE).unwrap().toml("extra", extra).unwrap().build().unwrap()
-}
+const READ: u64 = timeline::T_CMD + timeline::T_R + timeline::XFER_PAGE;
 
 /// Two reads at t = 0 on different dies, fetch size 1: B's doorbell reaches the device
 /// at 16 ns (behind A's) but its entry is fetched only when A completes.
@@ -167,7 +119,7 @@ fn closed_loop_counts_requests_in_the_interface() {
     let reads: Vec<_> = [0u64, 2].iter().map(|&l| Ok(req(0, IoOp::Read, l * 4096, 4096))).collect();
     sim.prefill(reads.into_iter()).unwrap();
     sim.run(reqs.iter().map(|r| Ok(*r))).unwrap();
-    let rep = sim.report(lamina_engine::report::TraceInfo { name: "t".into(), ..Default::default() });
+    let rep = report_of(&sim);
     assert_eq!(rep.events.peak_outstanding, 1);
     assert_eq!((rep.read.min_ns, rep.read.max_ns), (READ + 1300, READ + 1308));
 }

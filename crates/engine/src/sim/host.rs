@@ -471,11 +471,7 @@ impl Simulation {
         }
         match op {
             IoOp::Read | IoOp::Write => {
-                let read = op == IoOp::Read;
-                match hif {
-                    None => h.stats.complete_attributed(read, bytes, arrival, self.now, wait, attr),
-                    Some(t) => h.stats.complete_attributed_hif(read, bytes, arrival, self.now, wait, attr, t),
-                }
+                h.stats.complete_attributed(op == IoOp::Read, bytes, arrival, self.now, wait, attr, hif);
             }
             IoOp::Trim => {
                 h.stats.trims += 1;
