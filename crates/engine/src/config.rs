@@ -147,6 +147,10 @@ pub struct HostConfig {
     pub unwritten_reads: UnwrittenReads,
     /// Check that every read returns the latest write (tags stored in the device).
     pub verify: bool,
+    /// The host interface (`[host.interface]`: NVMe or SATA over PCIe; off by
+    /// default, and then left out of a serialized config).
+    #[serde(skip_serializing_if = "crate::hostif::InterfaceConfig::is_default")]
+    pub interface: crate::hostif::InterfaceConfig,
 }
 
 impl Default for HostConfig {
@@ -158,6 +162,7 @@ impl Default for HostConfig {
             read_modify_write: true,
             unwritten_reads: UnwrittenReads::Prefill,
             verify: false,
+            interface: crate::hostif::InterfaceConfig::default(),
         }
     }
 }
@@ -505,6 +510,9 @@ impl SimConfig {
         }
         if self.host.mode == HostMode::Closed && self.host.closed_loop_depth == 0 {
             return bad("host.closed_loop_depth", "must be at least 1 in closed-loop mode");
+        }
+        if let Err((key, reason)) = self.host.interface.resolve() {
+            return Err(ConfigError::Invalid { key, reason });
         }
         let planes = self.nand.geometry.planes_per_die;
         if let Some(w) = self.sched.multiplane_width

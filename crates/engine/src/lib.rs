@@ -25,6 +25,7 @@
 pub mod budget;
 pub mod buffer;
 pub mod config;
+pub mod hostif;
 pub mod latency_log;
 pub mod queue;
 pub mod report;

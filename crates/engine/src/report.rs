@@ -269,6 +269,42 @@ impl GftlReport {
     }
 }
 
+/// What the host interface did (`host_interface` in the JSON; `[host.interface]` on
+/// only, else null; docs/model.md, "Host interface").
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+pub struct HostInterfaceReport {
+    /// `nvme` or `sata`.
+    pub kind: String,
+    /// Queue pairs.
+    pub queues: u32,
+    /// Entries per submission queue (NCQ depth for SATA).
+    pub queue_depth: u32,
+    /// Requests per queue the device holds at once.
+    pub fetch_size: u32,
+    /// Link lanes.
+    pub lanes: u64,
+    /// Bytes per second of one lane.
+    pub lane_bandwidth_bytes_per_s: u64,
+    /// Messages host → device (doorbells, submission entries, write data).
+    pub messages_to_device: u64,
+    /// Messages device → host (read requests, read data, completion entries).
+    pub messages_to_host: u64,
+    /// Bytes on the wire host → device, framing included.
+    pub wire_bytes_to_device: u64,
+    /// Bytes on the wire device → host, framing included.
+    pub wire_bytes_to_host: u64,
+    /// Busy fraction of the host → device direction over the request span.
+    pub utilisation_to_device: f64,
+    /// Busy fraction of the device → host direction over the request span.
+    pub utilisation_to_host: f64,
+    /// Requests that waited in the host for a submission-queue entry.
+    pub host_waits: u64,
+    /// Requests whose entry waited for a fetch slot.
+    pub fetch_waits: u64,
+    /// Most entries in one submission queue at once.
+    pub peak_queue: u32,
+}
+
 /// Counters of the page FTL's cached mapping over the replay (`mapping` in the JSON;
 /// `ftl.mapping = "cached"` only; docs/model.md, "Cached mapping"). Hits and misses
 /// count host page accesses that reached the FTL (write-buffer hits do not).
@@ -287,13 +323,14 @@ pub struct MappingReport {
     pub read_hit_ratio: Option<f64>,
     /// Host page writes whose entry was cached.
     pub write_hits: u64,
-    /// Host page writes whose entry was not (inserted without a read).
+    /// Host page writes whose entry was not (each reads its translation page first if
+    /// the page is on flash; flash-timed, also in `flash.translation_reads`).
     pub write_misses: u64,
     /// Dirty entries evicted (each queues its translation page's write-back unless one
     /// is queued already).
     pub dirty_evictions: u64,
-    /// Translation pages read: read misses' reads plus write-backs' read-modify-write
-    /// reads.
+    /// Translation pages read: read and write misses' reads plus write-backs'
+    /// read-modify-write reads.
     pub translation_page_reads: u64,
     /// Translation pages programmed by write-backs.
     pub translation_page_writes: u64,
@@ -594,6 +631,8 @@ pub struct Report {
     pub mapping: Option<MappingReport>,
     /// GFTL's partial-GC counters (`ftl.kind = "gftl"`), else null.
     pub gftl: Option<GftlReport>,
+    /// The host interface's counters (`[host.interface]` on), else null.
+    pub host_interface: Option<HostInterfaceReport>,
     /// Utilisation.
     pub utilisation: Utilisation,
     /// Program/erase suspensions.
@@ -811,6 +850,24 @@ impl Report {
                 g.cleanings, g.steps, g.step_copies, g.steps_per_write, g.forced_jobs
             );
         }
+        if let Some(h) = &self.host_interface {
+            let _ = writeln!(
+                s,
+                "host interface {} ({} queue(s) x {} entries, fetch {}, {} lane(s) x {:.2} GB/s): \
+                 link busy {:.1} % to device, {:.1} % to host   waits: {} for an entry, {} for a fetch slot   peak queue {}",
+                h.kind,
+                h.queues,
+                h.queue_depth,
+                h.fetch_size,
+                h.lanes,
+                h.lane_bandwidth_bytes_per_s as f64 / 1e9,
+                h.utilisation_to_device * 100.0,
+                h.utilisation_to_host * 100.0,
+                h.host_waits,
+                h.fetch_waits,
+                h.peak_queue
+            );
+        }
         if let Some(m) = &self.mapping {
             let _ = writeln!(
                 s,
@@ -992,16 +1049,30 @@ fn write_attribution(s: &mut String, a: &LatencyAttribution) {
         "dram",
         "unattributed",
     ];
+    // The host-interface column appears only when the interface is on (the table of a
+    // run without it is unchanged).
+    let hif = a.read.host_interface.is_some() || a.write.host_interface.is_some();
+    // Likewise the translation column: only when some request had a translation read.
+    let tr = a.read.translation.is_some() || a.write.translation.is_some();
     let mut header = String::from("latency attribution (us)");
     for n in NAMES {
         let _ = write!(header, " {n:>12}");
+    }
+    if tr {
+        let _ = write!(header, " {:>12}", "translation");
+    }
+    if hif {
+        let _ = write!(header, " {:>12}", "host if");
     }
     let _ = writeln!(s, "{header}");
     for (class, c) in [("read", &a.read), ("write", &a.write)] {
         if c.count == 0 {
             continue;
         }
-        let parts = [
+        let none = crate::stats::ComponentSummary::default();
+        let host_if = c.host_interface.as_ref().unwrap_or(&none);
+        let translation = c.translation.as_ref().unwrap_or(&none);
+        let mut parts = vec![
             &c.queue_wait,
             &c.gc_blocked,
             &c.device_wait,
@@ -1011,9 +1082,15 @@ fn write_attribution(s: &mut String, a: &LatencyAttribution) {
             &c.dram,
             &c.unattributed,
         ];
+        if tr {
+            parts.push(translation);
+        }
+        if hif {
+            parts.push(host_if);
+        }
         for (what, pick) in [("mean", 0), ("p99", 1)] {
             let _ = write!(s, "  {:<22}", format!("{class} {what}"));
-            for p in parts {
+            for p in &parts {
                 let ns = if pick == 0 { p.mean_ns } else { p.p99_ns as f64 };
                 let _ = write!(s, " {:>12.1}", ns / 1000.0);
             }
@@ -1066,7 +1143,7 @@ mod tests {
             dram: Nanos(500),
             ..Attribution::default()
         };
-        st.complete_attributed(true, 4096, SimTime(0), SimTime(90_000), Nanos(10_000), &a);
+        st.complete_attributed(true, 4096, SimTime(0), SimTime(90_000), Nanos(10_000), &a, None);
         let mut s = String::new();
         write_attribution(&mut s, &st.attribution().unwrap());
         let lines: Vec<&str> = s.lines().collect();
@@ -1076,7 +1153,7 @@ mod tests {
         assert_eq!(mean, ["read", "mean", "10.0", "2.0", "0.0", "0.0", "78.0", "0.0", "0.5", "1.5"]);
         assert!(lines[2].starts_with("  read p99"), "{s}");
         // Over-attribution is flagged.
-        st.complete_attributed(false, 4096, SimTime(0), SimTime(1), Nanos(0), &a);
+        st.complete_attributed(false, 4096, SimTime(0), SimTime(1), Nanos(0), &a, None);
         let mut s = String::new();
         write_attribution(&mut s, &st.attribution().unwrap());
         assert!(s.contains("warning: 1 writes were attributed more time"), "{s}");

@@ -445,6 +445,27 @@ impl Simulation {
             mapping: (self.cfg.ftl.mapping == lamina_ftl::Mapping::Cached).then(|| {
                 crate::report::MappingReport::between(&ftl0, &f, &self.cfg.ftl, self.geo.page_size_bytes())
             }),
+            host_interface: self.hif.as_deref().map(|h| {
+                let (m, c) = (&h.model, &h.counters);
+                let util = |d: usize| if span == 0 { 0.0 } else { c.busy_ns[d] as f64 / span as f64 };
+                crate::report::HostInterfaceReport {
+                    kind: if m.sata { "sata" } else { "nvme" }.into(),
+                    queues: m.queues,
+                    queue_depth: m.queue_depth,
+                    fetch_size: m.fetch_size,
+                    lanes: m.link.lanes,
+                    lane_bandwidth_bytes_per_s: m.link.lane_bytes_per_s,
+                    messages_to_device: c.messages[0],
+                    messages_to_host: c.messages[1],
+                    wire_bytes_to_device: c.wire_bytes[0],
+                    wire_bytes_to_host: c.wire_bytes[1],
+                    utilisation_to_device: util(0),
+                    utilisation_to_host: util(1),
+                    host_waits: c.host_waits,
+                    fetch_waits: c.fetch_waits,
+                    peak_queue: c.peak_queue,
+                }
+            }),
             utilisation: Utilisation {
                 span_ns: busy_span,
                 channel_mean,

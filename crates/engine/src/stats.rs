@@ -346,7 +346,12 @@ impl RequestStats {
     }
 
     /// Record a completed request ([`RequestStats::complete`]) and where its response
-    /// time went ([`Attribution`]).
+    /// time went ([`Attribution`]). For a request that went through the host interface
+    /// (`host_interface` is `Some`), its response time counts from its host arrival, `a`
+    /// is the device's attribution (plus its wait for a queue entry in `queue_wait`) and
+    /// `host_interface` its time on the link, in the SATA HBA and waiting for a fetch
+    /// slot.
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn complete_attributed(
         &mut self,
@@ -356,10 +361,14 @@ impl RequestStats {
         done: SimTime,
         wait: Nanos,
         a: &Attribution,
+        host_interface: Option<Nanos>,
     ) {
         self.complete(is_read, bytes, arrival, done, wait);
-        let class = self.attribution.get_or_insert_with(Default::default);
-        class[usize::from(!is_read)].record(done.since(arrival), a);
+        let class = &mut self.attribution.get_or_insert_with(Default::default)[usize::from(!is_read)];
+        match host_interface {
+            None => class.record(done.since(arrival), a),
+            Some(h) => class.record_hif(done.since(arrival), a, h),
+        }
     }
 
     /// Latency attribution of the run, or `None` if no request was attributed.
@@ -393,6 +402,10 @@ pub struct Attribution {
     /// Controller DRAM time (buffered writes, buffer read hits, reads served from a
     /// queued write's data).
     pub dram: Nanos,
+    /// The FTL's translation step before the command: a cached mapping's
+    /// translation-page read on a miss (reads and writes), NFTL's spare-area reads —
+    /// from their issue to the last one's completion. Not in `queue_wait`.
+    pub translation: Nanos,
 }
 
 impl Attribution {
@@ -405,7 +418,8 @@ impl Attribution {
                 + self.transfer.0
                 + self.array.0
                 + self.suspension.0
-                + self.dram.0,
+                + self.dram.0
+                + self.translation.0,
         )
     }
 }
@@ -500,12 +514,39 @@ struct AttributionHists {
     zeros: [u64; COMPONENTS],
     /// Requests whose components add up to more than their response time.
     over_attributed: u64,
+    /// Host-interface time (recorded only with the interface on; `hif_zeros` counts
+    /// its zero samples).
+    host_interface: ComponentHist,
+    hif_zeros: u64,
+    /// Translation time (its zero samples in `translation_zeros`).
+    translation: ComponentHist,
+    translation_zeros: u64,
 }
 
 impl AttributionHists {
     #[inline]
     fn record(&mut self, response: Nanos, a: &Attribution) {
-        let attributed = a.attributed();
+        self.record_parts(response, a, Nanos(0));
+    }
+
+    /// [`AttributionHists::record`] for a request with `hif` of host-interface time.
+    fn record_hif(&mut self, response: Nanos, a: &Attribution, hif: Nanos) {
+        if hif.0 == 0 {
+            self.hif_zeros += 1;
+        } else {
+            self.host_interface.record(hif.0);
+        }
+        self.record_parts(response, a, hif);
+    }
+
+    #[inline]
+    fn record_parts(&mut self, response: Nanos, a: &Attribution, hif: Nanos) {
+        if a.translation.0 == 0 {
+            self.translation_zeros += 1;
+        } else {
+            self.translation.record(a.translation.0);
+        }
+        let attributed = a.attributed() + hif;
         self.over_attributed += u64::from(attributed > response);
         let rest = Nanos(response.0.saturating_sub(attributed.0));
         let parts =
@@ -532,6 +573,9 @@ impl AttributionHists {
             dram: c(6),
             unattributed: c(7),
             over_attributed: self.over_attributed,
+            host_interface: (self.host_interface.n + self.hif_zeros > 0)
+                .then(|| self.host_interface.summary(self.hif_zeros)),
+            translation: (self.translation.n > 0).then(|| self.translation.summary(self.translation_zeros)),
         }
     }
 }
@@ -573,6 +617,14 @@ pub struct AttributionSummary {
     /// Requests whose components added up to more than their response time (their
     /// `unattributed` is recorded as 0); nonzero means the engine double-counts.
     pub over_attributed: u64,
+    /// Host-interface time (`[host.interface]`): link transfers of the command, data
+    /// and completion, waits for the link and for a fetch slot, SATA HBA processing.
+    /// Null when the interface is off.
+    pub host_interface: Option<ComponentSummary>,
+    /// The FTL's translation reads before the command (a cached mapping's miss, NFTL's
+    /// spare-area reads): issue to completion, not part of `queue_wait`. Null when no
+    /// request had one.
+    pub translation: Option<ComponentSummary>,
 }
 
 /// Per-request latency attribution of reads and writes.
@@ -1080,13 +1132,14 @@ mod tests {
                 array: us(60),
                 suspension: if i == 99 { us(50) } else { Nanos(0) },
                 dram: Nanos(0),
+                translation: Nanos(0),
             };
             let rt = if i == 99 { 150_000 } else { 100_000 };
-            st.complete_attributed(true, 4096, SimTime(i * 1000), SimTime(i * 1000 + rt), us(10), &a);
+            st.complete_attributed(true, 4096, SimTime(i * 1000), SimTime(i * 1000 + rt), us(10), &a, None);
         }
         // A write over-attributed: 30 us of components in a 20 us response.
         let w = Attribution { dram: us(30), ..Attribution::default() };
-        st.complete_attributed(false, 4096, SimTime(0), SimTime(20_000), Nanos(0), &w);
+        st.complete_attributed(false, 4096, SimTime(0), SimTime(20_000), Nanos(0), &w, None);
         let a = st.attribution().unwrap();
         assert_eq!((a.read.count, a.write.count), (100, 1));
         assert_eq!(st.read.count(), 101, "the response times count every read");

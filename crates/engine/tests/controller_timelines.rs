@@ -9,76 +9,11 @@
 //! LPN 1 on die 0 plane 1, LPN 2 on die 1 plane 0, LPN 3 on die 1 plane 1, and every
 //! fourth LPN on the same plane.
 
-use lamina_engine::config::{ConfigBuilder, SimConfig};
-use lamina_engine::trace::{IoOp, IoRequest, TraceTime};
-use lamina_engine::{Completion, SimulationBuilder};
+mod timeline;
 
-const DEVICE: &str = r#"
-[nand.geometry]
-channels = 1
-chips_per_channel = 1
-dies_per_chip = 2
-planes_per_die = 2
-blocks_per_plane = 8
-pages_per_block = 4
-page_size_bytes = 4096
-partial_read_bytes = 1024
-cell_type = "slc"
-
-[nand.timing]
-t_cmd = 100
-t_dbsy = 500
-t_r = 50000
-t_prog = 500000
-t_bers = 2000000
-t_suspend_program = 10000
-t_resume = 5000
-bus = { ns_per_byte = 1 }
-
-[ftl]
-overprovisioning = 0.3
-gc_threshold = { free_blocks = 2 }
-striping_order = "PDCW"
-
-[host]
-verify = true
-"#;
-
-const T_CMD: u64 = 100;
-const T_DBSY: u64 = 500;
-const XFER_PAGE: u64 = 4096;
-const T_R: u64 = 50_000;
-const T_PROG: u64 = 500_000;
-const PAGE: u64 = 4096;
-
-fn config(extra: &str) -> SimConfig {
-    ConfigBuilder::new().toml("device", DEVICE).unwrap().toml("extra", extra).unwrap().build().unwrap()
-}
-
-fn req(at: u64, op: IoOp, offset_bytes: u64, size_bytes: u64) -> IoRequest {
-    IoRequest { arrival: TraceTime(at), device: 0, offset_bytes, size_bytes, op }
-}
-
-/// Prefill (untimed) the LPNs `prefill`, then submit `reqs` and run to the end; the
-/// completions in submission order.
-fn run(cfg: SimConfig, prefill: &[u64], reqs: &[IoRequest]) -> Vec<Completion> {
-    let mut sim = SimulationBuilder::new(cfg).build().expect("config builds");
-    let reads: Vec<_> = prefill.iter().map(|&l| Ok(req(0, IoOp::Read, l * PAGE, PAGE))).collect();
-    sim.prefill(reads.into_iter()).expect("prefill");
-    for r in reqs {
-        sim.submit(*r).expect("submit");
-    }
-    sim.drain().expect("run");
-    let mut done = Vec::new();
-    sim.take_completions(&mut done);
-    done.sort_by_key(|c| c.id);
-    assert_eq!(done.len(), reqs.len(), "every request completes");
-    done
-}
-
-fn response(c: &Completion) -> u64 {
-    c.done.0 - c.arrival.0
-}
+use lamina_engine::SimulationBuilder;
+use lamina_engine::trace::IoOp;
+use timeline::*;
 
 #[test]
 fn two_plane_program() {
@@ -349,25 +284,57 @@ fn cached_mapping_hit_clean_miss_and_dirty_eviction_miss() {
         req(8 * MS, IoOp::Read, 0, PAGE),
         req(10 * MS, IoOp::Read, 2 * PAGE, PAGE),
     ];
-    let mut sim = SimulationBuilder::new(cfg).build().expect("config builds");
-    for r in reqs {
-        sim.submit(r).expect("submit");
-    }
-    sim.drain().expect("run");
-    let mut done = Vec::new();
-    sim.take_completions(&mut done);
-    done.sort_by_key(|c| c.id);
+    let (done, sim) = run_sim(cfg, &[], &reqs);
     let write = T_CMD + XFER_PAGE + T_PROG;
     let read = T_CMD + T_R + XFER_PAGE;
     let translation = T_CMD + T_R + 64;
     let got: Vec<u64> = done.iter().map(response).collect();
     let dirty_miss = translation + read + write + read;
     assert_eq!(got, [write, read, write, read, dirty_miss, translation + read]);
-    let r = sim.report(lamina_engine::report::TraceInfo { name: "t".into(), ..Default::default() });
+    let r = report_of(&sim);
     let m = r.mapping.expect("the cached mapping reports its counters");
     let counts = (m.read_hits, m.read_misses, m.write_hits, m.write_misses, m.dirty_evictions);
     assert_eq!(counts, (2, 2, 0, 2, 2));
     // Reads: the two misses' and the read-modify-write's; writes: the program and the RMW.
     assert_eq!((m.translation_page_reads, m.translation_page_writes), (3, 2));
     assert_eq!(r.flash.translation_reads, 2, "the engine timed the misses' reads");
+    // Both misses' translation reads show as translation time (the clean miss's alone).
+    let a = r.latency_attribution.expect("attributed").read;
+    assert_eq!(a.translation.expect("misses had translation reads").max_ns, translation);
+}
+
+/// A write miss waits for its translation read (issue #16, as MQSim's write misses do)
+/// — 1-entry CMT, requests 2 ms apart:
+///
+/// 1. write LPN 0 (die 0): a miss, nothing on flash to read — the ideal write;
+/// 2. write LPN 2 (die 1): a miss, nothing to read; evicts 0 (dirty), whose write-back
+///    programs translation page 0 on die 1 after the write;
+/// 3. write LPN 0: a miss whose translation page is now on flash: the translation read
+///    on die 1 (`T_CMD + T_R + 64`), then the program on die 0. Evicting 2 (dirty)
+///    queues translation page 0's read-modify-write after the program: it does not
+///    delay the write.
+#[test]
+fn cached_mapping_write_miss_waits_for_its_translation_read() {
+    let cfg = config("[ftl]\noverprovisioning = 0.5\nmapping = \"cached\"\ncmt_entries = 1\n");
+    const MS: u64 = 1_000_000;
+    let reqs = [
+        req(0, IoOp::Write, 0, PAGE),
+        req(2 * MS, IoOp::Write, 2 * PAGE, PAGE),
+        req(4 * MS, IoOp::Write, 0, PAGE),
+    ];
+    let (done, sim) = run_sim(cfg, &[], &reqs);
+    let write = T_CMD + XFER_PAGE + T_PROG;
+    let translation = T_CMD + T_R + 64;
+    let got: Vec<u64> = done.iter().map(response).collect();
+    assert_eq!(got, [write, write, translation + write]);
+    let r = report_of(&sim);
+    let m = r.mapping.expect("cached mapping counters");
+    assert_eq!((m.write_hits, m.write_misses, m.dirty_evictions), (0, 3, 2));
+    // The third write's read and the second write-back's read-modify-write read.
+    assert_eq!((m.translation_page_reads, m.translation_page_writes), (2, 2));
+    assert_eq!(r.flash.translation_reads, 1, "the engine timed the write miss's read");
+    // The attribution shows the read as translation time, not as queueing.
+    let a = r.latency_attribution.expect("attributed").write;
+    let t = a.translation.expect("a write had a translation read");
+    assert_eq!((t.max_ns, a.queue_wait.max_ns), (translation, 0));
 }

@@ -576,6 +576,22 @@ pub trait Ftl: Send {
         self.translation_reads(lpn, out);
         None
     }
+
+    /// False only if [`Ftl::translate_write`] never yields a page (asked once; the
+    /// engine then skips the step for every write). Default false.
+    fn has_write_translation_reads(&self) -> bool {
+        false
+    }
+
+    /// The translation step of a host write of `lpn` the caller is about to program:
+    /// append the pages it must read before the write may update its mapping — a cached
+    /// mapping's translation page when the entry misses and the page is on flash, as in
+    /// MQSim, whose write misses wait for that read — and count them. The write's own
+    /// mapping update happens in [`Ftl::write`]. Call it at most once per host write
+    /// page. Default: nothing to read.
+    fn translate_write(&mut self, lpn: Lpn, out: &mut Vec<Ppa>) {
+        let _ = (lpn, out);
+    }
 }
 
 /// What the default [`Ftl::write_group`] counts writes against: one allocation frontier.

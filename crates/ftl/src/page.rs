@@ -941,6 +941,14 @@ impl Ftl for PageFtl {
         self.cmt_read(lpn.0, out)
     }
 
+    fn has_write_translation_reads(&self) -> bool {
+        self.cmt.is_some()
+    }
+
+    fn translate_write(&mut self, lpn: Lpn, out: &mut Vec<Ppa>) {
+        self.cmt_write_miss_read(lpn.0, out);
+    }
+
     fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
         if self.aligned {
             let row = self.rows[(self.check_plane(plane) as u32 / self.planes_per_die) as usize];

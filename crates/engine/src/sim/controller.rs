@@ -49,10 +49,14 @@ pub(crate) struct Txn {
     /// time it spends blocked behind GC).
     enq: SimTime,
     gc_mark: u64,
-    /// Reads: spare-area reads the FTL's translation still waits for (0 = none left),
-    /// and whether the translation step is done.
+    /// Spare-area or translation-page reads the FTL's translation step still waits for
+    /// (0 = none left), and whether the step is done (reads; host writes under a cached
+    /// mapping, [`lamina_ftl::Ftl::translate_write`]).
     translating: u8,
     translated: bool,
+    /// While its translation reads run: when they were issued (ns); after: how long
+    /// they took (the attribution's `translation`); 0 without any.
+    translation: u64,
     /// An undecided write whose read-modify-write read is still running (deferring
     /// policies read the old page before placing the write; see
     /// [`Simulation::place_and_push`]).
@@ -83,6 +87,7 @@ impl Txn {
             enq: SimTime::ZERO,
             gc_mark: 0,
             translating: 0,
+            translation: 0,
             translated: false,
             rmw_pending: false,
         }
@@ -319,6 +324,8 @@ pub(crate) struct Controller {
     lone_single: bool,
     /// The FTL's [`lamina_ftl::Ftl::has_translation_reads`] (asked once).
     ftl_translates: bool,
+    /// The FTL's [`lamina_ftl::Ftl::has_write_translation_reads`] (asked once).
+    write_translates: bool,
     placement: Box<dyn Placement>,
     decision: Decision,
     /// Host writes and flushes whose placement the policy deferred, FCFS.
@@ -367,6 +374,7 @@ impl Controller {
         placement: Box<dyn Placement>,
         scheduler: Box<dyn TxnScheduler>,
         ftl_translates: bool,
+        write_translates: bool,
     ) -> Controller {
         let mut dies = Vec::with_capacity(geo.total_dies() as usize);
         dies.resize_with(geo.total_dies() as usize, || DieCtl {
@@ -388,6 +396,7 @@ impl Controller {
             lone_head: scheduler.serves_lone_head(),
             lone_single: scheduler.serves_lone_single() || scheduler.serves_lone_head(),
             ftl_translates,
+            write_translates,
             scheduler,
             placement,
             decision: Decision::default(),
@@ -1095,8 +1104,12 @@ impl Simulation {
             if tx.kind == TxnKind::Read {
                 self.host.unwritten_reads += 1;
             }
+            let translation = Nanos(tx.translation);
             let a = Attribution {
-                queue_wait: self.now.saturating_since(self.arrival_of(tx.req)),
+                queue_wait: Nanos(
+                    self.now.saturating_since(self.arrival_of(tx.req)).0.saturating_sub(translation.0),
+                ),
+                translation,
                 ..Attribution::default()
             };
             self.after_txn(tx, &a)?;
@@ -1213,6 +1226,14 @@ impl Simulation {
         Ok(true)
     }
 
+    /// True if a write of `lpn` would read its translation page first (a cached
+    /// mapping's miss whose page is on flash; the same query as a read's).
+    fn needs_write_translation_read(&self, lpn: u64) -> bool {
+        let mut pages = Vec::new();
+        self.ftl.translation_reads(Lpn(lpn), &mut pages);
+        !pages.is_empty()
+    }
+
     /// True if the FTL must read spare areas before it can translate `lpn`.
     fn needs_translation(&self, lpn: u64) -> bool {
         if !self.ctl.ftl_translates {
@@ -1244,8 +1265,19 @@ impl Simulation {
         }
         self.ctl.dies[die.idx()].queues.reads.remove(pos as usize);
         self.ctl.read_queue.removed(self.now, 1);
+        self.issue_translation_reads(t, &pages)?;
+        self.ctl.ppas = pages;
+        Ok(true)
+    }
+
+    /// Issue the translation step's reads `pages` of transaction `t` (each a
+    /// `SPARE_READ_BYTES` read of its page, on the page's die); `t` is out of its queue
+    /// until the last completes ([`Self::translation_read_done`]).
+    fn issue_translation_reads(&mut self, t: u32, pages: &[Ppa]) -> Result<(), RunError> {
         let n = pages.len().min(u8::MAX as usize);
-        self.ctl.txns.get_mut(t).translating = n as u8;
+        let x = self.ctl.txns.get_mut(t);
+        x.translating = n as u8;
+        x.translation = self.now.0;
         let len = SPARE_READ_BYTES.min(self.page_size);
         for &ppa in &pages[..n] {
             let a = self.geo.addr(ppa);
@@ -1261,8 +1293,33 @@ impl Simulation {
             self.ctl.ops.get_mut(op).translation = true;
         }
         self.mark_start(self.ctl.txns.get(t).req);
+        Ok(())
+    }
+
+    /// A host write or flush `t` (at position `pos` of `die`'s write queue) under a
+    /// cached mapping: if its entry misses and its translation page is on flash, take it
+    /// out of the queue and read that page first (MQSim's write misses wait for it too);
+    /// returns true if it did. Done once per write.
+    #[inline(never)]
+    fn start_write_translation(&mut self, die: DieId, pos: u32, t: u32) -> Result<bool, RunError> {
+        let mut pages = std::mem::take(&mut self.ctl.ppas);
+        pages.clear();
+        let lpn = self.ctl.txns.get(t).lpn;
+        self.ftl.translate_write(Lpn(lpn), &mut pages);
+        self.ctl.txns.get_mut(t).translated = true;
+        let read = !pages.is_empty();
+        if read {
+            self.ctl.dies[die.idx()].queues.writes.remove(pos as usize);
+            self.issue_translation_reads(t, &pages)?;
+        }
         self.ctl.ppas = pages;
-        Ok(true)
+        Ok(read)
+    }
+
+    /// True if write `t` has not had its translation step and needs a read for it.
+    #[inline]
+    fn write_needs_translation(&self, t: &Txn) -> bool {
+        self.ctl.write_translates && !t.translated && t.kind != TxnKind::RmwRead
     }
 
     /// Read `t` joined another's command without a translation step of its own (it
@@ -1292,6 +1349,7 @@ impl Simulation {
             return Ok(());
         }
         x.translated = true;
+        x.translation = self.now.0 - x.translation;
         let die = x.die;
         self.requeue_front(t);
         self.dispatch(die, true)
@@ -1322,7 +1380,7 @@ impl Simulation {
         tx: &Txn,
         dequeue: bool,
     ) -> Result<Option<bool>, RunError> {
-        if self.needs_rmw(tx) {
+        if self.needs_rmw(tx) || self.write_needs_translation(tx) {
             return Ok(None);
         }
         if dequeue {
@@ -1348,6 +1406,11 @@ impl Simulation {
         let q = &self.ctl.dies[die.idx()].queues.writes;
         let anchor = q[picks[0] as usize].id;
         let tx = *self.ctl.txns.get(anchor);
+        if self.write_needs_translation(&tx) && self.start_write_translation(die, picks[0], anchor)? {
+            return Ok(self.ctl.dies[die.idx()].unfinished > 0);
+        }
+        let q = &self.ctl.dies[die.idx()].queues.writes;
+        let tx = *self.ctl.txns.get(anchor);
         if self.needs_rmw(&tx) {
             self.ctl.dies[die.idx()].queues.writes.remove(picks[0] as usize);
             self.start_rmw(anchor)?;
@@ -1362,7 +1425,9 @@ impl Simulation {
                 break;
             }
             let t = self.ctl.txns.get(q[p as usize].id);
-            if !self.needs_rmw(t) {
+            // A joiner whose entry would need a translation read waits for its own turn.
+            let waits = self.write_needs_translation(t) && self.needs_write_translation_read(t.lpn);
+            if !self.needs_rmw(t) && !waits {
                 pos[n] = p;
                 n += 1;
             }
@@ -1617,8 +1682,11 @@ impl Simulation {
             }
             let d = &self.ctl.dies[tx.die.idx()];
             let arrival = if tx.req == NIL { o.issued } else { self.host.reqs.get(tx.req).arrival };
+            // The translation step ran inside the time before the command's issue.
+            let translation = Nanos(tx.translation);
             let a = Attribution {
-                queue_wait: o.issued.saturating_since(arrival),
+                queue_wait: Nanos(o.issued.saturating_since(arrival).0.saturating_sub(translation.0)),
+                translation,
                 device_wait: Nanos(o.start_after as u64),
                 transfer: Nanos(o.transfer as u64),
                 array: Nanos(o.array as u64),

@@ -111,6 +111,15 @@ impl Simulation {
         // Requests are numbered in submission order, whatever order they enter in.
         let id = self.host.submitted;
         self.host.submitted += 1;
+        if self.hif.is_some() {
+            return self.hif_arrive(id, r);
+        }
+        self.arrive_device(id, r)
+    }
+
+    /// Request `id` reaches the controller: admitted, or queued if the device queue
+    /// (`host.queue_depth`) is full.
+    pub(super) fn arrive_device(&mut self, id: u64, r: IoRequest) -> Result<(), RunError> {
         let depth = self.cfg.host.queue_depth;
         if self.cfg.host.mode == HostMode::Open && depth != 0 && self.host.admitted >= depth {
             self.host.host_queue.push_back((id, r));
@@ -417,29 +426,14 @@ impl Simulation {
             return Ok(());
         }
         let r = h.reqs.remove(req);
-        let wait = r.last_start.since(r.arrival);
-        if let Some(log) = self.latency_log.as_mut() {
-            log.record(r.arrival, r.op, r.bytes, r.lpn, self.now.since(r.arrival), wait);
+        if self.hif.is_some() {
+            // The host has it when its completion crosses the link.
+            self.hif_device_done(r.id, r.last_start, &r.attr);
+        } else {
+            let wait = r.last_start.since(r.arrival);
+            self.record_completion(r.id, r.op, r.bytes, r.arrival, r.lpn, wait, &r.attr, None);
         }
-        match r.op {
-            IoOp::Read => h.stats.complete_attributed(true, r.bytes, r.arrival, self.now, wait, &r.attr),
-            IoOp::Write => h.stats.complete_attributed(false, r.bytes, r.arrival, self.now, wait, &r.attr),
-            IoOp::Trim => {
-                h.stats.trims += 1;
-                if self.now > h.stats.last_completion {
-                    h.stats.last_completion = self.now;
-                }
-            }
-        }
-        if h.keep_completions {
-            h.completions.push(Completion {
-                id: r.id,
-                op: r.op,
-                bytes: r.bytes,
-                arrival: r.arrival,
-                done: self.now,
-            });
-        }
+        let h = &mut self.host;
         h.admitted -= 1;
         if let Some(after) = self.cfg.buffer.idle_flush_after
             && h.reqs.is_empty()
@@ -454,6 +448,41 @@ impl Simulation {
             self.admit(id, next)?;
         }
         Ok(())
+    }
+
+    /// Request `id` completed at the host now: response time, latency log, stepping-API
+    /// completion. `hif` is its host-interface time when the interface is on.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(super) fn record_completion(
+        &mut self,
+        id: u64,
+        op: IoOp,
+        bytes: u64,
+        arrival: SimTime,
+        lpn: u64,
+        wait: Nanos,
+        attr: &Attribution,
+        hif: Option<Nanos>,
+    ) {
+        let h = &mut self.host;
+        if let Some(log) = self.latency_log.as_mut() {
+            log.record(arrival, op, bytes, lpn, self.now.since(arrival), wait);
+        }
+        match op {
+            IoOp::Read | IoOp::Write => {
+                h.stats.complete_attributed(op == IoOp::Read, bytes, arrival, self.now, wait, attr, hif);
+            }
+            IoOp::Trim => {
+                h.stats.trims += 1;
+                if self.now > h.stats.last_completion {
+                    h.stats.last_completion = self.now;
+                }
+            }
+        }
+        if h.keep_completions {
+            h.completions.push(Completion { id, op, bytes, arrival, done: self.now });
+        }
     }
 
     /// Which waiting host request enters the device next: the oldest, unless the

@@ -42,6 +42,7 @@ use crate::trace::{IoOp, IoRequest};
 mod controller;
 mod gc;
 mod host;
+mod hostif;
 mod verify;
 
 pub use controller::FlashCounters;
@@ -68,6 +69,8 @@ enum Event {
     IdleFlush { epoch: u32 },
     /// A channel frees: retry binding undecided writes.
     Recheck,
+    /// A host-interface message (or SATA HBA stage) of a request finished.
+    HostIf { slot: u32, step: hostif::Step },
 }
 
 /// Errors that abort a run.
@@ -156,6 +159,8 @@ pub struct Simulation {
     pub(crate) replicated: bool,
     /// Per-request CSV log (`--latency-log`), if any.
     pub(crate) latency_log: Option<crate::latency_log::LatencyLog>,
+    /// The host interface (`[host.interface]`), `None` when off (the default).
+    pub(crate) hif: Option<Box<hostif::HostIf>>,
 }
 
 impl Simulation {
@@ -171,9 +176,18 @@ impl Simulation {
         let logical_pages = ftl.host_pages();
         let replicated = ftl.replica(Lpn(0)).is_some();
         let page_size = geo.page_size_bytes();
+        // Validated with the config (`SimConfig::check`).
+        let hif = cfg.host.interface.resolve().ok().flatten().map(|m| Box::new(hostif::HostIf::new(m)));
         Simulation {
+            hif,
             host: Host::new(&cfg, logical_pages, page_size),
-            ctl: Controller::new(&geo, placement, scheduler, ftl.has_translation_reads()),
+            ctl: Controller::new(
+                &geo,
+                placement,
+                scheduler,
+                ftl.has_translation_reads(),
+                ftl.has_write_translation_reads(),
+            ),
             gc: GcDriver::new(&geo),
             verifier: Verifier::new(cfg.host.verify, ftl.logical_pages()),
             cfg,
@@ -212,7 +226,11 @@ impl Simulation {
 
     /// Host requests admitted or waiting in the host queue and not yet completed.
     pub fn outstanding(&self) -> usize {
-        self.host.reqs.len() + self.host.host_queue.len()
+        match &self.hif {
+            // Every request is in the interface from its arrival to its completion.
+            Some(h) => h.outstanding(),
+            None => self.host.reqs.len() + self.host.host_queue.len(),
+        }
     }
 
     /// Record the FTL's and device's counters as the start of the timed run (once).
@@ -236,7 +254,11 @@ impl Simulation {
         loop {
             // Next arrival: in closed loop, requests enter only when a slot is free.
             let next_arrival = if closed {
-                if self.host.admitted < self.cfg.host.closed_loop_depth {
+                let outstanding = match &self.hif {
+                    Some(h) => h.outstanding() as u32,
+                    None => self.host.admitted,
+                };
+                if outstanding < self.cfg.host.closed_loop_depth {
                     match trace.peek() {
                         Some(Ok(_)) => Some(self.now),
                         Some(Err(_)) => return Err(trace.next().unwrap().unwrap_err().into()),
@@ -276,6 +298,7 @@ impl Simulation {
             }
         }
         assert!(self.host.reqs.is_empty(), "{} requests never completed", self.host.reqs.len());
+        assert!(self.outstanding() == 0, "{} requests never left the host interface", self.outstanding());
         Ok(())
     }
 
@@ -383,6 +406,7 @@ impl Simulation {
                 self.op_done(op)
             }
             Event::DramDone { req, pages } => self.dram_done(req, pages),
+            Event::HostIf { slot, step } => self.hif_step(slot, step),
             Event::Recheck => {
                 if self.ctl.recheck_at == self.now {
                     self.ctl.recheck_at = SimTime::ZERO;

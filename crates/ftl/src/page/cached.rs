@@ -88,6 +88,17 @@ impl PageFtl {
         (gtd != UNMAPPED).then_some(gtd)
     }
 
+    /// [`Ftl::translate_write`]: the translation page a host write of `lpn` reads before
+    /// it updates its entry (a miss whose page is on flash), counted as a
+    /// translation-page read. The CMT itself changes only at the write
+    /// ([`PageFtl::cmt_write`]), which counts the hit or miss.
+    pub(super) fn cmt_write_miss_read(&mut self, lpn: u64, out: &mut Vec<Ppa>) {
+        if let Some(ppa) = self.translation_page_to_read(lpn) {
+            out.push(Ppa(ppa as u64));
+            self.stats.translation_page_reads += 1;
+        }
+    }
+
     /// [`Ftl::translate`]: list the translation read, then access the CMT.
     pub(super) fn cmt_read(&mut self, lpn: u64, out: &mut Vec<Ppa>) -> Option<PlaneId> {
         self.cmt.as_ref()?;
