@@ -27,6 +27,7 @@ pub mod buffer;
 pub mod config;
 pub mod latency_log;
 pub mod queue;
+pub mod remap;
 pub mod report;
 mod setup;
 mod sim;

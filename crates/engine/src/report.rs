@@ -524,6 +524,8 @@ pub struct Report {
     pub pen: Option<PenReport>,
     /// The cached mapping's counters (`ftl.mapping = "cached"`), else null (schema v9).
     pub mapping: Option<MappingReport>,
+    /// Remapping's counters (`remap.policy = "micropages"`), else null.
+    pub remap: Option<crate::remap::RemapReport>,
     /// Utilisation.
     pub utilisation: Utilisation,
     /// Program/erase suspensions.
@@ -689,6 +691,20 @@ impl Report {
                 s,
                 "RAIN 1: {} of {} host page reads served by the mirror copy",
                 f.mirror_reads, f.host_reads
+            );
+        }
+        if let Some(r) = &self.remap {
+            let _ = writeln!(
+                s,
+                "remap: {} groups seen, {} copied ({} copy reads), {} of {} partial reads hit a remap page ({} merged into another's read), {} invalidated, {} no room",
+                r.groups_seen,
+                r.copies,
+                r.copy_reads,
+                r.hits,
+                r.partial_reads,
+                r.merged,
+                r.invalidated,
+                r.no_room
             );
         }
         if let Some(ops) = &self.flash_ops {

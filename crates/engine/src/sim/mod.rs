@@ -42,6 +42,7 @@ use crate::trace::{IoOp, IoRequest};
 mod controller;
 mod gc;
 mod host;
+mod remap;
 mod verify;
 
 pub use controller::FlashCounters;
@@ -153,6 +154,11 @@ pub struct Simulation {
     pub(crate) replicated: bool,
     /// Per-request CSV log (`--latency-log`), if any.
     pub(crate) latency_log: Option<crate::latency_log::LatencyLog>,
+    /// Remapping's bookkeeping (`[remap]`), if on.
+    pub(crate) remap: Option<Box<crate::remap::RemapTable>>,
+    /// The first remap logical page (`u64::MAX` without remapping): transactions of
+    /// logical pages at or above it are remapping's.
+    pub(crate) remap_base: u64,
 }
 
 impl Simulation {
@@ -165,9 +171,16 @@ impl Simulation {
     ) -> Simulation {
         let geo = device.geometry().clone();
         // What the host addresses; under replication the FTL holds more (the copies).
-        let logical_pages = ftl.host_pages();
+        let mut logical_pages = ftl.host_pages();
         let replicated = ftl.replica(Lpn(0)).is_some();
         let page_size = geo.page_size_bytes();
+        // Remapping reserves the top `remap.pages` logical pages for its copies.
+        let remap = cfg.remap.enabled().then(|| {
+            logical_pages -= cfg.remap.pages;
+            let unit = geo.partial_read_bytes();
+            Box::new(crate::remap::RemapTable::new(&cfg.remap, page_size / unit, unit, logical_pages))
+        });
+        let remap_base = if remap.is_some() { logical_pages } else { u64::MAX };
         Simulation {
             host: Host::new(&cfg, logical_pages, page_size),
             ctl: Controller::new(&geo, placement, scheduler, ftl.has_translation_reads()),
@@ -188,6 +201,8 @@ impl Simulation {
             logical_pages,
             replicated,
             latency_log: None,
+            remap,
+            remap_base,
         }
     }
 
