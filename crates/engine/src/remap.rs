@@ -146,8 +146,12 @@ pub struct RemapReport {
     pub copies: u64,
     /// Flash reads issued to fetch the members of copied groups.
     pub copy_reads: u64,
-    /// Groups that reached the threshold but found no free remap page.
+    /// Groups that reached the threshold but found no free remap page (and the oldest
+    /// programmed one had a read queued, so it could not be evicted).
     pub no_room: u64,
+    /// Remap pages whose copies were dropped to make room for a new group (oldest
+    /// programmed first).
+    pub evicted: u64,
     /// Groups not copied because a member was already remapped (or being copied).
     pub overlapping: u64,
     /// Host page reads served by a remap page (flash reads of their own).
@@ -224,6 +228,8 @@ pub struct RemapPage {
     pub queued_read: u32,
     /// Host requests whose page read joined `queued_read` (finished with it).
     pub joiners: Vec<u32>,
+    /// Programs of this page so far (tells its eviction-queue entries apart).
+    pub generation: u32,
 }
 
 /// Where a host read of a remapped partial page goes.
@@ -263,6 +269,9 @@ pub struct RemapTable {
     pages: Vec<RemapPage>,
     /// Free page indices, highest first (popped lowest first).
     free: Vec<u32>,
+    /// Programmed pages, oldest first (may hold pages freed since): the eviction order
+    /// when no page is free.
+    fifo: std::collections::VecDeque<(u32, u32)>,
     open: OpenGroup,
     seen: BTreeMap<[u64; MAX_GROUP], u32>,
     /// Pages freed by the last call that the engine must trim.
@@ -289,6 +298,7 @@ impl RemapTable {
             map: rustc_hash::FxHashMap::default(),
             pages: Vec::new(),
             free: (0..n).rev().collect(),
+            fifo: std::collections::VecDeque::new(),
             open: OpenGroup::default(),
             seen: BTreeMap::new(),
             to_free: Vec::new(),
@@ -386,6 +396,9 @@ impl RemapTable {
         if *count < self.threshold {
             return None;
         }
+        if self.free.is_empty() {
+            self.evict_oldest();
+        }
         let Some(page) = self.free.pop() else {
             self.counters.no_room += 1;
             return None;
@@ -402,6 +415,7 @@ impl RemapTable {
                     readers: 0,
                     queued_read: u32::MAX,
                     joiners: Vec::new(),
+                    generation: 0,
                 },
             );
         }
@@ -420,6 +434,40 @@ impl RemapTable {
         p.state = PageState::Copying { reads: g.n as u32 };
         self.counters.copies += 1;
         Some(page)
+    }
+
+    /// No page is free: drop the copies of the oldest programmed page, unless a read is
+    /// still queued on it (then nothing is evicted this time).
+    fn evict_oldest(&mut self) {
+        while let Some(&(page, generation)) = self.fifo.front() {
+            let p = &self.pages[page as usize];
+            if p.state != PageState::Live || p.generation != generation {
+                // Freed since (and perhaps being copied again): not this entry's page.
+                self.fifo.pop_front();
+                continue;
+            }
+            if p.readers > 0 {
+                return;
+            }
+            self.fifo.pop_front();
+            self.counters.evicted += 1;
+            let members = p.members;
+            for m in &members[..p.n as usize] {
+                if !m.live {
+                    continue;
+                }
+                for u in 0..m.units as u32 {
+                    self.map.remove(&Self::unit_id(m.lpn, m.u0 as u32 + u));
+                }
+            }
+            let p = &mut self.pages[page as usize];
+            for m in &mut p.members[..p.n as usize] {
+                m.live = false;
+            }
+            p.live = 0;
+            self.maybe_free(page);
+            return;
+        }
     }
 
     /// Where a host read of `len` bytes at `offset` of `lpn` goes: its remap page, if
@@ -457,6 +505,8 @@ impl RemapTable {
         let p = &mut self.pages[page as usize];
         assert_eq!(p.state, PageState::Copying { reads: 0 }, "remap page {page} programmed out of order");
         p.state = PageState::Live;
+        p.generation = p.generation.wrapping_add(1);
+        self.fifo.push_back((page, p.generation));
         self.maybe_free(page);
     }
 
@@ -588,8 +638,35 @@ mod tests {
         r.observe(t(100_000_000), 10, 0, 4096);
         r.observe(t(100_000_001), 99, 0, 4096);
         r.observe(t(200_000_000), 5, 0, 4096);
+        // The third pair found no free page, and both pages are still being copied
+        // (not programmed), so nothing could be evicted.
         assert_eq!(r.counters.copies, 2);
         assert_eq!(r.counters.no_room, 1);
         assert_eq!(r.counters.overlapping, 1);
+    }
+
+    #[test]
+    fn the_oldest_unpinned_page_is_evicted_when_the_pool_is_full() {
+        let mut r = table(1);
+        let copy = |r: &mut RemapTable, page: Option<u32>| {
+            if let Some(page) = page {
+                r.copy_read_done(page);
+                r.copy_read_done(page);
+                r.programmed(page);
+            }
+            page
+        };
+        for (i, base) in [(0u64, 10u64), (1, 20), (2, 30)] {
+            let p = r.observe(t(i * 10_000_000), base, 0, 4096);
+            copy(&mut r, p);
+            let p = r.observe(t(i * 10_000_000 + 1), base + 1, 0, 4096);
+            copy(&mut r, p);
+        }
+        let p = r.observe(t(100_000_000), 1, 0, 4096);
+        assert_eq!(copy(&mut r, p), Some(0), "(30, 31) evicts (10, 11)");
+        assert_eq!(r.counters.evicted, 1);
+        assert_eq!(r.take_freed(), Some(0));
+        assert_eq!(r.redirect(10, 0, 4096), None);
+        assert_eq!(r.redirect(20, 0, 4096).map(|x| x.page), Some(1));
     }
 }

@@ -696,7 +696,7 @@ impl Report {
         if let Some(r) = &self.remap {
             let _ = writeln!(
                 s,
-                "remap: {} groups seen, {} copied ({} copy reads), {} of {} partial reads hit a remap page ({} merged into another's read), {} invalidated, {} no room",
+                "remap: {} groups seen, {} copied ({} copy reads), {} of {} partial reads hit a remap page ({} merged into another's read), {} invalidated, {} evicted, {} no room",
                 r.groups_seen,
                 r.copies,
                 r.copy_reads,
@@ -704,6 +704,7 @@ impl Report {
                 r.partial_reads,
                 r.merged,
                 r.invalidated,
+                r.evicted,
                 r.no_room
             );
         }

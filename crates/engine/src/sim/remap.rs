@@ -19,7 +19,10 @@ impl Simulation {
     /// page if it has one. Returns false if the read is the caller's to queue as usual.
     pub(super) fn remap_read(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Result<bool, RunError> {
         let r = self.remap.as_mut().expect("remap on");
-        if let Some(page) = r.observe(self.now, lpn, offset, len) {
+        let copy = r.observe(self.now, lpn, offset, len);
+        // A page evicted to make room is unmapped before it is programmed again.
+        self.remap_trim_freed();
+        if let Some(page) = copy {
             self.start_copy(page)?;
         }
         let r = self.remap.as_mut().expect("remap on");
