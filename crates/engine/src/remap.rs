@@ -87,7 +87,7 @@ impl RemapConfig {
             return Ok(());
         }
         let bad = |key: &'static str, msg: String| Err(RemapConfigError { key, msg });
-        if units_per_page < 2 || units_per_page > MAX_UNITS_PER_PAGE {
+        if !(2..=MAX_UNITS_PER_PAGE).contains(&units_per_page) {
             return bad(
                 "remap.policy",
                 format!(

@@ -74,7 +74,9 @@ impl Simulation {
         for i in 0..n {
             let m = self.remap.as_ref().expect("remap on").page(page).members[i as usize];
             let Some(ppa) = self.ftl.lookup(Lpn(m.lpn)) else {
-                // Trimmed since it was read: nothing to copy.
+                // Trimmed since it was read: nothing to copy, and the (unwritten) page
+                // must not be served from the copy.
+                self.remap.as_mut().expect("remap on").invalidate(m.lpn);
                 self.remap_copy_read_done(page)?;
                 continue;
             };
