@@ -217,6 +217,27 @@ fn verify_passes_with_remapping_on_the_read_dominant_shared_traces() {
         gc > 0 && hits > 0 && invalidated > 0 && evicted > 0,
         "gc {gc} hits {hits} inv {invalidated} ev {evicted}"
     );
+
+    // With the SOML scheduler: a read that joins a queued remap read widens it, and the
+    // SOML reads the scheduler forms with the widened read are accepted by the device.
+    let c = ConfigBuilder::new()
+        .preset("soml-tlc64")
+        .unwrap()
+        .set("sched.scheduler=\"soml\"")
+        .unwrap()
+        .set("remap.policy=\"micropages\"")
+        .unwrap()
+        .set("remap.threshold=1")
+        .unwrap()
+        .set("trace.time_scale=0.1")
+        .unwrap()
+        .set("host.verify=true")
+        .unwrap()
+        .build()
+        .unwrap();
+    let r = run_trace(&c, &dir.join("flashnet/tencent-cut-size-thpt.profile")).unwrap();
+    let m = r.remap.expect("remap section");
+    assert!(m.merged > 0 && r.flash_ops.expect("flash ops").soml_read.ops > 0);
 }
 
 #[test]

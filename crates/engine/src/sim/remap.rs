@@ -53,6 +53,12 @@ impl Simulation {
             let end = (t.offset + t.len).max(rd.offset + len);
             t.offset = t.offset.min(rd.offset);
             t.len = end - t.offset;
+            let (die, offset, len) = (t.die, t.offset, t.len);
+            // The scheduler sees the queue's copy (SOML checks bit-lines on it).
+            let q = &mut self.ctl.dies[die.idx()].queues.reads;
+            let e = q.iter_mut().find(|e| e.id == queued).expect("a queued remap read is in its die's queue");
+            e.offset = offset;
+            e.len = len;
             self.mark_start(req);
             return Ok(true);
         }
