@@ -427,6 +427,7 @@ fn tiny_experiments_run() {
         ("soml-tiny", &["base8", "soml8", "base16", "base8-susp"][..], 8),
         ("soml-sens-tiny", &["base8", "base8-dram64", "base8-4k", "soml8-dram64", "base8-rain1"][..], 5),
         ("pen-tiny", &["nftl", "nftl-pen", "sb4+5", "sb4+5-pen", "gftl", "gftl-keepup"][..], 12),
+        ("soml-remap-tiny", &["base8", "remap", "remap-t1", "base8-susp", "soml8"][..], 5),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let out = sweep(&root().join("experiments/ci").join(format!("{spec}.toml")), dir.path(), &[]);
@@ -475,6 +476,21 @@ fn tiny_experiments_run() {
             assert!(col("soml8-dram64", 4) > 0.0 && col("base8", 4) == 0.0, "{results}");
             // RAIN 1 serves some reads from the mirror copy.
             assert!(col("base8-rain1", 5) > 0.0 && col("base8", 5) == 0.0, "{results}");
+        } else if spec == "soml-remap-tiny" {
+            // Only the remapping systems copy, and their copies serve reads (the Tencent
+            // cut's co-reads recur); with fewer flash reads than the baseline.
+            for l in results.lines().skip(1) {
+                let f: Vec<&str> = l.split(',').collect();
+                let (system, host_reads, copies, hits) = (f[2], f[7], f[8], f[9]);
+                if system.starts_with("remap") {
+                    assert!(copies.parse::<u64>().unwrap() > 0 && hits.parse::<u64>().unwrap() > 0, "{l}");
+                    let base: u64 =
+                        results.lines().nth(1).unwrap().split(',').nth(7).unwrap().parse().unwrap();
+                    assert!(host_reads.parse::<u64>().unwrap() < base, "{l}");
+                } else {
+                    assert_eq!((copies, hits), ("n/a", "n/a"), "{l}");
+                }
+            }
         } else if spec != "soml-tiny" {
             assert!(distinct.len() > runs / policies.len(), "{results}");
         } else {

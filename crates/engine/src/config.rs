@@ -66,6 +66,10 @@ pub struct SimConfig {
     /// Optional fast-forward preconditioning before the replay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precondition: Option<PreconditionConfig>,
+    /// Micropages-style remapping (omitted from the resolved config while it is the
+    /// default, off). See docs/policies.md, "Remapping (Micropages)".
+    #[serde(default, skip_serializing_if = "crate::remap::RemapConfig::is_default")]
+    pub remap: crate::remap::RemapConfig,
 }
 
 /// DRAM write buffer (`[buffer]`). See docs/model.md, "Write buffer".

@@ -28,6 +28,7 @@ pub mod config;
 pub mod hostif;
 pub mod latency_log;
 pub mod queue;
+pub mod remap;
 pub mod report;
 mod setup;
 mod sim;

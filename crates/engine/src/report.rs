@@ -633,6 +633,8 @@ pub struct Report {
     pub gftl: Option<GftlReport>,
     /// The host interface's counters (`[host.interface]` on), else null.
     pub host_interface: Option<HostInterfaceReport>,
+    /// Remapping's counters (`remap.policy = "micropages"`), else null.
+    pub remap: Option<crate::remap::RemapReport>,
     /// Utilisation.
     pub utilisation: Utilisation,
     /// Program/erase suspensions.
@@ -798,6 +800,21 @@ impl Report {
                 s,
                 "RAIN 1: {} of {} host page reads served by the mirror copy",
                 f.mirror_reads, f.host_reads
+            );
+        }
+        if let Some(r) = &self.remap {
+            let _ = writeln!(
+                s,
+                "remap: {} groups seen, {} copied ({} copy reads), {} of {} partial reads hit a remap page ({} merged into another's read), {} invalidated, {} evicted, {} no room",
+                r.groups_seen,
+                r.copies,
+                r.copy_reads,
+                r.hits,
+                r.partial_reads,
+                r.merged,
+                r.invalidated,
+                r.evicted,
+                r.no_room
             );
         }
         if let Some(ops) = &self.flash_ops {

@@ -31,6 +31,9 @@ pub enum BuildError {
     /// The configuration cannot fit in memory or in the engine's index widths.
     #[error(transparent)]
     Budget(#[from] crate::budget::BudgetError),
+    /// The `[remap]` section is invalid.
+    #[error(transparent)]
+    Remap(#[from] crate::remap::RemapConfigError),
 }
 
 /// Builds a [`Simulation`] from a validated [`SimConfig`].
@@ -77,6 +80,15 @@ impl SimulationBuilder {
         };
         if cfg.host.verify && ftl.logical_pages() > u32::MAX as u64 {
             return Err(BuildError::VerifyTooLarge(ftl.logical_pages()));
+        }
+        let geo = device.geometry();
+        cfg.remap.validate(geo.page_size_bytes() / geo.partial_read_bytes(), ftl.host_pages())?;
+        if cfg.remap.enabled() && ftl.replica(lamina_nand_model::Lpn(0)).is_some() {
+            return Err(crate::remap::RemapConfigError {
+                key: "remap.policy",
+                msg: "remapping and ftl.replication cannot be combined; set one of them to \"none\"".into(),
+            }
+            .into());
         }
         let placement = cfg.sched.placement.build_with(cfg.sched.lacr, cfg.sched.mcs);
         let planes = device.geometry().planes_per_die();
@@ -442,6 +454,10 @@ impl Simulation {
             }),
             gftl: (self.cfg.ftl.kind == lamina_ftl::FtlKind::Gftl)
                 .then(|| crate::report::GftlReport::between(&ftl0, &f, &self.cfg.ftl, self.device.spec())),
+            remap: self
+                .remap
+                .as_ref()
+                .map(|r| crate::remap::RemapReport { live_pages: r.live_pages(), ..r.counters.clone() }),
             mapping: (self.cfg.ftl.mapping == lamina_ftl::Mapping::Cached).then(|| {
                 crate::report::MappingReport::between(&ftl0, &f, &self.cfg.ftl, self.geo.page_size_bytes())
             }),

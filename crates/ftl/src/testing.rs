@@ -952,6 +952,11 @@ pub struct ConformanceConfig {
     /// Require [`Ftl::next_write_addr`] to be `Some` before every successful write
     /// ([`Harness::with_exact_write_addr`]).
     pub exact_write_addr: bool,
+    /// The engine's remapping (`[remap]`, docs/policies.md) keeps its copies in the top
+    /// `remap_lpns` logical pages, each written (a copy), read (redirected host reads)
+    /// and trimmed (freed) over and over: with this > 0, a third of the operations
+    /// follow that life cycle on those pages. 0 (default) = none.
+    pub remap_lpns: u64,
 }
 
 impl Default for ConformanceConfig {
@@ -963,6 +968,7 @@ impl Default for ConformanceConfig {
             hot_lpns: 24,
             seed: 0,
             exact_write_addr: false,
+            remap_lpns: 0,
         }
     }
 }
@@ -994,10 +1000,21 @@ pub fn ops_strategy(
     planes: u32,
     cfg: &ConformanceConfig,
 ) -> impl Strategy<Value = Vec<Op>> + use<> {
-    proptest::collection::vec(
-        op_strategy(logical_pages, planes, cfg.hot_lpns, cfg.dynamic_placement),
-        cfg.ops.clone(),
-    )
+    let base = op_strategy(logical_pages, planes, cfg.hot_lpns, cfg.dynamic_placement);
+    let remap = cfg.remap_lpns.min(logical_pages);
+    // Without remap pages, exactly the sequences generated before the option existed.
+    let op = if remap == 0 {
+        base.boxed()
+    } else {
+        let top = logical_pages - remap..logical_pages;
+        let remap_op = prop_oneof![
+            3 => top.clone().prop_map(Op::Write),
+            3 => top.clone().prop_map(Op::Read),
+            2 => top.prop_map(Op::Trim),
+        ];
+        prop_oneof![2 => base, 1 => remap_op].boxed()
+    };
+    proptest::collection::vec(op, cfg.ops.clone())
 }
 
 /// Run the model-based property test against FTLs built by `make` (each case gets a fresh

@@ -71,6 +71,18 @@ fn page_ftl_conforms_in_every_configuration() {
     }
 }
 
+// The engine's remapping (`[remap]`): the top logical pages hold remap copies, written,
+// read and trimmed over and over while host pages are written around them; GC must move
+// them like any page (the engine reads a copy through `lookup`).
+#[test]
+fn page_ftl_conforms_with_remap_pages() {
+    let g = geo(2, 1, 1, 2, 8, 4);
+    for a in ALLOCATIONS {
+        let c = ConformanceConfig { remap_lpns: 8, seed: 11, ..conf(96, 1..500) };
+        run_conformance(maker(g.clone(), with(a, small_cfg())), &c);
+    }
+}
+
 #[test]
 fn page_ftl_conforms_with_dynamic_placement() {
     let g = geo(2, 1, 1, 2, 8, 4);

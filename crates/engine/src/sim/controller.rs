@@ -775,6 +775,11 @@ impl Simulation {
         let die = t.die;
         let is_read = t.kind.is_read();
         let id = self.ctl.txns.insert(t);
+        if t.lpn >= self.remap_base && t.req != NIL {
+            // A host read redirected to a remap page: later reads of it may join it
+            // until it is issued (`read_command`).
+            self.remap.as_mut().expect("remap on").page_mut(t.link >> 8).queued_read = id;
+        }
         let d = &self.ctl.dies[die.idx()];
         if self.ctl.lone_head
             && !self.ctl.deferring
@@ -1066,14 +1071,20 @@ impl Simulation {
         let timing = self.device.issue(self.now, cmd).map_err(|e| self.nand(e))?;
         self.note_suspension(&timing);
         for &t in ids {
-            let (kind, req) = {
+            let (kind, req, lpn, link) = {
                 let x = self.ctl.txns.get(t);
-                (x.kind, x.req)
+                (x.kind, x.req, x.lpn, x.link)
             };
             if kind == TxnKind::RmwRead {
                 self.ctl.counters.rmw_reads += 1;
+            } else if req == NIL {
+                // A remapping copy's read (docs/policies.md, "Remapping").
+                self.remap.as_mut().expect("only remapping reads for no request").counters.copy_reads += 1;
             } else {
                 self.ctl.counters.host_reads += 1;
+                if lpn >= self.remap_base {
+                    self.remap.as_mut().expect("remap on").page_mut(link >> 8).queued_read = NIL;
+                }
             }
             self.mark_start(req);
         }
@@ -1101,7 +1112,7 @@ impl Simulation {
             self.ctl.dies[die.idx()].queues.reads.remove(picks[0] as usize);
             self.ctl.read_queue.removed(self.now, 1);
             self.ctl.txns.remove(anchor_id);
-            if tx.kind == TxnKind::Read {
+            if tx.kind == TxnKind::Read && tx.req != NIL {
                 self.host.unwritten_reads += 1;
             }
             let translation = Nanos(tx.translation);
@@ -1199,6 +1210,9 @@ impl Simulation {
                     let ppa = self.geo.ppa(addrs[i]);
                     let arrival = self.arrival_of(tx.req);
                     self.verifier.check(&self.device, tx.lpn, ppa, self.now, arrival)?;
+                    if tx.req == NIL {
+                        self.remap_copy_read_issued(tx.lpn, tx.link);
+                    }
                 }
             }
         }
@@ -1530,6 +1544,9 @@ impl Simulation {
         if x.kind == TxnKind::Write {
             self.write_mapped(x.lpn);
         }
+        if self.remap_base != u64::MAX {
+            self.remap_invalidate(x.lpn);
+        }
         (self.geo.addr(ppa), self.verifier.program(x.lpn))
     }
 
@@ -1671,7 +1688,8 @@ impl Simulation {
         let all = if o.more == NIL { [o.txn; MAX_OP_TXNS] } else { self.ctl.op_txns.remove(o.more) };
         for &t in &all[..o.ntxns as usize] {
             let tx = self.ctl.txns.remove(t);
-            if matches!(tx.kind, TxnKind::Read | TxnKind::Write) {
+            if matches!(tx.kind, TxnKind::Read | TxnKind::Write) && tx.req != NIL && tx.lpn < self.remap_base
+            {
                 let r = self.host.reqs.get_mut(tx.req);
                 if r.remaining > 1 {
                     // Not the request's last part: only the last one's attribution counts
@@ -1707,7 +1725,19 @@ impl Simulation {
     /// Bookkeeping when a transaction's flash work is done.
     fn after_txn(&mut self, tx: Txn, a: &Attribution) -> Result<(), RunError> {
         match tx.kind {
-            TxnKind::Read | TxnKind::Write => self.finish_sub(tx.req, 1, a),
+            TxnKind::Read | TxnKind::Write if tx.lpn < self.remap_base && tx.req != NIL => {
+                self.finish_sub(tx.req, 1, a)
+            }
+            // Remapping's work (docs/policies.md, "Remapping").
+            TxnKind::Read if tx.req == NIL => self.remap_copy_read_done(tx.link >> 8),
+            TxnKind::Read => {
+                self.remap_read_done(tx.link, a)?;
+                self.finish_sub(tx.req, 1, a)
+            }
+            TxnKind::Write => {
+                self.remap_programmed(tx.link >> 8);
+                Ok(())
+            }
             TxnKind::RmwRead if tx.link == NIL => self.pre_read_done(tx.lpn),
             TxnKind::RmwRead => {
                 let w = tx.link;

@@ -182,6 +182,7 @@ impl Simulation {
                     }
                     if end - start == self.page_size {
                         self.ftl.trim(Lpn(lpn));
+                        self.remap_invalidate(lpn);
                         if let Some(m) = self.mirror_of(lpn) {
                             self.ftl.trim(m);
                         }
@@ -278,6 +279,9 @@ impl Simulation {
             self.host.unwritten_reads += 1;
             return Ok(Served::Instant);
         };
+        if self.remap.is_some() && len < self.page_size && self.remap_read(req, lpn, offset, len)? {
+            return Ok(Served::Queued);
+        }
         // Only the die and plane are needed to queue the read (no full address decode).
         let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
         let die = self.geo.die_of_plane(plane);

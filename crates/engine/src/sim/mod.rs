@@ -43,6 +43,7 @@ mod controller;
 mod gc;
 mod host;
 mod hostif;
+mod remap;
 mod verify;
 
 pub use controller::FlashCounters;
@@ -161,6 +162,11 @@ pub struct Simulation {
     pub(crate) latency_log: Option<crate::latency_log::LatencyLog>,
     /// The host interface (`[host.interface]`), `None` when off (the default).
     pub(crate) hif: Option<Box<hostif::HostIf>>,
+    /// Remapping's bookkeeping (`[remap]`), if on.
+    pub(crate) remap: Option<Box<crate::remap::RemapTable>>,
+    /// The first remap logical page (`u64::MAX` without remapping): transactions of
+    /// logical pages at or above it are remapping's.
+    pub(crate) remap_base: u64,
 }
 
 impl Simulation {
@@ -173,11 +179,18 @@ impl Simulation {
     ) -> Simulation {
         let geo = device.geometry().clone();
         // What the host addresses; under replication the FTL holds more (the copies).
-        let logical_pages = ftl.host_pages();
+        let mut logical_pages = ftl.host_pages();
         let replicated = ftl.replica(Lpn(0)).is_some();
         let page_size = geo.page_size_bytes();
         // Validated with the config (`SimConfig::check`).
         let hif = cfg.host.interface.resolve().ok().flatten().map(|m| Box::new(hostif::HostIf::new(m)));
+        // Remapping reserves the top `remap.pages` logical pages for its copies.
+        let remap = cfg.remap.enabled().then(|| {
+            logical_pages -= cfg.remap.pages;
+            let unit = geo.partial_read_bytes();
+            Box::new(crate::remap::RemapTable::new(&cfg.remap, page_size / unit, unit, logical_pages))
+        });
+        let remap_base = if remap.is_some() { logical_pages } else { u64::MAX };
         Simulation {
             hif,
             host: Host::new(&cfg, logical_pages, page_size),
@@ -206,6 +219,8 @@ impl Simulation {
             logical_pages,
             replicated,
             latency_log: None,
+            remap,
+            remap_base,
         }
     }
 

@@ -68,6 +68,12 @@ impl Verifier {
         }
     }
 
+    /// The latest programmed version of `lpn` (verify mode only).
+    #[inline]
+    pub(crate) fn version(&self, lpn: u64) -> Option<u32> {
+        self.versions.as_ref().map(|v| v.get(lpn))
+    }
+
     /// Check that reading `ppa` for `lpn` returns its latest programmed version.
     pub(crate) fn check(
         &self,

@@ -1,0 +1,162 @@
+//! The remapping room (`[remap]`, docs/policies.md "Remapping (Micropages)"): turns
+//! [`RemapTable`]'s decisions into flash work. A copy is real flash work — one read per
+//! member (partial, its units only) and, after the last, one program of the remap page
+//! (an FTL-internal logical page above the host's space, so the FTL maps it and GC moves
+//! it like any page). A host read of a remapped unit is queued on the remap page; later
+//! reads of the same page join it while it is queued (one flash read serves them all).
+
+use lamina_nand_model::{DieId, Lpn, PlaneId};
+use lamina_sched::TxnKind;
+
+use super::controller::Txn;
+use super::{NIL, RunError, Simulation, VerifyError};
+use crate::remap::RemapTable;
+use crate::stats::Attribution;
+
+impl Simulation {
+    /// A host partial read of `len` bytes at `offset` of `lpn` (mapped) goes
+    /// to flash: feed the detector (a copy may start) and serve the read from its remap
+    /// page if it has one. Returns false if the read is the caller's to queue as usual.
+    pub(super) fn remap_read(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Result<bool, RunError> {
+        let r = self.remap.as_mut().expect("remap on");
+        let copy = r.observe(self.now, lpn, offset, len);
+        // A page evicted to make room is unmapped before it is programmed again.
+        self.remap_trim_freed();
+        if let Some(page) = copy {
+            self.start_copy(page)?;
+        }
+        let r = self.remap.as_mut().expect("remap on");
+        let Some(rd) = r.redirect(lpn, offset, len) else { return Ok(false) };
+        if let Some(v) = self.verifier.version(lpn) {
+            // The copy must hold the latest programmed version of the units it serves.
+            let m = r.page(rd.page).members[rd.member as usize];
+            if m.version != v {
+                return Err(VerifyError {
+                    lpn,
+                    at: self.now,
+                    arrival: self.arrival_of(req),
+                    got: super::tag_of(lpn, m.version),
+                    expected: super::tag_of(lpn, v),
+                }
+                .into());
+            }
+        }
+        r.counters.hits += 1;
+        let remap_lpn = r.lpn_of(rd.page);
+        let queued = r.page(rd.page).queued_read;
+        if queued != NIL {
+            // Join the queued read of the same remap page: widen its byte range to cover
+            // this read's too; this request's page completes with it.
+            r.counters.merged += 1;
+            r.page_mut(rd.page).joiners.push(req);
+            let t = self.ctl.txns.get_mut(queued);
+            let end = (t.offset + t.len).max(rd.offset + len);
+            t.offset = t.offset.min(rd.offset);
+            t.len = end - t.offset;
+            let (die, offset, len) = (t.die, t.offset, t.len);
+            // The scheduler sees the queue's copy (SOML checks bit-lines on it).
+            let q = &mut self.ctl.dies[die.idx()].queues.reads;
+            let e = q.iter_mut().find(|e| e.id == queued).expect("a queued remap read is in its die's queue");
+            e.offset = offset;
+            e.len = len;
+            self.mark_start(req);
+            return Ok(true);
+        }
+        r.pin(rd.page);
+        let ppa = self.ftl.lookup(Lpn(remap_lpn)).expect("a live remap page is mapped");
+        let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
+        let die = self.geo.die_of_plane(plane);
+        let mut t = Txn::new(TxnKind::Read, remap_lpn, req, die, plane, rd.offset, len);
+        t.link = rd.page << 8;
+        self.push_txn(t)?;
+        Ok(true)
+    }
+
+    /// Start the copy of remap page `page`: read each live member's units from where its
+    /// logical page lives now.
+    fn start_copy(&mut self, page: u32) -> Result<(), RunError> {
+        let ub = self.geo.partial_read_bytes();
+        let n = self.remap.as_ref().expect("remap on").page(page).n;
+        for i in 0..n {
+            let m = self.remap.as_ref().expect("remap on").page(page).members[i as usize];
+            let Some(ppa) = self.ftl.lookup(Lpn(m.lpn)) else {
+                // Trimmed since it was read: nothing to copy, and the (unwritten) page
+                // must not be served from the copy.
+                self.remap.as_mut().expect("remap on").invalidate(m.lpn);
+                self.remap_copy_read_done(page)?;
+                continue;
+            };
+            let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
+            let die = self.geo.die_of_plane(plane);
+            let mut t =
+                Txn::new(TxnKind::Read, m.lpn, NIL, die, plane, m.u0 as u32 * ub, m.units as u32 * ub);
+            t.link = (page << 8) | i as u32;
+            self.push_txn(t)?;
+        }
+        Ok(())
+    }
+
+    /// A copy read of member `link & 0xff` of remap page `link >> 8` is issued (verify
+    /// mode): record the version it returns.
+    pub(super) fn remap_copy_read_issued(&mut self, lpn: u64, link: u32) {
+        let v = self.verifier.version(lpn).unwrap_or(0);
+        let r = self.remap.as_mut().expect("remap on");
+        r.page_mut(link >> 8).members[(link & 0xff) as usize].version = v;
+    }
+
+    /// A copy read of remap page `page` completed; after the last, program the page.
+    pub(super) fn remap_copy_read_done(&mut self, page: u32) -> Result<(), RunError> {
+        let r = self.remap.as_mut().expect("remap on");
+        if !r.copy_read_done(page) {
+            return Ok(());
+        }
+        let lpn = r.lpn_of(page);
+        let mut t = Txn::new(TxnKind::Write, lpn, NIL, DieId(0), PlaneId(0), 0, self.page_size);
+        t.link = page << 8;
+        self.place_and_push(t)
+    }
+
+    /// The program of remap page `page` completed.
+    pub(super) fn remap_programmed(&mut self, page: u32) {
+        self.remap.as_mut().expect("remap on").programmed(page);
+        self.remap_trim_freed();
+    }
+
+    /// A redirected read of remap page `link >> 8` completed with attribution `a`: the
+    /// reads that joined it complete too, and the page is no longer pinned by it.
+    pub(super) fn remap_read_done(&mut self, link: u32, a: &Attribution) -> Result<(), RunError> {
+        let page = link >> 8;
+        let r = self.remap.as_mut().expect("remap on");
+        let joiners = std::mem::take(&mut r.page_mut(page).joiners);
+        for &req in &joiners {
+            self.finish_sub(req, 1, a)?;
+        }
+        let r = self.remap.as_mut().expect("remap on");
+        let mut joiners = joiners;
+        joiners.clear();
+        r.page_mut(page).joiners = joiners;
+        r.unpin(page);
+        self.remap_trim_freed();
+        Ok(())
+    }
+
+    /// Host page `lpn` is programmed or trimmed: its copies are stale.
+    #[inline]
+    pub(super) fn remap_invalidate(&mut self, lpn: u64) {
+        if let Some(r) = self.remap.as_mut()
+            && lpn < r.base()
+        {
+            r.invalidate(lpn);
+            self.remap_trim_freed();
+        }
+    }
+
+    /// Unmap the remap pages the table freed.
+    fn remap_trim_freed(&mut self) {
+        let r: &mut RemapTable = self.remap.as_mut().expect("remap on");
+        while let Some(page) = r.take_freed() {
+            let lpn = r.lpn_of(page);
+            self.ftl.trim(Lpn(lpn));
+        }
+    }
+}
