@@ -98,10 +98,6 @@ impl SimulationBuilder {
     }
 }
 
-/// Requests the prefill reads ahead of its writes (see [`Simulation::prefill`]): a few
-/// hundred pages, enough to overlap their cache misses, few enough to stay in the L1/L2.
-const PREFILL_AHEAD: usize = 64;
-
 impl Simulation {
     /// Logical capacity in bytes (what the trace may address).
     pub fn logical_capacity_bytes(&self) -> u64 {
@@ -165,14 +161,6 @@ impl Simulation {
     /// SSDsim-style pre-processing: write (untimed) every logical page the trace reads
     /// before it writes it, so those reads hit flash. Streams the trace once; memory is
     /// one bit per touched logical page.
-    ///
-    /// Why in windows of [`PREFILL_AHEAD`] requests: the pages are spread over the whole
-    /// logical space, so nearly every page's "seen" bit and forward-map entry is a cache
-    /// (and TLB) miss, and one page's misses waited for the previous page's work. Each
-    /// window is first read through — bits and map entries only ([`Ftl::warm_write`]),
-    /// loads that do not depend on each other, so the processor overlaps their misses —
-    /// and then written in trace order exactly as before: the same calls in the same
-    /// order, the same result.
     pub fn prefill<I>(&mut self, trace: I) -> Result<u64, TraceError>
     where
         I: Iterator<Item = Result<IoRequest, TraceError>>,
@@ -182,63 +170,24 @@ impl Simulation {
         let lp = self.logical_pages();
         let mut versions = self.take_versions();
         let mut written = 0;
-        // (first page, last page, is a read) of each request of the window.
-        let mut window: Vec<(u64, u64, bool)> = Vec::with_capacity(PREFILL_AHEAD);
-        let mut trace = trace.fuse();
-        loop {
-            window.clear();
-            let mut failed = None;
-            for r in trace.by_ref() {
-                match r {
-                    Ok(r) => {
-                        let first = r.offset_bytes / ps;
-                        let last = (r.offset_bytes + r.size_bytes - 1) / ps;
-                        window.push((first, last, r.op == IoOp::Read));
-                        if window.len() == PREFILL_AHEAD {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        failed = Some(e);
-                        break;
-                    }
+        for r in trace {
+            let r = r?;
+            let first = r.offset_bytes / ps;
+            let last = (r.offset_bytes + r.size_bytes - 1) / ps;
+            for lpn in first..=last {
+                let lpn = lpn % lp;
+                if seen.get(lpn) {
+                    continue;
                 }
-            }
-            // Read ahead (results unused: only the loads matter; `Ftl::warm_write`).
-            let mut touched = 0u64;
-            for &(first, last, read) in &window {
-                for lpn in first..=last {
-                    let lpn = lpn % lp;
-                    touched ^= seen.get(lpn) as u64;
-                    if read {
-                        self.ftl.warm_write(Lpn(lpn));
-                    }
-                }
-            }
-            std::hint::black_box(touched);
-            for &(first, last, read) in &window {
-                for lpn in first..=last {
-                    let lpn = lpn % lp;
-                    if seen.get(lpn) {
-                        continue;
-                    }
-                    seen.set(lpn, true);
-                    if read && self.ftl.lookup(Lpn(lpn)).is_none() {
-                        self.untimed_write(lpn, &mut versions);
+                seen.set(lpn, true);
+                if r.op == IoOp::Read && self.ftl.lookup(Lpn(lpn)).is_none() {
+                    self.untimed_write(lpn, &mut versions);
+                    written += 1;
+                    if let Some(m) = self.ftl.replica(Lpn(lpn)) {
+                        self.untimed_write(m.0, &mut versions);
                         written += 1;
-                        if let Some(m) = self.ftl.replica(Lpn(lpn)) {
-                            self.untimed_write(m.0, &mut versions);
-                            written += 1;
-                        }
                     }
                 }
-            }
-            if let Some(e) = failed {
-                self.put_versions(versions);
-                return Err(e);
-            }
-            if window.len() < PREFILL_AHEAD {
-                break;
             }
         }
         self.put_versions(versions);

@@ -387,8 +387,8 @@ pub trait Ftl: Send {
 
     /// Speed hint, no effect on state: read what a write of `lpn` will touch (its
     /// forward-map entry and the bookkeeping of the page it replaces), so that a caller
-    /// about to write many scattered pages (prefill, preconditioning) can read a window of
-    /// them first and overlap their cache misses. Default: nothing.
+    /// about to write many scattered pages (preconditioning's random overwrites) can read
+    /// a window of them first and overlap their cache misses. Default: nothing.
     fn warm_write(&self, lpn: Lpn) {
         let _ = lpn;
     }
