@@ -403,6 +403,14 @@ pub trait Ftl: Send {
     /// The physical page holding the current copy of `lpn`, or `None` if unmapped.
     fn lookup(&self, lpn: Lpn) -> Option<Ppa>;
 
+    /// Speed hint, no effect on state: read what a write of `lpn` will touch (its
+    /// forward-map entry and the bookkeeping of the page it replaces), so that a caller
+    /// about to write many scattered pages (preconditioning's random overwrites) can read
+    /// a window of them first and overlap their cache misses. Default: nothing.
+    fn warm_write(&self, lpn: Lpn) {
+        let _ = lpn;
+    }
+
     /// Logical pages the host addresses: [`Ftl::logical_pages`] unless the FTL keeps
     /// several copies of each (`ftl.replication`), then fewer. Default: all of them.
     fn host_pages(&self) -> u64 {

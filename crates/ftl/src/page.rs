@@ -983,6 +983,26 @@ impl Ftl for PageFtl {
         (p != UNMAPPED).then_some(Ppa(p as u64))
     }
 
+    fn warm_write(&self, lpn: Lpn) {
+        if lpn.0 >= self.cfg.logical_pages {
+            return;
+        }
+        // The entry, then (a dependent load) the replaced page's block and its neighbours
+        // in the invalid-count bucket list, which `invalidate` relinks.
+        let p = self.map_get(lpn.0);
+        let mut acc = p;
+        if p != UNMAPPED {
+            let m = &self.blocks[(p / self.ppb) as usize];
+            acc ^= m.valid;
+            for n in [m.prev, m.next] {
+                if n != NONE {
+                    acc ^= self.blocks[n as usize].valid;
+                }
+            }
+        }
+        std::hint::black_box(acc);
+    }
+
     #[inline]
     fn static_plane(&self, lpn: Lpn) -> PlaneId {
         let n = self.static_planes.len() as u64;

@@ -114,6 +114,10 @@ fn cfg_err(key: &'static str, reason: String) -> PreconditionError {
 
 const PPM: u64 = 1_000_000;
 
+/// Random overwrites drawn and warmed ahead of their writes (enough to overlap the
+/// forward-map misses, few enough that the warmed lines are still cached when written).
+const AHEAD: usize = 32;
+
 fn fraction_ppm(key: &'static str, v: f64, lo: f64, hi: f64) -> Result<u64, PreconditionError> {
     if !v.is_finite() || v < lo || v > hi {
         return Err(cfg_err(key, format!("{v} is not in [{lo}, {hi}]")));
@@ -265,9 +269,20 @@ pub fn precondition(
     while report.overwrites < max_overwrites {
         let n = window.min(max_overwrites - report.overwrites);
         let before = ftl.stats();
-        for _ in 0..n {
-            let lpn = perm(below(&mut rng, filled));
-            write(ftl, lpn, sink)?;
+        // Drawn a few at a time and warmed first ([`Ftl::warm_write`]): the same draws in
+        // the same order, with their cache misses overlapped.
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(AHEAD as u64) as usize;
+            let mut lpns = [Lpn(0); AHEAD];
+            for l in &mut lpns[..k] {
+                *l = perm(below(&mut rng, filled));
+                ftl.warm_write(*l);
+            }
+            for &lpn in &lpns[..k] {
+                write(ftl, lpn, sink)?;
+            }
+            left -= k as u64;
         }
         report.overwrites += n;
         report.windows += 1;
