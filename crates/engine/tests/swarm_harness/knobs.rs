@@ -132,7 +132,8 @@ pub struct FtlKnobs {
     wear_leveling: bool,
     /// `ftl.allocation = "die-aligned"` (page FTL only).
     die_aligned: bool,
-    /// `ftl.kind`: 0, 1, 3 page, 2 gftl, 4 nftl, 5 superblock, 6 mbm, 7 tbm (`kind % 8`).
+    /// `ftl.kind`: 0–3 page, 4 nftl (gftl when `kind / 8` is odd), 5 superblock, 6 mbm, 7
+    /// tbm (`kind % 8`).
     kind: u8,
     /// Superblock FTL: `superblock_size` 1–4 and `superblock_extra_blocks` 1–3.
     superblock: (u8, u8),
@@ -352,7 +353,7 @@ impl FtlKnobs {
             Threshold::Fraction(n) => GcThreshold::FreeFraction(f64::from(n % 30) / 100.0),
         };
         let kind = match self.kind % 8 {
-            2 => FtlKind::Gftl,
+            4 if self.kind / 8 % 2 == 1 => FtlKind::Gftl,
             4 => FtlKind::Nftl,
             5 => FtlKind::Superblock,
             6 => FtlKind::Mbm,
