@@ -201,6 +201,32 @@ impl PenReport {
     }
 }
 
+/// Host rows the die-aligned allocation opened over the replay (`rows` in the JSON;
+/// `ftl.kind = "mbm"` with `ftl.mbm_ws` and `ftl.allocation = "die-aligned"` only;
+/// docs/ftl.md, "Die-aligned allocation"). Only the pages of an aligned row can be
+/// programmed by multi-plane commands.
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+pub struct RowsReport {
+    /// Rows opened at one block index on every plane of the die.
+    pub aligned: u64,
+    /// Rows opened on every plane at different block indices (no index was free on all
+    /// planes; the pages share only the page offset).
+    pub misaligned: u64,
+    /// Rows opened on only some planes of the die (the others had no block to spare).
+    pub partial: u64,
+}
+
+impl RowsReport {
+    /// The counters of `now` less those of `start` (preconditioning excluded).
+    pub fn between(start: &lamina_ftl::FtlStats, now: &lamina_ftl::FtlStats) -> RowsReport {
+        RowsReport {
+            aligned: now.aligned_rows - start.aligned_rows,
+            misaligned: now.misaligned_rows - start.misaligned_rows,
+            partial: now.partial_rows - start.partial_rows,
+        }
+    }
+}
+
 /// Counters of the page FTL's cached mapping over the replay (`mapping` in the JSON;
 /// `ftl.mapping = "cached"` only; docs/model.md, "Cached mapping"). Hits and misses
 /// count host page accesses that reached the FTL (write-buffer hits do not).
@@ -524,6 +550,9 @@ pub struct Report {
     pub pen: Option<PenReport>,
     /// The cached mapping's counters (`ftl.mapping = "cached"`), else null (schema v9).
     pub mapping: Option<MappingReport>,
+    /// Host rows of die-aligned allocation (MBM's write strategy or
+    /// `ftl.allocation = "die-aligned"`), else null.
+    pub rows: Option<RowsReport>,
     /// Utilisation.
     pub utilisation: Utilisation,
     /// Program/erase suspensions.

@@ -426,6 +426,7 @@ impl Simulation {
             mapping: (self.cfg.ftl.mapping == lamina_ftl::Mapping::Cached).then(|| {
                 crate::report::MappingReport::between(&ftl0, &f, &self.cfg.ftl, self.geo.page_size_bytes())
             }),
+            rows: self.die_aligned_rows().then(|| crate::report::RowsReport::between(&ftl0, &f)),
             utilisation: Utilisation {
                 span_ns: busy_span,
                 channel_mean,

@@ -680,6 +680,12 @@ impl Simulation {
     }
 
     /// The report's `rs` section (the `mbm` scheduler only).
+    /// The FTL allocates host rows (die-aligned allocation): the report gets `rows`.
+    pub(crate) fn die_aligned_rows(&self) -> bool {
+        let f = &self.cfg.ftl;
+        (f.kind == lamina_ftl::FtlKind::Mbm && f.mbm_ws) || f.allocation == lamina_ftl::Allocation::DieAligned
+    }
+
     pub(crate) fn rs_report(&self) -> Option<lamina_sched::RsCounters> {
         self.ctl.scheduler.rs_counters()
     }
