@@ -877,8 +877,16 @@ fn write_placement(s: &mut String, p: &PlacementReport) {
     if let Some(m) = &p.mcs {
         let _ = writeln!(
             s,
-            "MCS: {} sub-writes of {} requests, {} joined their request's chip, chip choices {} best fit / {} overflow, {} requests beyond their channel shares, {} on the static plane (no idle chip)",
-            m.decisions, m.requests, m.continued, m.best_fit, m.overflow, m.quota_relaxed, m.fallback_static
+            "MCS: {} sub-writes of {} requests, {} joined their request's chip, chip choices {} best fit / {} overflow, {} requests beyond their channel shares, {} on the static plane (no idle chip), {} into {} read-intensive areas by the striping",
+            m.decisions,
+            m.requests,
+            m.continued,
+            m.best_fit,
+            m.overflow,
+            m.quota_relaxed,
+            m.fallback_static,
+            m.read_intensive_writes,
+            m.read_intensive_areas
         );
     }
 }

@@ -528,6 +528,13 @@ impl Simulation {
         self.ctl.placement.begin_request(pages);
     }
 
+    /// A host read of `pages` pages from `first_lpn` arrived: tell the placement policy
+    /// (`mcs` marks the areas of long reads read-intensive, MBM's RS).
+    #[inline]
+    pub(super) fn note_read_for_placement(&mut self, first_lpn: u64, pages: u32) {
+        self.ctl.placement.note_read(Lpn(first_lpn), pages);
+    }
+
     /// Ask the placement policy for a plane; `None` = undecided (deferred). An FTL that
     /// constrains the LPN to one plane (NFTL's in-place offsets) overrides the policy.
     #[inline]
