@@ -428,6 +428,7 @@ fn tiny_experiments_run() {
         ("soml-sens-tiny", &["base8", "base8-dram64", "base8-4k", "soml8-dram64", "base8-rain1"][..], 5),
         ("pen-tiny", &["nftl", "nftl-pen", "sb4+5", "sb4+5-pen", "gftl", "gftl-keepup"][..], 12),
         ("soml-remap-tiny", &["base8", "remap", "remap-t1", "base8-susp", "soml8"][..], 5),
+        ("mbm-tiny", &["tbm", "sprinkler", "mbm"][..], 12),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let out = sweep(&root().join("experiments/ci").join(format!("{spec}.toml")), dir.path(), &[]);

@@ -512,6 +512,9 @@ impl SimConfig {
                 "must be positive (e.g. 3200000000 for 3.2 GB/s)",
             );
         }
+        if let Err(reason) = self.sched.mcs.validate() {
+            return Err(ConfigError::Invalid { key: "sched.mcs.area_pages".into(), reason });
+        }
         if self.host.mode == HostMode::Closed && self.host.closed_loop_depth == 0 {
             return bad("host.closed_loop_depth", "must be at least 1 in closed-loop mode");
         }

@@ -269,6 +269,32 @@ impl GftlReport {
     }
 }
 
+/// Host rows the die-aligned allocation opened over the replay (`rows` in the JSON;
+/// `ftl.kind = "mbm"` with `ftl.mbm_ws` and `ftl.allocation = "die-aligned"` only;
+/// docs/ftl.md, "Die-aligned allocation"). Only the pages of an aligned row can be
+/// programmed by multi-plane commands.
+#[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
+pub struct RowsReport {
+    /// Rows opened at one block index on every plane of the die.
+    pub aligned: u64,
+    /// Rows opened on every plane at different block indices (no index was free on all
+    /// planes; the pages share only the page offset).
+    pub misaligned: u64,
+    /// Rows opened on only some planes of the die (the others had no block to spare).
+    pub partial: u64,
+}
+
+impl RowsReport {
+    /// The counters of `now` less those of `start` (preconditioning excluded).
+    pub fn between(start: &lamina_ftl::FtlStats, now: &lamina_ftl::FtlStats) -> RowsReport {
+        RowsReport {
+            aligned: now.aligned_rows - start.aligned_rows,
+            misaligned: now.misaligned_rows - start.misaligned_rows,
+            partial: now.partial_rows - start.partial_rows,
+        }
+    }
+}
+
 /// What the host interface did (`host_interface` in the JSON; `[host.interface]` on
 /// only, else null; docs/model.md, "Host interface").
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
@@ -635,6 +661,9 @@ pub struct Report {
     pub host_interface: Option<HostInterfaceReport>,
     /// Remapping's counters (`remap.policy = "micropages"`), else null.
     pub remap: Option<crate::remap::RemapReport>,
+    /// Host rows of die-aligned allocation (MBM's write strategy or
+    /// `ftl.allocation = "die-aligned"`), else null.
+    pub rows: Option<RowsReport>,
     /// Utilisation.
     pub utilisation: Utilisation,
     /// Program/erase suspensions.
@@ -1017,8 +1046,16 @@ fn write_placement(s: &mut String, p: &PlacementReport) {
     if let Some(m) = &p.mcs {
         let _ = writeln!(
             s,
-            "MCS: {} sub-writes of {} requests, {} joined their request's chip, chip choices {} best fit / {} overflow, {} requests beyond their channel shares, {} on the static plane (no idle chip)",
-            m.decisions, m.requests, m.continued, m.best_fit, m.overflow, m.quota_relaxed, m.fallback_static
+            "MCS: {} sub-writes of {} requests, {} joined their request's chip, chip choices {} best fit / {} overflow, {} requests beyond their channel shares, {} on the static plane (no idle chip), {} into {} read-intensive areas by the striping",
+            m.decisions,
+            m.requests,
+            m.continued,
+            m.best_fit,
+            m.overflow,
+            m.quota_relaxed,
+            m.fallback_static,
+            m.read_intensive_writes,
+            m.read_intensive_areas
         );
     }
 }

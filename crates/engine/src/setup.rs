@@ -482,6 +482,7 @@ impl Simulation {
                     peak_queue: c.peak_queue,
                 }
             }),
+            rows: self.die_aligned_rows().then(|| crate::report::RowsReport::between(&ftl0, &f)),
             utilisation: Utilisation {
                 span_ns: busy_span,
                 channel_mean,

@@ -21,6 +21,7 @@
 //! gftl_step_copies = 0             # gftl only: page copies per step (0: from the device)
 //! replication = "none"             # or "rain1" (page FTL only): every page on two chips
 //! mbm_ws = true                    # mbm only: MBM's write strategy (false: per-plane allocation)
+//! mbm_align_slack_percent = 25     # mbm only: GC victim slack that keeps a block index free on all planes
 //! ```
 //!
 //! The `pen*` keys (PEN, Liu et al., FAST 2018; [`crate::pen`], `docs/ftl.md` "PEN"):
@@ -262,6 +263,11 @@ pub(crate) const KIND_OPTIONS: &[KindOption] = &[
     KindOption { key: "ftl.pen", set: |c| c.pen, kinds: &[FtlKind::Nftl, FtlKind::Superblock] },
     KindOption { key: "ftl.mapping", set: |c| c.mapping != Mapping::Ideal, kinds: &[FtlKind::Page] },
     KindOption { key: "ftl.mbm_ws", set: |c| !c.mbm_ws, kinds: &[FtlKind::Mbm] },
+    KindOption {
+        key: "ftl.mbm_align_slack_percent",
+        set: |c| c.mbm_align_slack_percent != DEFAULT_ALIGN_SLACK_PERCENT,
+        kinds: &[FtlKind::Mbm],
+    },
 ];
 
 /// Whether a config sets an option to anything but its default.
@@ -572,6 +578,21 @@ pub struct FtlConfig {
     /// default, as the PEN keys.
     #[serde(skip_serializing_if = "is_true")]
     pub mbm_ws: bool,
+    /// MBM FTL only, with `ftl.mbm_ws`: a plane's GC may pick a victim with up to this
+    /// percentage of the greediest victim's invalid pages fewer, if its block index is
+    /// free (or being reclaimed) on more planes of the die — the rule that re-creates a
+    /// block index free on every plane after per-plane GC, so that host rows open
+    /// aligned (docs/ftl.md, "MBM"). 0 is plain greedy GC (the ablation); at most 100.
+    /// Left out of a serialized config at its default.
+    #[serde(skip_serializing_if = "is_default_align_slack")]
+    pub mbm_align_slack_percent: u32,
+}
+
+/// Default `ftl.mbm_align_slack_percent` (the die-aligned page FTL's fixed slack).
+pub const DEFAULT_ALIGN_SLACK_PERCENT: u32 = 25;
+
+fn is_default_align_slack(p: &u32) -> bool {
+    *p == DEFAULT_ALIGN_SLACK_PERCENT
 }
 
 /// Where the page FTL keeps its logical→physical map (`ftl.mapping`).
@@ -649,6 +670,7 @@ impl Default for FtlConfig {
             gftl_steps_per_write: DEFAULT_GFTL_STEPS_PER_WRITE,
             gftl_step_copies: 0,
             pen_partition: crate::pen::Partition::Tree,
+            mbm_align_slack_percent: DEFAULT_ALIGN_SLACK_PERCENT,
         }
     }
 }
@@ -713,6 +735,15 @@ impl FtlConfig {
         check_kind_options(self, KIND_OPTIONS)?;
         check_pen_options(self)?;
         self.check_mapping()?;
+        if self.mbm_align_slack_percent > 100 {
+            return Err(err(
+                "ftl.mbm_align_slack_percent",
+                format!(
+                    "{} is not in [0, 100] (a percentage of the greediest victim's invalid pages)",
+                    self.mbm_align_slack_percent
+                ),
+            ));
+        }
         let op = self.overprovisioning;
         if !op.is_finite() || !(0.0..MAX_OP).contains(&op) {
             return Err(err("ftl.overprovisioning", format!("{op} is not in [0, {MAX_OP})")));

@@ -39,7 +39,17 @@ pub fn build(geometry: Geometry, config: &FtlConfig) -> Result<PageFtl, FtlConfi
     let cfg = FtlConfig { kind: FtlKind::Mbm, ..config.clone() };
     cfg.validate(&geometry)?;
     let allocation = if cfg.mbm_ws { Allocation::DieAligned } else { Allocation::PerPlane };
-    PageFtl::new(geometry, &FtlConfig { kind: FtlKind::Page, allocation, mbm_ws: true, ..cfg })
+    let slack = cfg.mbm_align_slack_percent;
+    let page = FtlConfig {
+        kind: FtlKind::Page,
+        allocation,
+        mbm_ws: true,
+        mbm_align_slack_percent: crate::config::DEFAULT_ALIGN_SLACK_PERCENT,
+        ..cfg
+    };
+    let mut ftl = PageFtl::new(geometry, &page)?;
+    ftl.set_align_slack_percent(slack);
+    Ok(ftl)
 }
 
 /// True if `ftl` runs MBM's write strategy (die-aligned allocation).

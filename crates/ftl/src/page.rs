@@ -78,10 +78,6 @@ use crate::config::{
 };
 use crate::lpn_map::LpnMap;
 
-/// Die-aligned allocation: GC may pick a victim with up to `1 / ALIGN_SLACK_DIV` fewer
-/// invalid pages than the greediest one if that keeps a block index free on more planes
-/// of the die (see `select_aligned_victim`).
-const ALIGN_SLACK_DIV: u32 = 4;
 /// "No block" in block links and the active-block slot.
 const NONE: u32 = u32::MAX;
 /// Unmapped forward-map entry / invalid reverse-map entry.
@@ -199,6 +195,10 @@ pub struct PageFtl {
     planes_per_die: u32,
     /// Die-aligned allocation: the host row of every die (empty otherwise).
     rows: Vec<Row>,
+    /// Die-aligned allocation: GC may pick a victim with up to this percentage of the
+    /// greediest one's invalid pages fewer if that keeps a block index free on more
+    /// planes of the die (see `select_aligned_victim`; `ftl.mbm_align_slack_percent`).
+    align_slack_percent: u32,
     /// Scratch of `write_group` (kept to avoid allocating per group).
     undo: Vec<Undo>,
     /// `ftl.mapping = "cached"`: the cached mapping table (see [`crate::cmt`]). Its
@@ -303,11 +303,19 @@ impl PageFtl {
             aligned,
             planes_per_die,
             rows,
+            align_slack_percent: crate::config::DEFAULT_ALIGN_SLACK_PERCENT,
             undo: Vec::new(),
             cmt,
             geometry,
             cfg,
         }
+    }
+
+    /// Set the die-aligned allocation's victim slack (`ftl.mbm_align_slack_percent`, at
+    /// most 100; [`crate::mbm::build`] passes MBM's), see `select_aligned_victim`.
+    pub(crate) fn set_align_slack_percent(&mut self, percent: u32) {
+        assert!(percent <= 100, "slack {percent} % validated to at most 100");
+        self.align_slack_percent = percent;
     }
 
     /// The validated configuration.
@@ -854,13 +862,13 @@ impl PageFtl {
     }
 
     /// Die-aligned allocation: the victim among the closed blocks with at least
-    /// `max − max / ALIGN_SLACK_DIV` invalid pages (`max` the plane's greatest) whose
+    /// `max − ⌊max × slack / 100⌋` invalid pages (`max` the plane's greatest) whose
     /// block index is free (or being reclaimed) on the most sibling planes, then the most
     /// invalid, then the tie-break. Reclaiming the same index on every plane of a die is
     /// what keeps an index free on all of them for the next host row; the slack bounds
     /// the extra pages moved.
     fn select_aligned_victim(&self, plane: usize, max: u32) -> u32 {
-        let low = max - max / ALIGN_SLACK_DIV;
+        let low = max - max * self.align_slack_percent / 100;
         let mut best: Option<(usize, u32, u32)> = None;
         for k in (low.max(1)..=max).rev() {
             let mut cur = self.bucket_heads[self.head_index(plane, k)];

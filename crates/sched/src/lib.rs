@@ -120,6 +120,12 @@ pub trait Placement: Send {
     fn mcs_counters(&self) -> Option<McsCounters> {
         None
     }
+
+    /// A host read of `pages` logical pages from `first` arrived (MBM's RS marks the
+    /// areas of long reads read-intensive); the others ignore it.
+    fn note_read(&mut self, first: Lpn, pages: u32) {
+        let _ = (first, pages);
+    }
 }
 
 /// A class of queued flash transactions.

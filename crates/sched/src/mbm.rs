@@ -87,11 +87,30 @@ pub struct McsParams {
     pub channel_max_subs: bool,
     /// The rule when no idle chip can take the whole share.
     pub overflow: McsOverflow,
+    /// RS's read-intensive area (§IV-B): a host read of **more** than this many pages
+    /// marks the logical areas it touches read-intensive, and MCS then places writes to
+    /// those areas by the static striping over all dies instead of packing them onto one
+    /// chip. The paper gives no value; default 4 (32 KiB of 8 KiB pages). 0 turns the
+    /// layout off (the ablation).
+    pub read_intensive_pages: u32,
+    /// RS's read-intensive area: the size of a logical area in pages (aligned groups of
+    /// LPNs, at least 1). The paper gives none; default 64 (512 KiB of 8 KiB pages).
+    pub area_pages: u32,
 }
+
+/// Default `sched.mcs.read_intensive_pages`.
+pub const DEFAULT_READ_INTENSIVE_PAGES: u32 = 4;
+/// Default `sched.mcs.area_pages`.
+pub const DEFAULT_AREA_PAGES: u32 = 64;
 
 impl Default for McsParams {
     fn default() -> Self {
-        McsParams { channel_max_subs: true, overflow: McsOverflow::Least }
+        McsParams {
+            channel_max_subs: true,
+            overflow: McsOverflow::Least,
+            read_intensive_pages: DEFAULT_READ_INTENSIVE_PAGES,
+            area_pages: DEFAULT_AREA_PAGES,
+        }
     }
 }
 
@@ -99,6 +118,14 @@ impl McsParams {
     /// True if every option has its default value (the config omits the section then).
     pub fn is_default(&self) -> bool {
         *self == McsParams::default()
+    }
+
+    /// Check the options; the error names the key and the remedy.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.area_pages == 0 {
+            return Err("0: an area holds at least 1 page (default 64)".into());
+        }
+        Ok(())
     }
 }
 
@@ -122,6 +149,12 @@ pub struct McsCounters {
     pub quota_relaxed: u64,
     /// Sub-writes with no idle chip of free degree anywhere: placed on the static plane.
     pub fallback_static: u64,
+    /// RS: logical areas marked read-intensive (each counted once, when a long read first
+    /// touches it).
+    pub read_intensive_areas: u64,
+    /// RS: sub-writes to a read-intensive area, placed by the static striping over all
+    /// dies rather than by the chip choice.
+    pub read_intensive_writes: u64,
 }
 
 /// MCS, Minimizing Chip consumption Strategy (mbm-ftl §IV-C, Fig. 7), with WS's
@@ -156,6 +189,8 @@ pub struct McsPlacement {
     /// Per channel: load, and a copy sorted by [`channel_max_subs`] (scratch).
     loads: Vec<u32>,
     sorted: Vec<u32>,
+    /// RS: one bit per logical area, set once the area is read-intensive.
+    hot_areas: Vec<u64>,
     counters: McsCounters,
 }
 
@@ -163,6 +198,15 @@ impl McsPlacement {
     /// MCS with `params`.
     pub fn new(params: McsParams) -> Self {
         McsPlacement { params, ..Default::default() }
+    }
+
+    /// RS: logical page `lpn` lies in a read-intensive area.
+    fn read_intensive(&self, lpn: Lpn) -> bool {
+        if self.params.read_intensive_pages == 0 {
+            return false;
+        }
+        let area = lpn.0 / u64::from(self.params.area_pages);
+        self.hot_areas.get((area / 64) as usize).is_some_and(|w| w >> (area % 64) & 1 == 1)
     }
 
     /// Fill the per-die and per-chip degrees from the view.
@@ -338,12 +382,20 @@ impl Placement for McsPlacement {
         self.counters.requests += 1;
     }
 
-    fn place_write(&mut self, _lpn: Lpn, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
+    fn place_write(&mut self, lpn: Lpn, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
         if self.remaining == 0 {
             // Not announced (or more sub-writes than announced): a request of one.
             self.start(1);
         }
         self.counters.decisions += 1;
+        if self.read_intensive(lpn) {
+            // RS's strict layout (§IV-B): the area's pages striped over all dies, so a
+            // later long read of it finds them on different dies and channels.
+            self.remaining -= 1;
+            self.chip = None;
+            self.counters.read_intensive_writes += 1;
+            return Some(static_plane);
+        }
         self.scan(view, static_plane);
         if !self.shares_set {
             self.set_shares(view);
@@ -381,6 +433,24 @@ impl Placement for McsPlacement {
 
     fn mcs_counters(&self) -> Option<McsCounters> {
         Some(self.counters)
+    }
+
+    fn note_read(&mut self, first: Lpn, pages: u32) {
+        if self.params.read_intensive_pages == 0 || pages <= self.params.read_intensive_pages {
+            return;
+        }
+        let per = u64::from(self.params.area_pages);
+        let (lo, hi) = (first.0 / per, (first.0 + u64::from(pages) - 1) / per);
+        for area in lo..=hi {
+            let (word, bit) = ((area / 64) as usize, area % 64);
+            if word >= self.hot_areas.len() {
+                self.hot_areas.resize(word + 1, 0);
+            }
+            if self.hot_areas[word] >> bit & 1 == 0 {
+                self.hot_areas[word] |= 1 << bit;
+                self.counters.read_intensive_areas += 1;
+            }
+        }
     }
 }
 

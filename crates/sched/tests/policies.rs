@@ -533,7 +533,7 @@ fn mcs_view() -> MockView {
 }
 
 fn mcs(channel_max_subs: bool, overflow: McsOverflow) -> McsPlacement {
-    McsPlacement::new(McsParams { channel_max_subs, overflow })
+    McsPlacement::new(McsParams { channel_max_subs, overflow, ..McsParams::default() })
 }
 
 /// The paper's example of a chip's parallelism (§IV): two dies of two planes, die 1's
@@ -587,7 +587,9 @@ fn mcs_places_a_request_on_the_least_chip_that_takes_it() {
             best_fit: 1,
             overflow: 1,
             quota_relaxed: 0,
-            fallback_static: 0
+            fallback_static: 0,
+            read_intensive_areas: 0,
+            read_intensive_writes: 0
         }
     );
 }
@@ -647,4 +649,37 @@ fn mcs_falls_back_to_the_static_plane_and_takes_unannounced_writes() {
     assert_eq!(p.place_write(Lpn(1), PlaneId(9), &v), Some(PlaneId(9)));
     let c = p.mcs_counters().expect("counts");
     assert_eq!((c.decisions, c.requests, c.fallback_static), (2, 0, 1));
+}
+
+/// RS's read-intensive area (mbm-ftl §IV-B): a read longer than
+/// `read_intensive_pages` marks the areas of `area_pages` it touches; writes into them
+/// then go to their static planes (the striping over all dies) instead of MCS's chip,
+/// writes elsewhere still by MCS; a read of exactly the threshold marks nothing; 0 turns
+/// the layout off.
+#[test]
+fn rs_read_intensive_areas_take_the_static_layout() {
+    let params = McsParams { read_intensive_pages: 4, area_pages: 16, ..McsParams::default() };
+    let mut p = McsPlacement::new(params);
+    let v = view("mbm");
+    // MCS would put the first sub-write on chip 0 (plane 0), whatever the static plane.
+    assert_eq!(p.place_write(Lpn(20), PlaneId(9), &v), Some(PlaneId(0)));
+    p.note_read(Lpn(0), 4); // not longer than the threshold
+    p.note_read(Lpn(30), 5); // pages 30..=34: areas 1 (16..32) and 2 (32..48)
+    let c = p.mcs_counters().unwrap();
+    assert_eq!((c.read_intensive_areas, c.read_intensive_writes), (2, 0));
+    p.note_read(Lpn(40), 6); // area 2 again: counted once
+    assert_eq!(p.mcs_counters().unwrap().read_intensive_areas, 2);
+    for (lpn, stat) in [(16, 9), (31, 21), (47, 3)] {
+        assert_eq!(p.place_write(Lpn(lpn), PlaneId(stat), &v), Some(PlaneId(stat)), "lpn {lpn}");
+    }
+    // Area 0 (pages 0..16) and area 3 (48..64) are not read-intensive: MCS decides.
+    assert_eq!(p.place_write(Lpn(15), PlaneId(9), &v), Some(PlaneId(0)));
+    assert_eq!(p.place_write(Lpn(48), PlaneId(9), &v), Some(PlaneId(0)));
+    assert_eq!(p.mcs_counters().unwrap().read_intensive_writes, 3);
+    // Off: nothing is marked, MCS places everything.
+    let mut off = McsPlacement::new(McsParams { read_intensive_pages: 0, ..params });
+    off.note_read(Lpn(30), 50);
+    assert_eq!(off.place_write(Lpn(31), PlaneId(21), &v), Some(PlaneId(0)));
+    assert_eq!(off.mcs_counters().unwrap().read_intensive_areas, 0);
+    assert!(McsParams { area_pages: 0, ..params }.validate().is_err());
 }

@@ -537,6 +537,13 @@ impl Simulation {
         self.ctl.placement.begin_request(pages);
     }
 
+    /// A host read of `pages` pages from `first_lpn` arrived: tell the placement policy
+    /// (`mcs` marks the areas of long reads read-intensive, MBM's RS).
+    #[inline]
+    pub(super) fn note_read_for_placement(&mut self, first_lpn: u64, pages: u32) {
+        self.ctl.placement.note_read(Lpn(first_lpn), pages);
+    }
+
     /// Ask the placement policy for a plane; `None` = undecided (deferred). An FTL that
     /// constrains the LPN to one plane (NFTL's in-place offsets) overrides the policy.
     #[inline]
@@ -689,6 +696,12 @@ impl Simulation {
     }
 
     /// The report's `rs` section (the `mbm` scheduler only).
+    /// The FTL allocates host rows (die-aligned allocation): the report gets `rows`.
+    pub(crate) fn die_aligned_rows(&self) -> bool {
+        let f = &self.cfg.ftl;
+        (f.kind == lamina_ftl::FtlKind::Mbm && f.mbm_ws) || f.allocation == lamina_ftl::Allocation::DieAligned
+    }
+
     pub(crate) fn rs_report(&self) -> Option<lamina_sched::RsCounters> {
         self.ctl.scheduler.rs_counters()
     }

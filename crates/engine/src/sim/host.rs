@@ -149,6 +149,9 @@ impl Simulation {
             attr: Attribution::default(),
         });
         let (mut instant, mut dram_pages, mut dram_bytes) = (0u32, 0u32, 0u64);
+        if r.op == IoOp::Read {
+            self.note_read_for_placement(first_lpn, npages);
+        }
         if r.op == IoOp::Write && self.host.buffer.is_none() {
             // The placement sees the request whole (`mcs` spreads it over chips).
             self.begin_placement_request(npages);
