@@ -20,6 +20,10 @@
 //! draws a run's CDFs from its report without re-running it) and `placement` (item 3:
 //! write placement decisions and the undecided queue). Version 6 added
 //! `flash.mirror_reads`; version 7 `pen` (PEN's M-Merge counters, null unless `ftl.pen`).
+//! Version 10 (all null or absent unless their feature is on): `gftl`, `gc.time`,
+//! `erases.per_block_replay`/`per_page_replay`, `host_interface`, the attribution's
+//! `host_interface` and `translation` components, `remap`, `rows` and two
+//! `placement.mcs` counters.
 
 use std::fmt::Write as _;
 
