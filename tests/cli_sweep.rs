@@ -530,6 +530,7 @@ fn every_experiment_spec_plans() {
         "src1-1vm2",
         "financial",
         "msnfs",
+        "light-4k",
     ];
     for (i, name) in names.iter().enumerate() {
         std::fs::write(synth.path().join(format!("{name}.trace")), format!("0 0 {i} 8 1\n1000 0 64 8 0\n"))
@@ -551,7 +552,10 @@ fn every_experiment_spec_plans() {
         let text = std::fs::read_to_string(spec).unwrap();
         let mut cmd = lamina();
         cmd.arg("sweep").arg(spec).arg("--list");
-        if ["target/soml-synth", "target/pen-synth", "target/mbm-synth"].iter().any(|t| text.contains(t)) {
+        if ["target/soml-synth", "target/pen-synth", "target/mbm-synth", "target/mapping-synth"]
+            .iter()
+            .any(|t| text.contains(t))
+        {
             cmd.arg("--trace-root").arg(synth.path());
         } else if shared_root.is_none() {
             continue;
