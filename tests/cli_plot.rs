@@ -370,7 +370,7 @@ fn reproduce_quick_writes_figures_and_claims_identically_on_rerun() {
     for (paper, figures, claims, format) in [
         ("die-binding", 3, 6, "svg"),
         ("lacr", 6, 10, "png"),
-        ("soml", 5, 7, "svg"),
+        ("soml", 5, 9, "svg"),
         ("pen", 6, 8, "svg"),
         ("mbm", 5, 6, "svg"), // Fig. 11 (erases) is not drawn: no GC for tbm in 2,000 requests
     ] {

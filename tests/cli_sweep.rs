@@ -424,7 +424,7 @@ fn tiny_experiments_run() {
     for (spec, policies, runs) in [
         ("die-binding-tiny", &["static", "write-order", "queue", "state", "dynamic", "uq"][..], 48),
         ("lacr-tiny", &["static", "ocr", "lacr"][..], 72),
-        ("soml-tiny", &["base8", "soml8", "base16", "base8-susp"][..], 8),
+        ("soml-tiny", &["base8", "soml8", "base16", "base8-susp", "remap"][..], 10),
         ("soml-sens-tiny", &["base8", "base8-dram64", "base8-4k", "soml8-dram64", "base8-rain1"][..], 5),
         ("pen-tiny", &["nftl", "nftl-pen", "sb4+5", "sb4+5-pen", "gftl", "gftl-keepup"][..], 12),
         ("soml-remap-tiny", &["base8", "remap", "remap-t1", "base8-susp", "soml8"][..], 5),

@@ -63,6 +63,7 @@ impl Coverage {
         self.note("precondition", c.precondition.is_some());
         self.note("copyback", c.ftl.copyback);
         self.note("read_modify_write=false", !c.host.read_modify_write);
+        self.note("remap", c.remap.enabled());
         let trims = s.requests.iter().any(|r| r.op == lamina_engine::trace::IoOp::Trim);
         self.note("trims", trims);
     }
@@ -73,6 +74,12 @@ impl Coverage {
         self.note("ran:rmw", r.flash.rmw_reads > 0);
         self.note("ran:mirror_reads", r.flash.mirror_reads > 0);
         self.note("ran:unwritten_reads", r.flash.unwritten_reads > 0);
+        if let Some(m) = &r.remap {
+            self.note("ran:remap_copies", m.copies > 0);
+            self.note("ran:remap_hits", m.hits > 0);
+            self.note("ran:remap_merged", m.merged > 0);
+            self.note("ran:remap_evicted", m.evicted > 0);
+        }
     }
 
     fn count(&self, f: &str) -> u64 {
@@ -213,6 +220,9 @@ fn assert_covered(c: &Coverage, n: u64) {
         "precondition",
         "copyback",
         "read_modify_write=false",
+        "remap",
+        "ran:remap_copies",
+        "ran:remap_hits",
         "trims",
         "ran:gc",
         "ran:suspended",

@@ -94,6 +94,7 @@ pub fn invariants(cfg: &SimConfig, reqs: &[IoRequest], r: &Report) -> Vec<Violat
     latency_shapes(r, &mut out);
     physical_bounds(cfg, &c, r, &mut out);
     counters(cfg, &c, r, &mut out);
+    remap(cfg, &c, r, &mut out);
     out
 }
 
@@ -365,12 +366,15 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
         r.buffer.capacity_pages,
         cfg.buffer
     );
+    // Remapping's copy programs are host programs to the FTL; a host read that joined a
+    // queued read of its remap page is served without a flash read of its own.
+    let (copy_programs, merged) = r.remap.as_ref().map_or((0, 0), |m| (m.copies, m.merged));
     if buffered {
         // Overwrites coalesce in DRAM and dirty pages may stay there at the end.
         ensure!(
             out,
             "flash.host_programs",
-            f.host_programs <= c.write_pages,
+            f.host_programs <= c.write_pages + copy_programs,
             "{} host programs > {} written pages",
             f.host_programs,
             c.write_pages
@@ -378,8 +382,8 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
         ensure!(
             out,
             "flash.host_reads",
-            f.host_reads + f.unwritten_reads + f.pending_write_reads <= c.read_pages,
-            "{} flash + {} unwritten + {} queued-write reads > {} read pages",
+            f.host_reads + merged + f.unwritten_reads + f.pending_write_reads <= c.read_pages,
+            "{} flash + {merged} merged + {} unwritten + {} queued-write reads > {} read pages",
             f.host_reads,
             f.unwritten_reads,
             f.pending_write_reads,
@@ -393,16 +397,16 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
         ensure!(
             out,
             "flash.host_programs",
-            f.host_programs == copies * c.write_pages,
-            "{} host programs != {copies} × {} written pages (no buffer)",
+            f.host_programs == copies * c.write_pages + copy_programs,
+            "{} host programs != {copies} × {} written pages + {copy_programs} remap copies (no buffer)",
             f.host_programs,
             c.write_pages
         );
         ensure!(
             out,
             "flash.host_reads",
-            f.host_reads + f.unwritten_reads + f.pending_write_reads == c.read_pages,
-            "{} flash + {} unwritten + {} queued-write reads != {} read pages (no buffer)",
+            f.host_reads + merged + f.unwritten_reads + f.pending_write_reads == c.read_pages,
+            "{} flash + {merged} merged + {} unwritten + {} queued-write reads != {} read pages (no buffer)",
             f.host_reads,
             f.unwritten_reads,
             f.pending_write_reads,
@@ -566,6 +570,79 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
         "per-block mean {} × {blocks} blocks < {} replay erases",
         r.erases.per_block.mean,
         r.erases.total
+    );
+}
+
+/// Remapping's counters (`[remap]`, docs/policies.md "Remapping (Micropages)") are
+/// consistent with each other, the config and the trace. That the copy read is the one
+/// read and carries the latest data is checked inside the run by `host.verify`.
+fn remap(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violation>) {
+    ensure!(
+        out,
+        "remap.section",
+        r.remap.is_some() == cfg.remap.enabled(),
+        "remap section {} with remap.policy {:?}",
+        if r.remap.is_some() { "present" } else { "absent" },
+        cfg.remap.policy
+    );
+    let Some(m) = &r.remap else { return };
+    let most = lamina_engine::remap::MAX_GROUP as u64;
+    ensure!(
+        out,
+        "remap.hits",
+        m.hits <= m.partial_reads,
+        "{} hits > {} partial reads",
+        m.hits,
+        m.partial_reads
+    );
+    ensure!(out, "remap.merged", m.merged <= m.hits, "{} merged > {} hits", m.merged, m.hits);
+    ensure!(
+        out,
+        "remap.partial_reads",
+        m.partial_reads <= c.read_pages,
+        "{} partial flash reads > {} read pages",
+        m.partial_reads,
+        c.read_pages
+    );
+    ensure!(
+        out,
+        "remap.live_pages",
+        m.live_pages <= cfg.remap.pages,
+        "{} live remap pages > remap.pages {}",
+        m.live_pages,
+        cfg.remap.pages
+    );
+    // Each closed group is copied, refused for room, refused for overlap, or counted.
+    ensure!(
+        out,
+        "remap.groups",
+        m.copies + m.no_room + m.overlapping <= m.groups_seen,
+        "{} copies + {} no room + {} overlapping > {} groups seen",
+        m.copies,
+        m.no_room,
+        m.overlapping,
+        m.groups_seen
+    );
+    // A copied page is freed at most once per copy, or still live at the end; an evicted
+    // page has no reader, so it is freed at once.
+    ensure!(
+        out,
+        "remap.pages",
+        m.live_pages + m.freed <= m.copies && m.evicted <= m.freed,
+        "{} live + {} freed pages > {} copies, or {} evicted > freed",
+        m.live_pages,
+        m.freed,
+        m.copies,
+        m.evicted
+    );
+    ensure!(
+        out,
+        "remap.copy_reads",
+        m.copy_reads <= m.copies * most && m.invalidated <= m.copies * most,
+        "{} copy reads or {} invalidated members > {most} × {} copies",
+        m.copy_reads,
+        m.invalidated,
+        m.copies
     );
 }
 

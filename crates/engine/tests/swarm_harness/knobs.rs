@@ -34,6 +34,20 @@ pub struct Knobs {
     pub host: HostKnobs,
     /// `[precondition]` (absent = none).
     pub precondition: Option<PreconditionKnobs>,
+    /// `[remap]` (absent = none; written only where its rules allow: two or more
+    /// partial-read units per page, no `ftl.replication`). Last, so adding it left
+    /// every other knob's draw unchanged.
+    pub remap: Option<RemapKnobs>,
+}
+
+/// Raw remapping choices (`remap.policy = "micropages"`).
+#[derive(Arbitrary, Clone, Debug)]
+pub struct RemapKnobs {
+    window_us: u16,
+    group_units: Option<u8>,
+    threshold: u8,
+    pages: u8,
+    table_groups: Option<u8>,
 }
 
 /// Raw geometry choices.
@@ -252,12 +266,14 @@ impl Knobs {
     /// The resolved run configuration as a TOML document (what `ConfigBuilder::toml`
     /// takes, and what a failure prints).
     pub fn to_toml(&self) -> String {
-        self.to_toml_within(u64::MAX)
+        self.to_toml_within(u64::MAX, 0)
     }
 
     /// [`Knobs::to_toml`] with the buffer cut to at most `max_buffer_bytes` (whole
-    /// pages): a buffer larger than the logical capacity is a config error.
-    pub fn to_toml_within(&self, max_buffer_bytes: u64) -> String {
+    /// pages): a buffer larger than the logical capacity is a config error; and
+    /// `remap.pages` cut to at most `max_remap_pages` (0 = no remapping: it must stay
+    /// below half the host pages).
+    pub fn to_toml_within(&self, max_buffer_bytes: u64, max_remap_pages: u64) -> String {
         let geo = self.geometry.config();
         let mut s = String::new();
         // TOML integers are i64: seeds above i64::MAX cannot be written in a config file.
@@ -270,14 +286,37 @@ impl Knobs {
         let rain1_allowed = matches!(self.buffer.size, BufferSize::Off)
             && self.sched.placement_kind() == PlacementKind::Static
             && geo.channels * geo.chips_per_channel >= 2;
-        self.ftl.write(&mut s, &geo, rain1_allowed);
+        let replication = self.ftl.write(&mut s, &geo, rain1_allowed);
         self.sched.write(&mut s, &geo, self.timing.soml.is_some() && geo.partial_read_bytes.is_some());
         self.buffer.write(&mut s, geo.page_size_bytes, max_buffer_bytes);
         self.host.write(&mut s);
         if let Some(p) = &self.precondition {
             p.write(&mut s);
         }
+        if let Some(r) = &self.remap
+            && slots >= 2
+            && replication == Replication::None
+            && max_remap_pages > 0
+        {
+            r.write(&mut s, slots, max_remap_pages);
+        }
         s
+    }
+}
+
+impl RemapKnobs {
+    /// The `[remap]` section for pages of `slots` partial-read units.
+    fn write(&self, s: &mut String, slots: u32, max_pages: u64) {
+        s.push_str("\n[remap]\npolicy = \"micropages\"\n");
+        // 1 us – 4 ms: from "only back-to-back reads group" to "most of a burst does".
+        let _ = writeln!(s, "window = {}", (1 + u64::from(self.window_us % 4_000)) * 1_000);
+        let max_units = slots.min(lamina_engine::remap::MAX_GROUP as u32);
+        let units = self.group_units.map_or(0, |g| 2 + u32::from(g) % (max_units - 1));
+        let _ = writeln!(s, "group_units = {units}");
+        let _ = writeln!(s, "threshold = {}", 1 + self.threshold % 3);
+        // A small pool so that eviction and `no_room` happen too.
+        let _ = writeln!(s, "pages = {}", 1 + u64::from(self.pages) % max_pages.min(64));
+        let _ = writeln!(s, "table_groups = {}", self.table_groups.map_or(65_536, |t| 1 + u32::from(t % 16)));
     }
 }
 
@@ -345,8 +384,8 @@ impl TimingKnobs {
 
 impl FtlKnobs {
     /// The FTL section; over-provisioning is raised from the drawn value until the real
-    /// validator accepts it against the geometry.
-    fn write(&self, s: &mut String, geo: &GeometryConfig, rain1_allowed: bool) {
+    /// validator accepts it against the geometry. Returns the replication written.
+    fn write(&self, s: &mut String, geo: &GeometryConfig, rain1_allowed: bool) -> Replication {
         let geometry = geo.validate().expect("drawn geometry is legal");
         let gc_threshold = match self.threshold {
             Threshold::Blocks(n) => GcThreshold::FreeBlocks(2 + u32::from(n) % 4),
@@ -435,6 +474,7 @@ impl FtlKnobs {
         if kind == FtlKind::Mbm {
             let _ = writeln!(s, "mbm_ws = {}", cfg.mbm_ws);
         }
+        cfg.replication
     }
 }
 

@@ -146,12 +146,22 @@ impl Scenario {
 /// Knobs → TOML → validated config → logical capacity. A legal drawing that the
 /// builder rejects is itself a failure (the knob mapping only produces legal values).
 fn configure(knobs: &Knobs) -> Result<(String, SimConfig, u64), String> {
-    // The buffer may hold at most the logical capacity: learn it without a buffer first.
+    // The buffer may hold at most the logical capacity, and remapping may reserve less
+    // than half the host pages: learn both without a buffer (and without remapping) first.
     let mut bare = knobs.clone();
     bare.buffer.size = knobs::BufferSize::Off;
+    bare.remap = None;
     let bare_cfg = check::build_config(&bare.to_toml()).map_err(|e| format!("config rejected: {e}"))?;
-    let max_buffer = check::capacity(&bare_cfg).unwrap_or(u64::MAX);
-    let toml = knobs.to_toml_within(max_buffer);
+    let page = u64::from(bare_cfg.nand.geometry.page_size_bytes);
+    let mut max_buffer = check::capacity(&bare_cfg).unwrap_or(u64::MAX);
+    let max_remap = (max_buffer / page / 2).saturating_sub(1);
+    if knobs.remap.is_some() {
+        bare.remap = knobs.remap.clone();
+        let toml = bare.to_toml_within(u64::MAX, max_remap);
+        let cfg = check::build_config(&toml).map_err(|e| format!("config rejected: {e}\n{toml}"))?;
+        max_buffer = check::capacity(&cfg).map_err(|e| format!("simulation not built: {e}\n{toml}"))?;
+    }
+    let toml = knobs.to_toml_within(max_buffer, max_remap);
     let config = check::build_config(&toml).map_err(|e| format!("config rejected: {e}\n{toml}"))?;
     let capacity = check::capacity(&config).map_err(|e| format!("simulation not built: {e}\n{toml}"))?;
     Ok((toml, config, capacity))
