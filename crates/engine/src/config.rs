@@ -512,8 +512,17 @@ impl SimConfig {
                 "must be positive (e.g. 3200000000 for 3.2 GB/s)",
             );
         }
-        if let Err(reason) = self.sched.mcs.validate() {
-            return Err(ConfigError::Invalid { key: "sched.mcs.area_pages".into(), reason });
+        if let Err((key, reason)) = self.sched.mcs.validate() {
+            return Err(ConfigError::Invalid { key: key.into(), reason });
+        }
+        if self.sched.mcs.reallocate && self.sched.placement != PlacementKind::Mcs {
+            return bad(
+                "sched.mcs.reallocate",
+                "RS reallocation is part of MBM's placement: set sched.placement = \"mcs\" or reallocate = false",
+            );
+        }
+        if self.sched.mcs.reallocate && self.remap.enabled() {
+            return bad("sched.mcs.reallocate", "cannot be combined with [remap]: turn one of them off");
         }
         if self.host.mode == HostMode::Closed && self.host.closed_loop_depth == 0 {
             return bad("host.closed_loop_depth", "must be at least 1 in closed-loop mode");

@@ -96,7 +96,19 @@ pub struct McsParams {
     /// RS's read-intensive area: the size of a logical area in pages (aligned groups of
     /// LPNs, at least 1). The paper gives none; default 64 (512 KiB of 8 KiB pages).
     pub area_pages: u32,
+    /// RS's reallocation (§IV-B): after a host read completes, the pages it found on a
+    /// channel beyond the balanced share (`ceil(pages / channels)`, Channel_Max_Subs'
+    /// target for the request's size) are migrated in the background — a flash read and
+    /// a rewrite of the same logical page on a die of the channel that holds fewest of
+    /// the request's pages. Default false (off).
+    pub reallocate: bool,
+    /// Reallocation: at most this many page migrations in flight; a request whose
+    /// excess does not fit is skipped (counted). At least 1; default 32.
+    pub reallocate_queue: u32,
 }
+
+/// Default `sched.mcs.reallocate_queue`.
+pub const DEFAULT_REALLOCATE_QUEUE: u32 = 32;
 
 /// Default `sched.mcs.read_intensive_pages`.
 pub const DEFAULT_READ_INTENSIVE_PAGES: u32 = 4;
@@ -110,6 +122,8 @@ impl Default for McsParams {
             overflow: McsOverflow::Least,
             read_intensive_pages: DEFAULT_READ_INTENSIVE_PAGES,
             area_pages: DEFAULT_AREA_PAGES,
+            reallocate: false,
+            reallocate_queue: DEFAULT_REALLOCATE_QUEUE,
         }
     }
 }
@@ -121,9 +135,16 @@ impl McsParams {
     }
 
     /// Check the options; the error names the key and the remedy.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if self.area_pages == 0 {
-            return Err("0: an area holds at least 1 page (default 64)".into());
+            return Err(("sched.mcs.area_pages", "0: an area holds at least 1 page (default 64)".into()));
+        }
+        if self.reallocate_queue == 0 {
+            return Err((
+                "sched.mcs.reallocate_queue",
+                "0: at least 1 migration must fit (default 32); turn reallocation off with reallocate = false"
+                    .into(),
+            ));
         }
         Ok(())
     }
@@ -155,6 +176,24 @@ pub struct McsCounters {
     /// RS: sub-writes to a read-intensive area, placed by the static striping over all
     /// dies rather than by the chip choice.
     pub read_intensive_writes: u64,
+    /// RS reallocation: host reads whose pages exceeded a channel's balanced share and
+    /// started migrations (the engine fills these in).
+    #[serde(skip_serializing_if = "is_zero")]
+    #[schemars(default)]
+    pub realloc_requests: u64,
+    /// RS reallocation: pages migrated (read and rewritten on another channel).
+    #[serde(skip_serializing_if = "is_zero")]
+    #[schemars(default)]
+    pub realloc_pages: u64,
+    /// RS reallocation: excess pages not migrated (queue full, no die on the target
+    /// channel, or the page was written, trimmed or moved while its copy was read).
+    #[serde(skip_serializing_if = "is_zero")]
+    #[schemars(default)]
+    pub realloc_skipped: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// MCS, Minimizing Chip consumption Strategy (mbm-ftl §IV-C, Fig. 7), with WS's

@@ -589,7 +589,8 @@ fn mcs_places_a_request_on_the_least_chip_that_takes_it() {
             quota_relaxed: 0,
             fallback_static: 0,
             read_intensive_areas: 0,
-            read_intensive_writes: 0
+            read_intensive_writes: 0,
+            ..McsCounters::default()
         }
     );
 }

@@ -721,7 +721,14 @@ impl Simulation {
             differing_gain_mean_ns: div(r.differing_gain_ns, r.choice_differs),
         });
         PlacementReport {
-            mcs: self.ctl.placement.mcs_counters(),
+            mcs: self.ctl.placement.mcs_counters().map(|mut m| {
+                if let Some(r) = self.realloc.as_ref() {
+                    m.realloc_requests = r.requests;
+                    m.realloc_pages = r.moved;
+                    m.realloc_skipped = r.skipped;
+                }
+                m
+            }),
             decisions: c.decisions,
             deferred: c.deferred,
             undecided_wait_mean_ns: div(c.undecided_wait_ns, c.bound_after_wait),
@@ -1090,6 +1097,9 @@ impl Simulation {
             };
             if kind == TxnKind::RmwRead {
                 self.ctl.counters.rmw_reads += 1;
+            } else if req == NIL && self.realloc.is_some() {
+                // A reallocation's read (docs/policies.md, "RS reallocation").
+                self.realloc_read_issued(link, lpn);
             } else if req == NIL {
                 // A remapping copy's read (docs/policies.md, "Remapping").
                 self.remap.as_mut().expect("only remapping reads for no request").counters.copy_reads += 1;
@@ -1127,6 +1137,8 @@ impl Simulation {
             self.ctl.txns.remove(anchor_id);
             if tx.kind == TxnKind::Read && tx.req != NIL {
                 self.host.unwritten_reads += 1;
+            } else if tx.kind == TxnKind::Read && self.realloc.is_some() {
+                self.realloc_dropped(tx.link);
             }
             let translation = Nanos(tx.translation);
             let a = Attribution {
@@ -1223,7 +1235,7 @@ impl Simulation {
                     let ppa = self.geo.ppa(addrs[i]);
                     let arrival = self.arrival_of(tx.req);
                     self.verifier.check(&self.device, tx.lpn, ppa, self.now, arrival)?;
-                    if tx.req == NIL {
+                    if tx.req == NIL && self.realloc.is_none() {
                         self.remap_copy_read_issued(tx.lpn, tx.link);
                     }
                 }
@@ -1390,6 +1402,9 @@ impl Simulation {
     fn issue_head_write(&mut self, die: DieId) -> Result<bool, RunError> {
         let head = self.ctl.dies[die.idx()].queues.writes.front().expect("a write is queued").id;
         let tx = *self.ctl.txns.get(head);
+        if self.realloc.is_some() && tx.req == NIL && self.realloc_write_dropped(die, 0, &tx)? {
+            return Ok(false);
+        }
         match self.try_direct_write(die, head, &tx, true)? {
             Some(issued) => Ok(issued),
             None => self.issue_writes(die, &[0]),
@@ -1433,6 +1448,9 @@ impl Simulation {
         let q = &self.ctl.dies[die.idx()].queues.writes;
         let anchor = q[picks[0] as usize].id;
         let tx = *self.ctl.txns.get(anchor);
+        if self.realloc.is_some() && tx.req == NIL && self.realloc_write_dropped(die, picks[0], &tx)? {
+            return Ok(false);
+        }
         if self.write_needs_translation(&tx) && self.start_write_translation(die, picks[0], anchor)? {
             return Ok(self.ctl.dies[die.idx()].unfinished > 0);
         }
@@ -1454,7 +1472,9 @@ impl Simulation {
             let t = self.ctl.txns.get(q[p as usize].id);
             // A joiner whose entry would need a translation read waits for its own turn.
             let waits = self.write_needs_translation(t) && self.needs_write_translation_read(t.lpn);
-            if !self.needs_rmw(t) && !waits {
+            // A reallocation's rewrite is checked as an anchor only.
+            let realloc = t.req == NIL && self.realloc.is_some();
+            if !self.needs_rmw(t) && !waits && !realloc {
                 pos[n] = p;
                 n += 1;
             }
@@ -1554,7 +1574,7 @@ impl Simulation {
     #[inline]
     fn program_page(&mut self, t: u32, ppa: Ppa) -> (PageAddr, u64) {
         let x = *self.ctl.txns.get(t);
-        if x.kind == TxnKind::Write {
+        if x.kind == TxnKind::Write && (x.req != NIL || self.realloc.is_none()) {
             self.write_mapped(x.lpn);
         }
         if self.remap_base != u64::MAX {
@@ -1740,6 +1760,12 @@ impl Simulation {
         match tx.kind {
             TxnKind::Read | TxnKind::Write if tx.lpn < self.remap_base && tx.req != NIL => {
                 self.finish_sub(tx.req, 1, a)
+            }
+            // Reallocation's work (docs/policies.md, "RS reallocation").
+            TxnKind::Read if tx.req == NIL && self.realloc.is_some() => self.realloc_read_done(tx.link),
+            TxnKind::Write if tx.req == NIL && self.realloc.is_some() => {
+                self.realloc_programmed(tx.link);
+                Ok(())
             }
             // Remapping's work (docs/policies.md, "Remapping").
             TxnKind::Read if tx.req == NIL => self.remap_copy_read_done(tx.link >> 8),

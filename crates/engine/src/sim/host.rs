@@ -27,6 +27,8 @@ pub(crate) struct Request {
     pub(crate) id: u64,
     /// First logical page (for the latency log).
     pub(crate) lpn: u64,
+    /// Pages it spans.
+    pub(crate) pages: u32,
     /// When its latest controller-DRAM access started.
     pub(crate) dram_start: SimTime,
     /// Where the response time of its latest-completing part went.
@@ -145,6 +147,7 @@ impl Simulation {
             last_start: self.now,
             id,
             lpn: first_lpn,
+            pages: npages,
             dram_start: self.now,
             attr: Attribution::default(),
         });
@@ -439,6 +442,9 @@ impl Simulation {
         } else {
             let wait = r.last_start.since(r.arrival);
             self.record_completion(r.id, r.op, r.bytes, r.arrival, r.lpn, wait, &r.attr, None);
+        }
+        if r.op == IoOp::Read && self.realloc.is_some() {
+            self.realloc_after_read(r.lpn, r.pages)?;
         }
         let h = &mut self.host;
         h.admitted -= 1;

@@ -43,6 +43,7 @@ mod controller;
 mod gc;
 mod host;
 mod hostif;
+mod realloc;
 mod remap;
 mod verify;
 
@@ -167,6 +168,8 @@ pub struct Simulation {
     /// The first remap logical page (`u64::MAX` without remapping): transactions of
     /// logical pages at or above it are remapping's.
     pub(crate) remap_base: u64,
+    /// RS reallocation's bookkeeping (`sched.mcs.reallocate`), if on.
+    pub(crate) realloc: Option<Box<realloc::Realloc>>,
 }
 
 impl Simulation {
@@ -191,6 +194,7 @@ impl Simulation {
             Box::new(crate::remap::RemapTable::new(&cfg.remap, page_size / unit, unit, logical_pages))
         });
         let remap_base = if remap.is_some() { logical_pages } else { u64::MAX };
+        let realloc = cfg.sched.mcs.reallocate.then(|| Box::new(realloc::Realloc::new(&cfg.sched.mcs)));
         Simulation {
             hif,
             host: Host::new(&cfg, logical_pages, page_size),
@@ -221,6 +225,7 @@ impl Simulation {
             latency_log: None,
             remap,
             remap_base,
+            realloc,
         }
     }
 
