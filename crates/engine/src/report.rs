@@ -22,8 +22,8 @@
 //! `flash.mirror_reads`; version 7 `pen` (PEN's M-Merge counters, null unless `ftl.pen`).
 //! Version 10 (all null or absent unless their feature is on): `gftl`, `gc.time`,
 //! `erases.per_block_replay`/`per_page_replay`, `host_interface`, the attribution's
-//! `host_interface` and `translation` components, `remap`, `rows` and two
-//! `placement.mcs` counters.
+//! `host_interface` and `translation` components, `remap`, `rows`, and
+//! `placement.mcs` counters of RS's read-intensive area and reallocation.
 
 use std::fmt::Write as _;
 
