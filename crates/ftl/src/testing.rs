@@ -1120,7 +1120,7 @@ pub fn decode_ops(data: &[u8]) -> Vec<Op> {
 /// Run the operations decoded from `data` ([`decode_ops`]) against `ftl`, checking all
 /// invariants after every step. Returns the prefix of operations up to the failing one.
 pub fn run_bytes<F: Ftl>(ftl: F, data: &[u8]) -> Result<(), ConformanceFailure> {
-    more::run_on(Harness::new(ftl), false, None, data)
+    more::run_on(Harness::new(ftl), false, None, false, data).map(|_| ())
 }
 
 /// Bytes a fuzzer spends on choosing the page FTL's geometry and configuration in

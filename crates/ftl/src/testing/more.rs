@@ -5,10 +5,10 @@
 
 use lamina_nand_model::{Device, DeviceOptions, DeviceSpec, PartialEraseConfig};
 
-use super::{ConformanceFailure, Harness, decode_ops, one_die_preset, slc_geometry};
-use crate::Ftl;
+use super::{ConformanceFailure, Harness, Op, decode_ops, one_die_preset, slc_geometry};
 use crate::config::{FtlConfig, FtlKind, GcThreshold, StripeOrder, TieBreak};
 use crate::pen::Partition;
+use crate::{Ftl, FtlStats};
 
 /// Bytes a fuzzer spends on choosing the FTL in [`run_more_ftl_bytes`].
 pub const MORE_FTL_CONFIG_BYTES: usize = 3;
@@ -54,13 +54,16 @@ const OPS: [f64; 7] = [0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.85];
 /// * NFTL / superblock with PEN: the `pen` preset's chip cut to one die of 1–2 planes of
 ///   10–17 blocks, 24-page blocks split 1–3 levels deep or 48-page blocks 4 deep; a tree
 ///   or `subblock3` partition (where the tree has ≥ 2 levels), disturbance tracking on or
-///   off, W of 0, 2, 4 or 16; superblocks of 1–4 logical blocks with 1–4 extra blocks.
+///   off, W of 0, 2, 4 or 16; superblocks of 1–4 logical blocks with 1–4 extra blocks;
+///   optionally (`third byte & 1`) every logical page written once in order before the
+///   decoded operations, so that D-blocks are full and M-Merges can happen.
 ///   Every program, erase and partial erase is mirrored on a real
 ///   [`lamina_nand_model::Device`] whose physics must accept it.
 ///
-/// The least over-provisioning the shape accepts is used. `None` if `data` is too short
-/// or nothing builds.
-pub fn run_more_ftl_bytes(data: &[u8]) -> Option<Result<(), ConformanceFailure>> {
+/// The least over-provisioning the shape accepts is used. Returns the FTL's counters
+/// after the last operation (so that tests can check the mechanisms really ran); `None`
+/// if `data` is too short or nothing builds.
+pub fn run_more_ftl_bytes(data: &[u8]) -> Option<Result<FtlStats, ConformanceFailure>> {
     if data.len() < MORE_FTL_CONFIG_BYTES {
         return None;
     }
@@ -109,12 +112,14 @@ pub fn run_more_ftl_bytes(data: &[u8]) -> Option<Result<(), ConformanceFailure>>
                 .find(|cfg| cfg.validate(&geometry).is_ok())?;
             Some(match family {
                 MoreFtl::Mbm => {
-                    run_on(Harness::new(crate::mbm::build(geometry, &cfg).ok()?), true, None, rest)
+                    run_on(Harness::new(crate::mbm::build(geometry, &cfg).ok()?), true, None, false, rest)
                 }
                 MoreFtl::Tbm => {
-                    run_on(Harness::new(crate::TbmFtl::new(geometry, &cfg).ok()?), true, None, rest)
+                    run_on(Harness::new(crate::TbmFtl::new(geometry, &cfg).ok()?), true, None, false, rest)
                 }
-                _ => run_on(Harness::new(crate::GftlFtl::new(geometry, &cfg).ok()?), false, None, rest),
+                _ => {
+                    run_on(Harness::new(crate::GftlFtl::new(geometry, &cfg).ok()?), false, None, false, rest)
+                }
             })
         }
         MoreFtl::NftlPen | MoreFtl::SuperblockPen => {
@@ -140,16 +145,20 @@ pub fn run_more_ftl_bytes(data: &[u8]) -> Option<Result<(), ConformanceFailure>>
                     ..base
                 },
             };
+            // Writing the whole logical space first puts every D-block in in-place layout
+            // (full), which M-Merge needs: sparse operations alone only ever merge the
+            // baseline way.
+            let fill = c[2] & 1 != 0;
             let configs = OPS.iter().map(|&op| FtlConfig { overprovisioning: op, ..base.clone() });
             Some(match family {
                 MoreFtl::NftlPen => {
                     let ftl = configs.clone().find_map(|cfg| crate::NftlFtl::for_device(&spec, &cfg).ok())?;
-                    run_on(Harness::new(ftl), false, Some(&spec), rest)
+                    run_on(Harness::new(ftl), false, Some(&spec), fill, rest)
                 }
                 _ => {
                     let ftl =
                         configs.clone().find_map(|cfg| crate::SuperblockFtl::for_device(&spec, &cfg).ok())?;
-                    run_on(Harness::new(ftl), false, Some(&spec), rest)
+                    run_on(Harness::new(ftl), false, Some(&spec), fill, rest)
                 }
             })
         }
@@ -157,17 +166,21 @@ pub fn run_more_ftl_bytes(data: &[u8]) -> Option<Result<(), ConformanceFailure>>
 }
 
 /// Run the operations `data` decodes to on `harness` (mirrored on a fresh device of
-/// `spec` when given).
+/// `spec` when given), after writing every logical page once in order if `fill`; the
+/// FTL's counters at the end.
 pub(super) fn run_on<F: Ftl>(
     harness: Harness<F>,
     exact_write_addr: bool,
     spec: Option<&DeviceSpec>,
+    fill: bool,
     data: &[u8],
-) -> Result<(), ConformanceFailure> {
+) -> Result<FtlStats, ConformanceFailure> {
     let mut h = harness.with_exact_write_addr(exact_write_addr);
     if let Some(spec) = spec {
         h = h.with_device(Device::new(spec.clone(), DeviceOptions { store_tags: true }));
     }
-    let ops = decode_ops(data);
-    h.apply_all(&ops).map_err(|(i, v)| ConformanceFailure { ops: ops[..=i].to_vec(), message: v.0 })
+    let fill_ops = if fill { h.ftl().logical_pages() } else { 0 };
+    let ops: Vec<Op> = (0..fill_ops).map(Op::Write).chain(decode_ops(data)).collect();
+    h.apply_all(&ops).map_err(|(i, v)| ConformanceFailure { ops: ops[..=i].to_vec(), message: v.0 })?;
+    Ok(h.ftl().stats())
 }
