@@ -32,7 +32,7 @@
 //!   programmed pages of the device.
 //!
 //! Entry points: [`run_conformance`] / [`check_conformance`] (proptest, shrinking to a
-//! minimal operation sequence), [`run_bytes`] (for cargo-fuzz), [`Harness`] (step by step).
+//! minimal operation sequence), [`run_bytes`] and [`run_more_ftl_bytes`] (for cargo-fuzz), [`Harness`] (step by step).
 //! `docs/ftl.md` explains how to point them at a new FTL.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,6 +43,9 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 
 use crate::api::{Ftl, FtlError, FtlStats, GcStep, Lpn, PageRange, WriteConstraint};
+
+mod more;
+pub use more::{MORE_FTL_CONFIG_BYTES, MoreFtl, run_more_ftl_bytes};
 
 /// Version of an LPN's data: the harness numbers every accepted host write.
 pub type Version = u64;
@@ -1117,9 +1120,7 @@ pub fn decode_ops(data: &[u8]) -> Vec<Op> {
 /// Run the operations decoded from `data` ([`decode_ops`]) against `ftl`, checking all
 /// invariants after every step. Returns the prefix of operations up to the failing one.
 pub fn run_bytes<F: Ftl>(ftl: F, data: &[u8]) -> Result<(), ConformanceFailure> {
-    let ops = decode_ops(data);
-    let mut h = Harness::new(ftl);
-    h.apply_all(&ops).map_err(|(i, v)| ConformanceFailure { ops: ops[..=i].to_vec(), message: v.0 })
+    more::run_on(Harness::new(ftl), false, None, false, data).map(|_| ())
 }
 
 /// Bytes a fuzzer spends on choosing the page FTL's geometry and configuration in
@@ -1355,7 +1356,7 @@ pub fn run_block_ftl_bytes(data: &[u8]) -> Option<Result<(), ConformanceFailure>
 /// `count` pseudo-random fuzzer-like inputs from `seed`, each up to 2000 bytes: the first
 /// three bytes (a configuration) and every tag byte uniform, the operand bytes small
 /// (0–2) so that LPNs repeat and GC runs. What the byte-driven tests feed
-/// [`page_ftl_from_bytes`] and [`run_block_ftl_bytes`].
+/// [`page_ftl_from_bytes`], [`run_block_ftl_bytes`] and [`run_more_ftl_bytes`].
 pub fn fuzz_like_inputs(seed: u64, count: usize) -> Vec<Vec<u8>> {
     use rand_core::{Rng, SeedableRng};
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
