@@ -429,6 +429,12 @@ fn tiny_experiments_run() {
         ("pen-tiny", &["nftl", "nftl-pen", "sb4+5", "sb4+5-pen", "gftl", "gftl-keepup"][..], 12),
         ("soml-remap-tiny", &["base8", "remap", "remap-t1", "base8-susp", "soml8"][..], 5),
         ("mbm-tiny", &["tbm", "sprinkler", "mbm"][..], 12),
+        (
+            "mbm-ablation-tiny",
+            &["tbm", "ws", "rs", "mcs", "rs-layout", "all", "all-no-layout", "susp", "all-realloc", "all-x0"]
+                [..],
+            20,
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let out = sweep(&root().join("experiments/ci").join(format!("{spec}.toml")), dir.path(), &[]);
