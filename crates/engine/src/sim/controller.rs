@@ -1266,11 +1266,12 @@ impl Simulation {
     }
 
     /// True if a write of `lpn` would read its translation page first (a cached
-    /// mapping's miss whose page is on flash; the same query as a read's).
-    fn needs_write_translation_read(&self, lpn: u64) -> bool {
-        let mut pages = Vec::new();
-        self.ftl.translation_reads(Lpn(lpn), &mut pages);
-        !pages.is_empty()
+    /// mapping's miss whose page is on flash; the same query as a read's). `scratch` is
+    /// a reused buffer (no allocation per query).
+    fn needs_write_translation_read(&self, lpn: u64, scratch: &mut Vec<Ppa>) -> bool {
+        scratch.clear();
+        self.ftl.translation_reads(Lpn(lpn), scratch);
+        !scratch.is_empty()
     }
 
     /// True if the FTL must read spare areas before it can translate `lpn`.
@@ -1454,7 +1455,6 @@ impl Simulation {
         if self.write_needs_translation(&tx) && self.start_write_translation(die, picks[0], anchor)? {
             return Ok(self.ctl.dies[die.idx()].unfinished > 0);
         }
-        let q = &self.ctl.dies[die.idx()].queues.writes;
         let tx = *self.ctl.txns.get(anchor);
         if self.needs_rmw(&tx) {
             self.ctl.dies[die.idx()].queues.writes.remove(picks[0] as usize);
@@ -1465,13 +1465,16 @@ impl Simulation {
         let mut pos = [0u32; MAX_OP_TXNS];
         pos[0] = picks[0];
         let mut n = 1;
+        let mut scratch = std::mem::take(&mut self.ctl.ppas);
+        let q = &self.ctl.dies[die.idx()].queues.writes;
         for &p in picks.iter().skip(1) {
             if n == MAX_OP_TXNS {
                 break;
             }
             let t = self.ctl.txns.get(q[p as usize].id);
             // A joiner whose entry would need a translation read waits for its own turn.
-            let waits = self.write_needs_translation(t) && self.needs_write_translation_read(t.lpn);
+            let waits =
+                self.write_needs_translation(t) && self.needs_write_translation_read(t.lpn, &mut scratch);
             // A reallocation's rewrite is checked as an anchor only.
             let realloc = t.req == NIL && self.realloc.is_some();
             if !self.needs_rmw(t) && !waits && !realloc {
@@ -1479,6 +1482,7 @@ impl Simulation {
                 n += 1;
             }
         }
+        self.ctl.ppas = scratch;
         let mut ids = std::mem::take(&mut self.ctl.ids);
         take_picks(&mut self.ctl.dies[die.idx()].queues.writes, &pos[..n], &mut ids);
         // Allocate. A group goes to the FTL as one all-or-nothing write group (an FTL
