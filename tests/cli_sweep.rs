@@ -537,6 +537,18 @@ fn every_experiment_spec_plans() {
         "financial",
         "msnfs",
         "light-4k",
+        "prn_1",
+        "proj_0",
+        "proj_1",
+        "prxy_0",
+        "usr_1",
+        "hm_0",
+        "prn_0",
+        "rsrch_0",
+        "src2_0",
+        "ts_0",
+        "wdev_0",
+        "web_0",
     ];
     for (i, name) in names.iter().enumerate() {
         std::fs::write(synth.path().join(format!("{name}.trace")), format!("0 0 {i} 8 1\n1000 0 64 8 0\n"))
@@ -558,9 +570,15 @@ fn every_experiment_spec_plans() {
         let text = std::fs::read_to_string(spec).unwrap();
         let mut cmd = lamina();
         cmd.arg("sweep").arg(spec).arg("--list");
-        if ["target/soml-synth", "target/pen-synth", "target/mbm-synth", "target/mapping-synth"]
-            .iter()
-            .any(|t| text.contains(t))
+        if [
+            "target/soml-synth",
+            "target/pen-synth",
+            "target/mbm-synth",
+            "target/mapping-synth",
+            "target/pen-msr12",
+        ]
+        .iter()
+        .any(|t| text.contains(t))
         {
             cmd.arg("--trace-root").arg(synth.path());
         } else if shared_root.is_none() {

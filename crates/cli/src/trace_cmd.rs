@@ -98,7 +98,7 @@ pub struct GenArgs {
     /// gives the reads' sizes), e.g. `--sizes 40k --write-sizes 8k-12k`.
     #[arg(long, value_name = "SPEC")]
     write_sizes: Option<String>,
-    /// Address pattern: uniform, seq:K (K sequential streams), zipf:THETA.
+    /// Address pattern: uniform, seq:K (K sequential streams), zipf:THETA, or mix:F:K:uniform / mix:F:K:zipf:THETA (a share F of the requests continue K sequential streams, the rest random)
     #[arg(long, value_name = "PATTERN", default_value = "uniform")]
     pattern: Pattern,
     /// Address space used, from offset 0.

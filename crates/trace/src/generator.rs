@@ -160,12 +160,27 @@ pub enum Pattern {
         /// Exponent (e.g. 0.99).
         theta: f64,
     },
+    /// A mix of sequential runs and random requests: each request continues one of
+    /// `streams` sequential streams (as [`Pattern::Sequential`]) with probability
+    /// `seq_ppm / 10^6`, and is otherwise placed uniformly (`theta = None`) or by
+    /// Zipf(`theta`) over the footprint (as [`Pattern::Uniform`] / [`Pattern::Zipf`]).
+    Mixed {
+        /// Share of requests that continue a sequential stream, parts per million.
+        seq_ppm: u32,
+        /// Number of sequential streams.
+        streams: u32,
+        /// Zipf exponent of the random requests, `None` for uniform.
+        theta: Option<f64>,
+    },
 }
 
 impl std::str::FromStr for Pattern {
     type Err = String;
-    /// `uniform`, `seq` / `seq:K`, `zipf:THETA`.
+    /// `uniform`, `seq` / `seq:K`, `zipf:THETA`, `mix:F:K:uniform` / `mix:F:K:zipf:THETA`.
     fn from_str(s: &str) -> Result<Pattern, String> {
+        if let Some(rest) = s.strip_prefix("mix:") {
+            return parse_mixed(rest);
+        }
         match s.split_once(':') {
             None if s == "uniform" => Ok(Pattern::Uniform),
             None if s == "seq" => Ok(Pattern::Sequential { streams: 1 }),
@@ -177,9 +192,43 @@ impl std::str::FromStr for Pattern {
                 Ok(theta) if theta.is_finite() && theta > 0.0 && theta <= 10.0 => Ok(Pattern::Zipf { theta }),
                 _ => Err(format!("zipf:{t}: theta must be a number in (0, 10]")),
             },
-            _ => Err(format!("pattern {s:?}: expected uniform, seq:K or zipf:THETA")),
+            _ => Err(format!(
+                "pattern {s:?}: expected uniform, seq:K, zipf:THETA or mix:F:K:uniform|zipf:THETA"
+            )),
         }
     }
+}
+
+/// The part of `mix:F:K:REST` after `mix:`: `F` the sequential share (`0.2` or `20%`),
+/// `K` the stream count, `REST` `uniform` or `zipf:THETA`.
+fn parse_mixed(rest: &str) -> Result<Pattern, String> {
+    let usage =
+        "expected mix:F:K:uniform or mix:F:K:zipf:THETA (F the sequential share, e.g. 0.2 or 20%; K streams)";
+    let mut parts = rest.splitn(3, ':');
+    let (Some(f), Some(k), Some(random)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(format!("pattern mix:{rest}: {usage}"));
+    };
+    let (digits, scale) = match f.strip_suffix('%') {
+        Some(p) => (p, 4),
+        None => (f, 6),
+    };
+    let seq_ppm = match super::num::parse_decimal(digits.trim().as_bytes(), scale) {
+        Ok(v) if v <= 1_000_000 => v as u32,
+        _ => {
+            return Err(format!("pattern mix:{rest}: the sequential share {f:?} must be in [0, 1]; {usage}"));
+        }
+    };
+    let streams = match k.parse::<u32>() {
+        Ok(k) if k > 0 => k,
+        _ => return Err(format!("pattern mix:{rest}: the stream count {k:?} must be a positive integer")),
+    };
+    let theta = match random.parse::<Pattern>() {
+        Ok(Pattern::Uniform) => None,
+        Ok(Pattern::Zipf { theta }) => Some(theta),
+        Ok(_) => return Err(format!("pattern mix:{rest}: the random part must be uniform or zipf:THETA")),
+        Err(e) => return Err(format!("pattern mix:{rest}: {e}")),
+    };
+    Ok(Pattern::Mixed { seq_ppm, streams, theta })
 }
 
 /// Generator configuration.
@@ -376,11 +425,15 @@ impl Generator {
         };
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
         let cursors = match cfg.pattern {
-            Pattern::Sequential { streams } => (0..streams).map(|_| below(&mut rng, blocks) * unit).collect(),
+            Pattern::Sequential { streams } | Pattern::Mixed { streams, .. } => {
+                (0..streams).map(|_| below(&mut rng, blocks) * unit).collect()
+            }
             _ => Vec::new(),
         };
         let zipf = match cfg.pattern {
-            Pattern::Zipf { theta } => Some(ZipfTable::new(blocks, theta)),
+            Pattern::Zipf { theta } | Pattern::Mixed { theta: Some(theta), .. } => {
+                Some(ZipfTable::new(blocks, theta))
+            }
             _ => None,
         };
         let total = |d: &SizeDist| match d {
@@ -417,21 +470,39 @@ impl Generator {
         let fp = self.cfg.footprint_bytes;
         let last_start = (fp - size) / self.unit * self.unit;
         match self.cfg.pattern {
-            Pattern::Uniform => below(&mut self.rng, last_start / self.unit + 1) * self.unit,
-            Pattern::Sequential { streams } => {
-                let s = below(&mut self.rng, streams as u64) as usize;
-                let mut off = self.cursors[s];
-                if off + size > fp {
-                    off = 0;
+            Pattern::Uniform => self.uniform_offset(last_start),
+            Pattern::Sequential { streams } => self.sequential_offset(streams, size),
+            Pattern::Zipf { .. } => self.zipf_offset(last_start),
+            Pattern::Mixed { seq_ppm, streams, theta } => {
+                if below(&mut self.rng, 1_000_000) < seq_ppm as u64 {
+                    self.sequential_offset(streams, size)
+                } else if theta.is_some() {
+                    self.zipf_offset(last_start)
+                } else {
+                    self.uniform_offset(last_start)
                 }
-                self.cursors[s] = (off + size).next_multiple_of(self.unit);
-                off
-            }
-            Pattern::Zipf { .. } => {
-                let b = self.zipf.as_ref().expect("zipf table").block(&mut self.rng);
-                (b * self.unit).min(last_start)
             }
         }
+    }
+
+    fn uniform_offset(&mut self, last_start: u64) -> u64 {
+        below(&mut self.rng, last_start / self.unit + 1) * self.unit
+    }
+
+    /// The next offset of one of `streams` sequential streams (wrapping at the footprint).
+    fn sequential_offset(&mut self, streams: u32, size: u64) -> u64 {
+        let s = below(&mut self.rng, streams as u64) as usize;
+        let mut off = self.cursors[s];
+        if off + size > self.cfg.footprint_bytes {
+            off = 0;
+        }
+        self.cursors[s] = (off + size).next_multiple_of(self.unit);
+        off
+    }
+
+    fn zipf_offset(&mut self, last_start: u64) -> u64 {
+        let b = self.zipf.as_ref().expect("zipf table").block(&mut self.rng);
+        (b * self.unit).min(last_start)
     }
 }
 
@@ -569,6 +640,46 @@ mod tests {
         );
     }
 
+    /// `mix:F:K:…`: about `F` of the requests continue a stream (each starts where the
+    /// stream's previous request ended), the others follow the random part; the share
+    /// 0 and 1 give the random pattern's and `seq:K`'s offsets respectively.
+    #[test]
+    fn mixed_pattern_mixes_sequential_runs_and_random() {
+        let mixed = |seq_ppm, theta| GenConfig {
+            pattern: Pattern::Mixed { seq_ppm, streams: 1, theta },
+            sizes: SizeDist::Fixed(8192),
+            ..cfg()
+        };
+        let z: Vec<IoRequest> = Generator::new(mixed(300_000, Some(0.9))).unwrap().collect();
+        assert_eq!(z, Generator::new(mixed(300_000, Some(0.9))).unwrap().collect::<Vec<_>>());
+        assert!(z.iter().all(|r| r.offset_bytes % 4096 == 0 && r.offset_bytes + r.size_bytes <= 1 << 30));
+        // Continuations of the stream: a request at the end of one of the last 64 (the
+        // stream's previous request is among them but for a 0.7^64 chance; a uniform
+        // request lands there by chance with probability about 64 / 131,072).
+        let m: Vec<IoRequest> = Generator::new(mixed(300_000, None)).unwrap().collect();
+        let mut ends = std::collections::VecDeque::new();
+        let mut continued = 0usize;
+        for r in &m {
+            if ends.contains(&r.offset_bytes) {
+                continued += 1;
+            }
+            ends.push_back(r.offset_bytes + r.size_bytes);
+            if ends.len() > 64 {
+                ends.pop_front();
+            }
+        }
+        let share = continued as f64 / m.len() as f64;
+        assert!((0.29..0.31).contains(&share), "sequential share {share}");
+        // Share 1: every request continues the stream, as seq:1 does.
+        let all: Vec<u64> =
+            Generator::new(mixed(1_000_000, None)).unwrap().take(1000).map(|r| r.offset_bytes).collect();
+        assert!(all.windows(2).all(|w| w[1] == w[0] + 8192 || w[1] == 0));
+        // Share 0 with uniform: no request continues its predecessor (1 GiB footprint).
+        let none: Vec<u64> =
+            Generator::new(mixed(0, None)).unwrap().take(1000).map(|r| r.offset_bytes).collect();
+        assert!(none.windows(2).filter(|w| w[1] == w[0] + 8192).count() < 3);
+    }
+
     #[test]
     fn parsing() {
         assert_eq!(SizeDist::parse("4k").unwrap(), SizeDist::Fixed(4096));
@@ -581,6 +692,20 @@ mod tests {
         );
         assert_eq!("zipf:0.99".parse::<Pattern>().unwrap(), Pattern::Zipf { theta: 0.99 });
         assert_eq!("seq:4".parse::<Pattern>().unwrap(), Pattern::Sequential { streams: 4 });
+        assert_eq!(
+            "mix:0.2:4:zipf:0.9".parse::<Pattern>().unwrap(),
+            Pattern::Mixed { seq_ppm: 200_000, streams: 4, theta: Some(0.9) }
+        );
+        assert_eq!(
+            "mix:35%:1:uniform".parse::<Pattern>().unwrap(),
+            Pattern::Mixed { seq_ppm: 350_000, streams: 1, theta: None }
+        );
+        for bad in
+            ["mix:1.5:4:uniform", "mix:0.2:0:uniform", "mix:0.2:4:seq:2", "mix:0.2:4", "mix:x:4:uniform"]
+        {
+            let e = bad.parse::<Pattern>().unwrap_err();
+            assert!(e.starts_with("pattern mix:"), "{bad}: {e}");
+        }
         assert_eq!(GenConfig::parse_read_ratio("0.7").unwrap(), 700_000);
         assert_eq!(GenConfig::parse_read_ratio("65%").unwrap(), 650_000);
         assert!(GenConfig::parse_read_ratio("1.5").is_err());
