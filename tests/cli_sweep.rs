@@ -513,6 +513,48 @@ fn tiny_experiments_run() {
     }
 }
 
+/// The CI-sized PEN headline on the 12 MSR-volume analogues: the script generates them
+/// (tiny), every system runs on every trace, and PEN M-Merges, partially erases and
+/// copies fewer pages than block erase alone on NFTL wherever the baseline merges.
+#[test]
+fn pen_msr12_tiny_runs_on_generated_analogues() {
+    let traces = tempfile::tempdir().unwrap();
+    let script = root().join("scripts/pen-msr12-traces.sh");
+    let generated = Command::new("bash")
+        .arg(&script)
+        .arg(traces.path())
+        .args(["--requests", "600", "--bin", env!("CARGO_BIN_EXE_lamina")])
+        .output()
+        .unwrap();
+    ok(generated);
+    let dir = tempfile::tempdir().unwrap();
+    let trace_root = traces.path().to_str().unwrap();
+    let out = sweep(
+        &root().join("experiments/ci/pen-msr12-tiny.toml"),
+        dir.path(),
+        &["--trace-root", trace_root],
+    );
+    assert_eq!(counts(&out), (48, 0), "{out}");
+    let results = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+    let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {header:?}"));
+    let (system, moved, partial, m_merges) =
+        (col("system"), col("gc.pages_moved"), col("erases.partial"), col("pen.m_merges"));
+    let rows: Vec<Vec<&str>> = results.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    for r in &rows {
+        let trace = r[1];
+        if r[system] == "nftl-pen" {
+            let base = rows.iter().find(|b| b[1] == trace && b[system] == "nftl").unwrap();
+            let base_moved: u64 = base[moved].parse().unwrap();
+            assert!(base_moved > 0, "the preconditioned baseline merges: {base:?}");
+            assert!(r[m_merges].parse::<u64>().unwrap() > 0 && r[partial].parse::<u64>().unwrap() > 0, "{r:?}");
+            assert!(r[moved].parse::<u64>().unwrap() < base_moved, "{r:?} vs {base:?}");
+        } else if !r[system].ends_with("-pen") {
+            assert_eq!((r[partial], r[m_merges]), ("0", "n/a"), "{r:?}");
+        }
+    }
+}
+
 /// Every experiment spec in the repository plans: its axes resolve to valid configs for
 /// every run (`--list` validates each run's config), so a renamed key or a bad value in a
 /// spec that CI does not run in full fails here. Specs over the generated synthetic
