@@ -17,6 +17,7 @@
 //! pen_disturb = true               # with pen: track boundary disturbance (false: ignore it)
 //! pen_disturb_tolerance = 1        # with pen: disturbances a leaf PB tolerates
 //! pen_partition = "tree"           # with pen: or "subblock3" (a half and two quarters)
+//! pen_superblock_rule = "compaction" # with pen, superblock: or "per-freed-page"
 //! gftl_steps_per_write = 1         # gftl only: partial-GC steps each host page write owes
 //! gftl_step_copies = 0             # gftl only: page copies per step (0: from the device)
 //! replication = "none"             # or "rain1" (page FTL only): every page on two chips
@@ -45,6 +46,11 @@
 //!   the device's tree) or `"subblock3"`, subblock management's three subblocks of two
 //!   sizes (the first half and the two quarters of the second half; pen-partial-erase's
 //!   ref. [14], Fig. 14a), which needs `nand.partial_erase.levels ≥ 2`.
+//! * `pen_superblock_rule` — what Algorithm 3 (superblock FTL) prices M-Merge against:
+//!   `"compaction"` (default: its cost against the superblock's compaction) or
+//!   `"per-freed-page"` (its cost per page it frees against that of the GC the baseline
+//!   would run: the intra-superblock GC of the fewest-valid block when the superblock is
+//!   full, the compaction otherwise); see [`crate::pen::SuperblockRule`].
 //!
 //! Each `pen_*` key is an error unless `pen = true`.
 //!
@@ -279,6 +285,7 @@ const PEN_OPTIONS: &[(&str, IsSet)] = &[
     ("ftl.pen_disturb", |c| !c.pen_disturb),
     ("ftl.pen_disturb_tolerance", |c| c.pen_disturb_tolerance != crate::pen::DisturbState::PAPER_TOLERANCE),
     ("ftl.pen_partition", |c| c.pen_partition != crate::pen::Partition::Tree),
+    ("ftl.pen_superblock_rule", |c| c.pen_superblock_rule != crate::pen::SuperblockRule::Compaction),
 ];
 
 /// The error of an FTL built for `ftl.pen = true` from a bare geometry.
@@ -557,6 +564,10 @@ pub struct FtlConfig {
     /// two quarters).
     #[serde(skip_serializing_if = "is_tree_partition")]
     pub pen_partition: crate::pen::Partition,
+    /// PEN, superblock FTL: what Algorithm 3 prices M-Merge against (`"compaction"`, the
+    /// default, or `"per-freed-page"`).
+    #[serde(skip_serializing_if = "is_compaction_rule")]
+    pub pen_superblock_rule: crate::pen::SuperblockRule,
     /// Where the page FTL keeps its map (page FTL only): all in DRAM, or a cached
     /// mapping table over translation pages on flash (`crate::cmt`, docs/model.md).
     #[serde(skip_serializing_if = "is_ideal")]
@@ -635,6 +646,9 @@ fn is_default_gftl_steps(n: &u32) -> bool {
 fn is_tree_partition(p: &crate::pen::Partition) -> bool {
     *p == crate::pen::Partition::Tree
 }
+fn is_compaction_rule(r: &crate::pen::SuperblockRule) -> bool {
+    *r == crate::pen::SuperblockRule::Compaction
+}
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -670,6 +684,7 @@ impl Default for FtlConfig {
             gftl_steps_per_write: DEFAULT_GFTL_STEPS_PER_WRITE,
             gftl_step_copies: 0,
             pen_partition: crate::pen::Partition::Tree,
+            pen_superblock_rule: crate::pen::SuperblockRule::Compaction,
             mbm_align_slack_percent: DEFAULT_ALIGN_SLACK_PERCENT,
         }
     }

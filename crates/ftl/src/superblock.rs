@@ -35,7 +35,7 @@ use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
 use crate::blocks::{Core, NONE, PenState, block_ftl_common};
 use crate::config::{FtlConfig, FtlConfigError, FtlKind, ValidatedFtlConfig};
-use crate::pen::{DisturbState, MergeChoice, MergeWhy, PageUsage, Pb, PenError, PenSettings};
+use crate::pen::{DisturbState, MergeChoice, MergeWhy, PageUsage, Pb, PenError, PenSettings, SuperblockRule};
 
 #[derive(Clone, Copy, Debug)]
 struct Job {
@@ -353,11 +353,11 @@ impl SuperblockFtl {
         step
     }
 
-    /// PEN: Algorithm 3 for superblock `sb`. Starts the M-Merge and returns its job
-    /// summary, or returns `None` for the baseline GC (counted by reason; the
-    /// superblock's wear gate restarts). Uses the plane's `victims` (the U-blkset),
-    /// `d_blocks` and `restores`.
-    fn plan_m_merge(&mut self, pi: usize, sb: u32) -> Option<GcJob> {
+    /// PEN: Algorithm 3 for superblock `sb`, whose intra-superblock GC is due when
+    /// `intra` (else its compaction). Starts the M-Merge and returns its job summary, or
+    /// returns `None` for the baseline GC (counted by reason; the superblock's wear gate
+    /// restarts). Uses the plane's `victims` (the U-blkset), `d_blocks` and `restores`.
+    fn plan_m_merge(&mut self, pi: usize, sb: u32, intra: bool) -> Option<GcJob> {
         let pen = self.pen.as_deref_mut().expect("PEN is on");
         let flash = &mut self.core.flash;
         let tree = pen.s.tree;
@@ -387,8 +387,18 @@ impl SuperblockFtl {
             .disturb_tolerance
             .map(|_| members.iter().map(|&b| pen.disturb(b as usize).clone()).collect());
         let gate = pen.gates[sb as usize];
-        let decided =
+        let mut decided =
             crate::pen::decide_superblock(tree, &pen.s.costs, &usage, self.n, gate, states.as_deref());
+        if let Ok(d) = &mut decided {
+            let priced = matches!(d.choice, MergeChoice::MMerge | MergeChoice::Merge(MergeWhy::NotDearer));
+            if priced && pen.s.superblock_rule == SuperblockRule::PerFreedPage {
+                d.choice = if crate::pen::m_merge_frees_cheaper(tree, &pen.s.costs, &usage, d, intra) {
+                    MergeChoice::MMerge
+                } else {
+                    MergeChoice::Merge(MergeWhy::NotDearer)
+                };
+            }
+        }
         let d = match decided {
             Ok(d) if d.choice == MergeChoice::MMerge => d,
             other => {
@@ -631,7 +641,7 @@ impl Ftl for SuperblockFtl {
         assert!(self.core.flash.free_count(pi) >= 1, "plane {}: no free block for GC", plane.0);
         if self.pen.is_some() {
             self.planes[pi].victims = victims;
-            if let Some(job) = self.plan_m_merge(pi, sb) {
+            if let Some(job) = self.plan_m_merge(pi, sb, due.is_some()) {
                 return Some(job);
             }
             victims = std::mem::take(&mut self.planes[pi].victims);
