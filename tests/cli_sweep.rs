@@ -529,15 +529,13 @@ fn pen_msr12_tiny_runs_on_generated_analogues() {
     ok(generated);
     let dir = tempfile::tempdir().unwrap();
     let trace_root = traces.path().to_str().unwrap();
-    let out = sweep(
-        &root().join("experiments/ci/pen-msr12-tiny.toml"),
-        dir.path(),
-        &["--trace-root", trace_root],
-    );
+    let out =
+        sweep(&root().join("experiments/ci/pen-msr12-tiny.toml"), dir.path(), &["--trace-root", trace_root]);
     assert_eq!(counts(&out), (48, 0), "{out}");
     let results = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
     let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {header:?}"));
+    let col =
+        |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {header:?}"));
     let (system, moved, partial, m_merges) =
         (col("system"), col("gc.pages_moved"), col("erases.partial"), col("pen.m_merges"));
     let rows: Vec<Vec<&str>> = results.lines().skip(1).map(|l| l.split(',').collect()).collect();
@@ -547,7 +545,10 @@ fn pen_msr12_tiny_runs_on_generated_analogues() {
             let base = rows.iter().find(|b| b[1] == trace && b[system] == "nftl").unwrap();
             let base_moved: u64 = base[moved].parse().unwrap();
             assert!(base_moved > 0, "the preconditioned baseline merges: {base:?}");
-            assert!(r[m_merges].parse::<u64>().unwrap() > 0 && r[partial].parse::<u64>().unwrap() > 0, "{r:?}");
+            assert!(
+                r[m_merges].parse::<u64>().unwrap() > 0 && r[partial].parse::<u64>().unwrap() > 0,
+                "{r:?}"
+            );
             assert!(r[moved].parse::<u64>().unwrap() < base_moved, "{r:?} vs {base:?}");
         } else if !r[system].ends_with("-pen") {
             assert_eq!((r[partial], r[m_merges]), ("0", "n/a"), "{r:?}");
