@@ -50,7 +50,8 @@
 //!   `"compaction"` (default: its cost against the superblock's compaction) or
 //!   `"per-freed-page"` (its cost per page it frees against that of the GC the baseline
 //!   would run: the intra-superblock GC of the fewest-valid block when the superblock is
-//!   full, the compaction otherwise); see [`crate::pen::SuperblockRule`].
+//!   full, the compaction otherwise); see [`crate::pen::SuperblockRule`]. An error on
+//!   other kinds.
 //!
 //! Each `pen_*` key is an error unless `pen = true`.
 //!
@@ -297,12 +298,19 @@ pub(crate) fn pen_needs_device() -> FtlConfigError {
     )
 }
 
-/// Reject `pen_*` options set without `ftl.pen = true`, and a tolerance of 0.
+/// Reject `pen_*` options set without `ftl.pen = true`, a tolerance of 0, and
+/// `pen_superblock_rule` on an FTL other than the superblock FTL.
 fn check_pen_options(cfg: &FtlConfig) -> Result<(), FtlConfigError> {
     if !cfg.pen {
         if let Some((key, _)) = PEN_OPTIONS.iter().find(|(_, set)| set(cfg)) {
             return Err(err(key, "only applies with ftl.pen = true: set ftl.pen = true or remove it"));
         }
+    }
+    if cfg.pen_superblock_rule != crate::pen::SuperblockRule::Compaction && cfg.kind != FtlKind::Superblock {
+        return Err(err(
+            "ftl.pen_superblock_rule",
+            "only applies to the superblock FTL's Algorithm 3: set ftl.kind = \"superblock\" or remove it",
+        ));
     }
     if cfg.pen_disturb_tolerance == 0 {
         return Err(err(

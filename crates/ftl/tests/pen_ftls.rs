@@ -225,7 +225,7 @@ fn subblock3_partition_conforms_and_is_validated() {
 /// this workload); at 30 % they are intra-superblock GCs of one block, which free their
 /// invalid pages more cheaply than any M-Merge here (0 M-Merges, against the default's
 /// 73, priced against a compaction the baseline does not run). Every GC is an M-Merge
-/// or a counted baseline merge, and the key is refused without PEN, naming it.
+/// or a counted baseline merge, and the key is refused without PEN and on NFTL, naming it.
 #[test]
 fn per_freed_page_rule_conforms_and_is_validated() {
     use lamina_ftl::pen::SuperblockRule;
@@ -244,4 +244,7 @@ fn per_freed_page_rule_conforms_and_is_validated() {
     let plain = FtlConfig { kind: FtlKind::Superblock, overprovisioning: 0.3, ..FtlConfig::default() };
     let e = SuperblockFtl::for_device(&spec, &rule(plain)).unwrap_err();
     assert_eq!(e.key, "ftl.pen_superblock_rule");
+    let e = NftlFtl::for_device(&spec, &rule(pen_cfg(FtlKind::Nftl, 0.3))).unwrap_err();
+    assert_eq!(e.key, "ftl.pen_superblock_rule");
+    assert!(e.reason.contains("superblock"), "{e}");
 }
