@@ -143,6 +143,19 @@ impl Blocks {
         }
     }
 
+    /// Program page `p` of block `b` if the block was never partially erased and `p` is
+    /// its write pointer (the page [`Self::check_program`] allows); false, and nothing
+    /// changed, otherwise.
+    #[inline]
+    pub(crate) fn program_at_wp(&mut self, b: u32, p: u32) -> bool {
+        let st = &mut self.blocks[b as usize];
+        let ok = st.ext == NO_EXT && st.wp == p && p < self.ppb;
+        if ok {
+            st.wp += 1;
+        }
+        ok
+    }
+
     /// Whole-block erase.
     pub(crate) fn erase(&mut self, b: u32) {
         let st = &mut self.blocks[b as usize];
