@@ -134,7 +134,11 @@ impl GcStep {
 
 /// Call `ftl.gc_step(plane)` until [`GcStep::Done`], reporting each step's effect to
 /// `sink` (the default [`Ftl::gc_finish_untimed`]).
-pub(crate) fn gc_steps_untimed<F: Ftl + ?Sized>(ftl: &mut F, plane: PlaneId, sink: &mut dyn FnMut(FlashEffect)) {
+pub(crate) fn gc_steps_untimed<F: Ftl + ?Sized>(
+    ftl: &mut F,
+    plane: PlaneId,
+    sink: &mut dyn FnMut(FlashEffect),
+) {
     loop {
         let step = ftl.gc_step(plane);
         if step == GcStep::Done {

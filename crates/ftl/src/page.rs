@@ -70,6 +70,8 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
 mod cached;
+#[cfg(test)]
+mod untimed_tests;
 
 use crate::api::{
     BlockInfo, FlashEffect, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint,

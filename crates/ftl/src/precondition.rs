@@ -254,7 +254,11 @@ pub fn precondition(
     // The identity for the sequential order (every `i` drawn is below `logical`): no
     // 128-bit division per write.
     let perm = |i: u64| {
-        if a == 1 && c == 0 { Lpn(i) } else { Lpn(((a as u128 * i as u128 + c as u128) % logical as u128) as u64) }
+        if a == 1 && c == 0 {
+            Lpn(i)
+        } else {
+            Lpn(((a as u128 * i as u128 + c as u128) % logical as u128) as u64)
+        }
     };
     let write = |ftl: &mut dyn Ftl, lpn: Lpn, sink: &mut dyn FnMut(FlashEffect)| {
         write_untimed(ftl, lpn, sink).map(|_| ()).map_err(|source| PreconditionError::Write { lpn, source })

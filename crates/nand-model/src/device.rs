@@ -427,7 +427,12 @@ impl Device {
     /// Program `ppa` with `tag` without timing (preconditioning); physics still apply.
     #[inline]
     pub fn program_untimed(&mut self, ppa: Ppa, tag: u64) -> Result<(), NandError> {
-        let (b, p) = self.split(ppa);
+        // `split` without its division where the geometry has shifts (`Geometry::block_of`).
+        let g = self.geometry();
+        assert!(ppa.0 < g.total_pages(), "ppa {} out of range", ppa.0);
+        let b = g.block_of(ppa);
+        let p = (ppa.0 - g.first_page(b).0) as u32;
+        let b = b.0;
         // The common case of preconditioning (no tags, a never partially erased block at
         // its write pointer) in one lookup; everything else checks and programs in full.
         if self.tags.is_none() && self.blocks.program_at_wp(b, p) {
