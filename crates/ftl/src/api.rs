@@ -444,6 +444,17 @@ pub trait Ftl: Send {
         let _ = lpn;
     }
 
+    /// [`Ftl::warm_write`] of every page of `lpns` (a speed hint, no effect on state). An
+    /// FTL may read level by level — every forward-map entry, then every replaced page's
+    /// bookkeeping — so that the loads of each level are independent and overlap, where
+    /// one page after another keeps only a few chains of dependent misses in flight.
+    /// Default: `warm_write` of each in order.
+    fn warm_writes(&self, lpns: &[Lpn]) {
+        for &lpn in lpns {
+            self.warm_write(lpn);
+        }
+    }
+
     /// Logical pages the host addresses: [`Ftl::logical_pages`] unless the FTL keeps
     /// several copies of each (`ftl.replication`), then fewer. Default: all of them.
     fn host_pages(&self) -> u64 {

@@ -286,7 +286,7 @@ pub fn precondition(
     while report.overwrites < max_overwrites {
         let n = window.min(max_overwrites - report.overwrites);
         let before = ftl.stats();
-        // Drawn a few at a time and warmed first ([`Ftl::warm_write`]): the same draws in
+        // Drawn a few at a time and warmed first ([`Ftl::warm_writes`]): the same draws in
         // the same order, with their cache misses overlapped.
         let mut left = n;
         while left > 0 {
@@ -294,8 +294,8 @@ pub fn precondition(
             let mut lpns = [Lpn(0); AHEAD];
             for l in &mut lpns[..k] {
                 *l = perm(below(&mut rng, filled));
-                ftl.warm_write(*l);
             }
+            ftl.warm_writes(&lpns[..k]);
             for &lpn in &lpns[..k] {
                 write(ftl, lpn, sink)?;
             }
