@@ -171,6 +171,19 @@ pub fn write_untimed(
     lpn: Lpn,
     sink: &mut dyn FnMut(FlashEffect),
 ) -> Result<Ppa, FtlError> {
+    write_untimed_then(ftl, lpn, sink, |ppa| ppa)
+}
+
+/// [`write_untimed`], returning `done(page written)`. Preconditioning passes a `done`
+/// that drops the page: copying the whole `Result` the FTL returned costs a failed
+/// store-to-load forward (a stall until earlier stores drain) on every write.
+#[inline(always)]
+fn write_untimed_then<T>(
+    ftl: &mut dyn Ftl,
+    lpn: Lpn,
+    sink: &mut dyn FnMut(FlashEffect),
+    done: impl Fn(Ppa) -> T,
+) -> Result<T, FtlError> {
     let plane = match ftl.write_constraint(lpn) {
         WriteConstraint::Plane(p) => p,
         WriteConstraint::Any | WriteConstraint::Die => ftl.static_plane(lpn),
@@ -181,9 +194,9 @@ pub fn write_untimed(
     match ftl.write(lpn, plane) {
         Ok(ppa) => {
             sink(FlashEffect::Program { ppa, lpn });
-            Ok(ppa)
+            Ok(done(ppa))
         }
-        refused => retry_refused(ftl, lpn, plane, refused, sink),
+        refused => retry_refused(ftl, lpn, plane, refused, sink).map(done),
     }
 }
 
@@ -261,7 +274,7 @@ pub fn precondition(
         }
     };
     let write = |ftl: &mut dyn Ftl, lpn: Lpn, sink: &mut dyn FnMut(FlashEffect)| {
-        write_untimed(ftl, lpn, sink).map(|_| ()).map_err(|source| PreconditionError::Write { lpn, source })
+        write_untimed_then(ftl, lpn, sink, |_| ()).map_err(|source| PreconditionError::Write { lpn, source })
     };
 
     for i in 0..filled {
