@@ -222,11 +222,7 @@ impl Simulation {
         let mut sink = |e: lamina_ftl::FlashEffect| match e {
             lamina_ftl::FlashEffect::Program { ppa, lpn } => {
                 let tag = match versions.as_mut() {
-                    Some(v) if lpn.0 < logical => {
-                        let x = v.get_mut(lpn.0);
-                        *x = x.wrapping_add(1);
-                        tag_of(lpn.0, *x)
-                    }
+                    Some(v) if lpn.0 < logical => next_tag(v, lpn.0),
                     _ => 0,
                 };
                 device.program_untimed(ppa, tag).expect("precondition program");
@@ -687,4 +683,14 @@ fn mode_warning(cfg: &SimConfig, summary: &TraceSummary) -> Option<String> {
         lamina_trace::GEN_COMMENT,
         sets.join(" ")
     ))
+}
+
+/// Verify mode: count a new version of `lpn` and return the tag its page carries. Out
+/// of line: a new table chunk is built on the stack, and inlined into the preconditioning
+/// sink that frame would be set up for every page programmed.
+#[inline(never)]
+fn next_tag(versions: &mut LpnTable<u32>, lpn: u64) -> u64 {
+    let x = versions.get_mut(lpn);
+    *x = x.wrapping_add(1);
+    tag_of(lpn, *x)
 }

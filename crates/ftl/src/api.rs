@@ -117,6 +117,39 @@ pub enum GcStep {
     Done,
 }
 
+impl GcStep {
+    /// The change this step makes to the flash array, as an untimed operation reports it
+    /// (`None` for [`GcStep::SpareRead`], which only reads, and [`GcStep::Done`]).
+    pub fn effect(&self) -> Option<FlashEffect> {
+        match *self {
+            GcStep::Move { lpn, to, .. } | GcStep::Program { lpn, to } => {
+                Some(FlashEffect::Program { ppa: to, lpn })
+            }
+            GcStep::Erase { block, .. } => Some(FlashEffect::Erase { block }),
+            GcStep::PartialErase { block, range } => Some(FlashEffect::PartialErase { block, range }),
+            GcStep::SpareRead { .. } | GcStep::Done => None,
+        }
+    }
+}
+
+/// Call `ftl.gc_step(plane)` until [`GcStep::Done`], reporting each step's effect to
+/// `sink` (the default [`Ftl::gc_finish_untimed`]).
+pub(crate) fn gc_steps_untimed<F: Ftl + ?Sized>(
+    ftl: &mut F,
+    plane: PlaneId,
+    sink: &mut dyn FnMut(FlashEffect),
+) {
+    loop {
+        let step = ftl.gc_step(plane);
+        if step == GcStep::Done {
+            return;
+        }
+        if let Some(e) = step.effect() {
+            sink(e);
+        }
+    }
+}
+
 /// A physical effect of an untimed operation (preconditioning), reported so the engine
 /// can mirror it into the device model's state without timing it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -411,6 +444,17 @@ pub trait Ftl: Send {
         let _ = lpn;
     }
 
+    /// [`Ftl::warm_write`] of every page of `lpns` (a speed hint, no effect on state). An
+    /// FTL may read level by level — every forward-map entry, then every replaced page's
+    /// bookkeeping — so that the loads of each level are independent and overlap, where
+    /// one page after another keeps only a few chains of dependent misses in flight.
+    /// Default: `warm_write` of each in order.
+    fn warm_writes(&self, lpns: &[Lpn]) {
+        for &lpn in lpns {
+            self.warm_write(lpn);
+        }
+    }
+
     /// Logical pages the host addresses: [`Ftl::logical_pages`] unless the FTL keeps
     /// several copies of each (`ftl.replication`), then fewer. Default: all of them.
     fn host_pages(&self) -> u64 {
@@ -451,6 +495,15 @@ pub trait Ftl: Send {
     /// Perform the next step of the plane's GC job; [`GcStep::Done`] ends the job (and is
     /// also returned when no job is in progress).
     fn gc_step(&mut self, plane: PlaneId) -> GcStep;
+
+    /// Untimed GC (preconditioning): run the plane's job in progress to its end, reporting
+    /// the physical effect of every step to `sink` in order ([`GcStep::effect`]). The
+    /// default calls [`Ftl::gc_step`] until [`GcStep::Done`]; an FTL may override it with
+    /// a faster loop that leaves the same state and reports the same effects (the page
+    /// FTL does: a test compares both on random devices). Nothing happens without a job.
+    fn gc_finish_untimed(&mut self, plane: PlaneId, sink: &mut dyn FnMut(FlashEffect)) {
+        gc_steps_untimed(self, plane, sink);
+    }
 
     /// Free (erased, unallocated) blocks in the plane.
     fn free_blocks(&self, plane: PlaneId) -> u32;

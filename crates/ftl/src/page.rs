@@ -70,8 +70,12 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
 mod cached;
+#[cfg(test)]
+mod untimed_tests;
 
-use crate::api::{BlockInfo, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint};
+use crate::api::{
+    BlockInfo, FlashEffect, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, WriteConstraint,
+};
 use crate::cmt::Cmt;
 use crate::config::{
     Allocation, FtlConfig, FtlConfigError, Mapping, Replication, TieBreak, ValidatedFtlConfig,
@@ -508,21 +512,13 @@ impl PageFtl {
     /// block if needed (per-plane allocation and GC blocks; host rows are opened by
     /// [`Self::open_row`]), closing it when full — and return the page. Does not touch the
     /// forward map.
+    #[inline]
     fn program(&mut self, plane: usize, lpn: u64, gc: bool) -> u32 {
         let gc_block = gc && self.aligned;
         let p = &self.planes[plane];
         let mut b = if gc_block { p.gc_active } else { p.active };
         if b == NONE {
-            assert!(gc_block || !self.aligned, "die-aligned host write without an open row");
-            b = if gc_block {
-                self.gc_block(plane)
-            } else {
-                self.pop_free(plane)
-                    .expect("page FTL: no free block for a program; the GC reserve was violated")
-            };
-            self.open_block(b);
-            let p = &mut self.planes[plane];
-            *(if gc_block { &mut p.gc_active } else { &mut p.active }) = b;
+            b = self.open_frontier(plane, gc_block);
         }
         let m = &mut self.blocks[b as usize];
         let off = m.written;
@@ -532,16 +528,38 @@ impl PageFtl {
         self.rev[b as usize].as_mut().expect("open block has a reverse map")[off as usize] = lpn as u32;
         self.planes[plane].valid += 1;
         if full {
-            let m = &mut self.blocks[b as usize];
-            m.state = BlockState::Closed;
-            m.closed_seq = self.close_seq;
-            self.close_seq += 1;
-            let invalid = self.ppb - m.valid;
-            let p = &mut self.planes[plane];
-            *(if gc_block { &mut p.gc_active } else { &mut p.active }) = NONE;
-            self.bucket_insert(b, invalid);
+            self.close_frontier(plane, b, gc_block);
         }
         b * self.ppb + off
+    }
+
+    /// `program` found no open block: open the next one (kept out of line, once per
+    /// block, so the per-page path stays short).
+    #[inline(never)]
+    fn open_frontier(&mut self, plane: usize, gc_block: bool) -> u32 {
+        assert!(gc_block || !self.aligned, "die-aligned host write without an open row");
+        let b = if gc_block {
+            self.gc_block(plane)
+        } else {
+            self.pop_free(plane).expect("page FTL: no free block for a program; the GC reserve was violated")
+        };
+        self.open_block(b);
+        let p = &mut self.planes[plane];
+        *(if gc_block { &mut p.gc_active } else { &mut p.active }) = b;
+        b
+    }
+
+    /// `program` filled block `b`: close it into its bucket list (out of line, as above).
+    #[inline(never)]
+    fn close_frontier(&mut self, plane: usize, b: u32, gc_block: bool) {
+        let m = &mut self.blocks[b as usize];
+        m.state = BlockState::Closed;
+        m.closed_seq = self.close_seq;
+        self.close_seq += 1;
+        let invalid = self.ppb - m.valid;
+        let p = &mut self.planes[plane];
+        *(if gc_block { &mut p.gc_active } else { &mut p.active }) = NONE;
+        self.bucket_insert(b, invalid);
     }
 
     /// Die-aligned allocation: the block a plane's GC block opens next — the free block
@@ -903,6 +921,35 @@ impl PageFtl {
         std::hint::black_box(acc);
     }
 
+    /// The moves of `gc_step` for the rest of job `job` on plane `pi`, in one loop: the
+    /// same pages in the same order, the same state and counters, each move's program
+    /// reported to `sink` ([`Ftl::gc_finish_untimed`]). Only for a job with a victim
+    /// under the flat map (no translation pages to move); the erase stays `gc_step`'s.
+    fn gc_moves_untimed(&mut self, pi: usize, job: GcState, sink: &mut dyn FnMut(FlashEffect)) {
+        debug_assert!(self.cmt.is_none() && job.victim != NONE && !job.erased);
+        let v = job.victim;
+        // Taken out while the loop programs other blocks; nothing else reads it meanwhile.
+        let rev = self.rev[v as usize].take().expect("victim has a reverse map");
+        let base = v * self.ppb;
+        let copyback = self.cfg.config.copyback;
+        for off in job.next_page..self.ppb {
+            let lpn = rev[off as usize];
+            if lpn == UNMAPPED || self.map_get(lpn as u64) != base + off {
+                continue; // stale (`valid_lpn`)
+            }
+            // `invalidate` of a page of the victim (not in a bucket list any more).
+            self.planes[pi].valid -= 1;
+            self.blocks[v as usize].valid -= 1;
+            let to = self.program(pi, lpn as u64, true);
+            self.map_set(lpn as u64, to);
+            self.stats.gc_moves += 1;
+            self.stats.gc_copybacks += copyback as u64;
+            sink(FlashEffect::Program { ppa: Ppa(to as u64), lpn: Lpn(lpn as u64) });
+        }
+        self.rev[v as usize] = Some(rev);
+        self.planes[pi].gc = Some(GcState { next_page: self.ppb, ..job });
+    }
+
     fn erase(&mut self, b: u32) {
         let m = &mut self.blocks[b as usize];
         assert!(m.state == BlockState::Victim && m.valid == 0, "erasing block {b} with valid data");
@@ -1005,6 +1052,53 @@ impl Ftl for PageFtl {
             for n in [m.prev, m.next] {
                 if n != NONE {
                     acc ^= self.blocks[n as usize].valid;
+                }
+            }
+        }
+        std::hint::black_box(acc);
+    }
+
+    fn warm_writes(&self, lpns: &[Lpn]) {
+        // Level by level (see the trait): the entries; the replaced pages' blocks; their
+        // bucket-list neighbours and the head of the bucket each moves to; those heads.
+        const N: usize = 64;
+        let mut acc = 0u32;
+        for chunk in lpns.chunks(N) {
+            let mut blocks = [NONE; N];
+            for (b, l) in blocks.iter_mut().zip(chunk) {
+                if l.0 < self.cfg.logical_pages {
+                    let p = self.map_get(l.0);
+                    if p != UNMAPPED {
+                        *b = self.geometry.block_of(Ppa(p as u64)).0;
+                    }
+                }
+            }
+            let mut heads = [NONE; N];
+            for (h, &b) in heads.iter_mut().zip(&blocks) {
+                if b != NONE {
+                    let m = &self.blocks[b as usize];
+                    acc ^= m.prev ^ m.next;
+                    if m.state == BlockState::Closed {
+                        *h = self.head_index(self.plane_of_block(b), m.written - m.valid + 1) as u32;
+                    }
+                }
+            }
+            for (&b, h) in blocks.iter().zip(heads.iter_mut()) {
+                if b != NONE {
+                    let m = &self.blocks[b as usize];
+                    for n in [m.prev, m.next] {
+                        if n != NONE {
+                            acc ^= self.blocks[n as usize].valid;
+                        }
+                    }
+                }
+                if *h != NONE {
+                    *h = self.bucket_heads.get(*h as usize).copied().unwrap_or(NONE);
+                }
+            }
+            for &h in &heads {
+                if h != NONE {
+                    acc ^= self.blocks[h as usize].valid;
                 }
             }
         }
@@ -1137,6 +1231,19 @@ impl Ftl for PageFtl {
                 GcStep::Erase { block: BlockId(v), batch_with_next: false }
             }
         }
+    }
+
+    fn gc_finish_untimed(&mut self, plane: PlaneId, sink: &mut dyn FnMut(FlashEffect)) {
+        let pi = self.check_plane(plane);
+        if let Some(job) = self.planes[pi].gc
+            && job.victim != NONE
+            && !job.erased
+            && self.cmt.is_none()
+        {
+            self.gc_moves_untimed(pi, job, sink);
+        }
+        // The erase, and every job the loop above does not cover, step by step.
+        crate::api::gc_steps_untimed(self, plane, sink);
     }
 
     fn free_blocks(&self, plane: PlaneId) -> u32 {

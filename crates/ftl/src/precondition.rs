@@ -23,7 +23,7 @@ use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
-use crate::api::{FlashEffect, Ftl, FtlError, FtlStats, GcStep, Lpn, WriteConstraint};
+use crate::api::{FlashEffect, Ftl, FtlError, FtlStats, Lpn, WriteConstraint};
 use lamina_nand_model::{PlaneId, Ppa};
 
 /// Order of the fill phase.
@@ -142,19 +142,10 @@ impl PreconditionConfig {
     }
 }
 
-/// Run every step of the plane's GC job in progress, reporting effects.
+/// Run every step of the plane's GC job in progress, reporting effects
+/// ([`Ftl::gc_finish_untimed`]).
 fn finish_job(ftl: &mut dyn Ftl, plane: PlaneId, sink: &mut dyn FnMut(FlashEffect)) {
-    loop {
-        match ftl.gc_step(plane) {
-            GcStep::Move { lpn, to, .. } | GcStep::Program { lpn, to } => {
-                sink(FlashEffect::Program { ppa: to, lpn })
-            }
-            GcStep::Erase { block, .. } => sink(FlashEffect::Erase { block }),
-            GcStep::PartialErase { block, range } => sink(FlashEffect::PartialErase { block, range }),
-            GcStep::SpareRead { .. } => {}
-            GcStep::Done => return,
-        }
-    }
+    ftl.gc_finish_untimed(plane, sink);
 }
 
 /// Untimed GC on `plane`: finish the job in progress, then run whole jobs while
@@ -180,6 +171,19 @@ pub fn write_untimed(
     lpn: Lpn,
     sink: &mut dyn FnMut(FlashEffect),
 ) -> Result<Ppa, FtlError> {
+    write_untimed_then(ftl, lpn, sink, |ppa| ppa)
+}
+
+/// [`write_untimed`], returning `done(page written)`. Preconditioning passes a `done`
+/// that drops the page: copying the whole `Result` the FTL returned costs a failed
+/// store-to-load forward (a stall until earlier stores drain) on every write.
+#[inline(always)]
+fn write_untimed_then<T>(
+    ftl: &mut dyn Ftl,
+    lpn: Lpn,
+    sink: &mut dyn FnMut(FlashEffect),
+    done: impl Fn(Ppa) -> T,
+) -> Result<T, FtlError> {
     let plane = match ftl.write_constraint(lpn) {
         WriteConstraint::Plane(p) => p,
         WriteConstraint::Any | WriteConstraint::Die => ftl.static_plane(lpn),
@@ -187,7 +191,25 @@ pub fn write_untimed(
     if ftl.needs_gc(plane) {
         collect_garbage(ftl, plane, sink);
     }
-    let mut result = ftl.write(lpn, plane);
+    match ftl.write(lpn, plane) {
+        Ok(ppa) => {
+            sink(FlashEffect::Program { ppa, lpn });
+            Ok(done(ppa))
+        }
+        refused => retry_refused(ftl, lpn, plane, refused, sink).map(done),
+    }
+}
+
+/// The rest of [`write_untimed`] after a refusal (out of line: rare, and it keeps the
+/// common path short).
+#[inline(never)]
+fn retry_refused(
+    ftl: &mut dyn Ftl,
+    lpn: Lpn,
+    plane: PlaneId,
+    mut result: Result<Ppa, FtlError>,
+    sink: &mut dyn FnMut(FlashEffect),
+) -> Result<Ppa, FtlError> {
     for _ in 0..ftl.geometry().planes_per_die() {
         let Err(e) = result else { break };
         let q = e.plane();
@@ -242,9 +264,17 @@ pub fn precondition(
             (a, below(&mut rng, logical))
         }
     };
-    let perm = |i: u64| Lpn(((a as u128 * i as u128 + c as u128) % logical as u128) as u64);
+    // The identity for the sequential order (every `i` drawn is below `logical`): no
+    // 128-bit division per write.
+    let perm = |i: u64| {
+        if a == 1 && c == 0 {
+            Lpn(i)
+        } else {
+            Lpn(((a as u128 * i as u128 + c as u128) % logical as u128) as u64)
+        }
+    };
     let write = |ftl: &mut dyn Ftl, lpn: Lpn, sink: &mut dyn FnMut(FlashEffect)| {
-        write_untimed(ftl, lpn, sink).map(|_| ()).map_err(|source| PreconditionError::Write { lpn, source })
+        write_untimed_then(ftl, lpn, sink, |_| ()).map_err(|source| PreconditionError::Write { lpn, source })
     };
 
     for i in 0..filled {
@@ -269,7 +299,7 @@ pub fn precondition(
     while report.overwrites < max_overwrites {
         let n = window.min(max_overwrites - report.overwrites);
         let before = ftl.stats();
-        // Drawn a few at a time and warmed first ([`Ftl::warm_write`]): the same draws in
+        // Drawn a few at a time and warmed first ([`Ftl::warm_writes`]): the same draws in
         // the same order, with their cache misses overlapped.
         let mut left = n;
         while left > 0 {
@@ -277,8 +307,8 @@ pub fn precondition(
             let mut lpns = [Lpn(0); AHEAD];
             for l in &mut lpns[..k] {
                 *l = perm(below(&mut rng, filled));
-                ftl.warm_write(*l);
             }
+            ftl.warm_writes(&lpns[..k]);
             for &lpn in &lpns[..k] {
                 write(ftl, lpn, sink)?;
             }

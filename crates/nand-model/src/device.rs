@@ -425,8 +425,26 @@ impl Device {
     // ------------------------------------------------------ untimed state ops
 
     /// Program `ppa` with `tag` without timing (preconditioning); physics still apply.
+    #[inline]
     pub fn program_untimed(&mut self, ppa: Ppa, tag: u64) -> Result<(), NandError> {
-        let (b, p) = self.split(ppa);
+        // `split` without its division where the geometry has shifts (`Geometry::block_of`).
+        let g = self.geometry();
+        assert!(ppa.0 < g.total_pages(), "ppa {} out of range", ppa.0);
+        let b = g.block_of(ppa);
+        let p = (ppa.0 - g.first_page(b).0) as u32;
+        let b = b.0;
+        // The common case of preconditioning (no tags, a never partially erased block at
+        // its write pointer) in one lookup; everything else checks and programs in full.
+        if self.tags.is_none() && self.blocks.program_at_wp(b, p) {
+            return Ok(());
+        }
+        self.program_untimed_checked(b, p, tag)
+    }
+
+    /// [`Self::program_untimed`] with every check (tags stored, partially erased blocks,
+    /// errors): out of line, so the common case inlines small.
+    #[inline(never)]
+    fn program_untimed_checked(&mut self, b: u32, p: u32, tag: u64) -> Result<(), NandError> {
         self.check_program_page(b, p)?;
         self.do_program(b, p, tag);
         Ok(())
