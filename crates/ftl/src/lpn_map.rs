@@ -41,16 +41,40 @@ const LEAF_SHIFT: u32 = 3;
 pub(crate) const LEAF: u64 = 1 << LEAF_SHIFT;
 /// Bytes of the memory pages counted by [`LpnMap::touched_bytes`].
 const PAGE: usize = 4096;
+/// Leaf positions per 4 KiB page of a flat table.
+const FLAT_PAGE_POSITIONS: usize = PAGE / ENTRY / LEAF as usize;
+/// Leaves in use at which the two-level table first asks whether a flat one would be
+/// smaller (then at every doubling): 16 Ki leaves = 512 KiB of slab.
+const FIRST_DENSITY_CHECK: u32 = 1 << 14;
 
 /// A zero-initialised table of `len` 32-bit entries (see the module docs).
 pub(crate) struct LpnMap {
+    layout: Layout,
+    len: u64,
+}
+
+/// The two layouts: two levels while the set entries are sparse, one flat table once
+/// they are dense (the switch is one-way).
+enum Layout {
+    Tree(Tree),
+    Flat(Table),
+}
+
+/// The two-level layout.
+struct Tree {
     /// Slab index of each leaf position's leaf, 0 = none.
     dir: Table,
     /// The leaves, `LEAF` entries each; leaf 0 is the all-zero leaf of absent positions.
     slab: Table,
     /// Leaves handed out, counting leaf 0 (the next leaf to hand out).
     leaves: u32,
-    len: u64,
+    /// One bit per 4 KiB page a flat table would have (`FLAT_PAGE_POSITIONS` leaf
+    /// positions each): set once one of its positions has a leaf.
+    flat_page_seen: Vec<u64>,
+    /// Bits set in `flat_page_seen`: the pages a flat table would have made resident.
+    flat_pages: u64,
+    /// Leaves in use at which the density is checked next.
+    next_check: u32,
 }
 
 /// A zeroed array of `u32` in a mapping, or in an ordinary allocation where the system
@@ -92,121 +116,262 @@ impl Table {
         }
     }
 
+    /// Entry `i`. Indexing whole 4-byte chunks costs one bounds check.
     #[inline]
     fn get(&self, i: usize) -> u32 {
-        let at = i * ENTRY;
-        let b: [u8; ENTRY] = self.bytes()[at..at + ENTRY].try_into().expect("four bytes");
-        u32::from_ne_bytes(b)
+        u32::from_ne_bytes(self.bytes().as_chunks::<ENTRY>().0[i])
     }
 
     #[inline]
     fn set(&mut self, i: usize, v: u32) {
-        let at = i * ENTRY;
-        self.bytes_mut()[at..at + ENTRY].copy_from_slice(&v.to_ne_bytes());
+        self.bytes_mut().as_chunks_mut::<ENTRY>().0[i] = v.to_ne_bytes();
     }
 
-    fn is_mapped(&self) -> bool {
-        matches!(self, Table::Mapped(_))
+    /// Bytes in 4 KiB pages that hold a nonzero byte (a scan of the whole table).
+    fn nonzero_page_bytes(&self) -> usize {
+        self.bytes().chunks(PAGE).filter(|p| p.iter().any(|&b| b != 0)).count() * PAGE
+    }
+
+    /// A copy of `n` entries that writes (makes resident) only the 4 KiB pages holding a
+    /// nonzero byte.
+    fn copy_nonzero_pages(&self, n: usize) -> Table {
+        let mut c = Table::zeroed(n);
+        for (to, from) in c.bytes_mut().chunks_mut(PAGE).zip(self.bytes().chunks(PAGE)) {
+            if from.iter().any(|&b| b != 0) {
+                to.copy_from_slice(from);
+            }
+        }
+        c
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Table::Mapped(_) => "mapped",
+            Table::Heap(_) => "heap",
+        }
     }
 }
 
-impl LpnMap {
-    /// A table of `len` zero entries.
-    pub(crate) fn zeroed(len: u64) -> LpnMap {
+impl Tree {
+    fn new(len: u64, first_check: u32) -> Tree {
         let positions = len.div_ceil(LEAF);
         // Leaf indices are `u32`, and leaf 0 is the zero leaf.
         let slab_leaves = positions + 1;
         assert!(slab_leaves <= u32::MAX as u64, "forward map of {len} entries exceeds 2^32 leaves");
-        LpnMap {
+        let flat_pages = (positions as usize).div_ceil(FLAT_PAGE_POSITIONS);
+        Tree {
             dir: Table::zeroed(positions as usize),
             slab: Table::zeroed((slab_leaves * LEAF) as usize),
             leaves: 1,
-            len,
+            flat_page_seen: vec![0; flat_pages.div_ceil(64)],
+            flat_pages: 0,
+            next_check: first_check,
         }
     }
 
-    /// Entry `i` (panics when `i` is out of range).
-    #[inline]
-    pub(crate) fn get(&self, i: u64) -> u32 {
-        assert!(i < self.len, "forward map entry {i} of {}", self.len);
+    #[inline(always)]
+    fn get(&self, i: u64) -> u32 {
         let leaf = self.dir.get((i >> LEAF_SHIFT) as usize) as usize;
         self.slab.get(leaf << LEAF_SHIFT | (i & (LEAF - 1)) as usize)
     }
 
-    /// Set entry `i` to `v` (panics when `i` is out of range).
-    #[inline]
-    pub(crate) fn set(&mut self, i: u64, v: u32) {
-        assert!(i < self.len, "forward map entry {i} of {}", self.len);
+    /// Set entry `i` to `v`; true when the table has just become dense enough that a
+    /// flat one would be smaller.
+    #[inline(always)]
+    fn set(&mut self, i: u64, v: u32) -> bool {
         let pos = (i >> LEAF_SHIFT) as usize;
         let mut leaf = self.dir.get(pos);
+        let mut dense = false;
         if leaf == 0 {
             if v == 0 {
                 // Already zero, and a zero needs no leaf.
-                return;
+                return false;
             }
-            leaf = self.new_leaf(pos);
+            (leaf, dense) = self.new_leaf(pos);
         }
         self.slab.set((leaf as usize) << LEAF_SHIFT | (i & (LEAF - 1)) as usize, v);
+        dense
     }
 
-    /// Hand out the next leaf of the slab to leaf position `pos`.
+    /// Hand out the next leaf of the slab to leaf position `pos`; also answers whether
+    /// the table is now dense (see `is_dense`).
     #[cold]
-    fn new_leaf(&mut self, pos: usize) -> u32 {
+    #[inline(never)]
+    fn new_leaf(&mut self, pos: usize) -> (u32, bool) {
         let leaf = self.leaves;
         // The slab has a leaf for every position, and each position takes one at most.
         self.leaves += 1;
         self.dir.set(pos, leaf);
-        leaf
+        let page = pos / FLAT_PAGE_POSITIONS;
+        let bit = 1u64 << (page % 64);
+        if self.flat_page_seen[page / 64] & bit == 0 {
+            self.flat_page_seen[page / 64] |= bit;
+            self.flat_pages += 1;
+        }
+        let in_use = self.leaves - 1;
+        if in_use < self.next_check {
+            return (leaf, false);
+        }
+        self.next_check = self.next_check.saturating_mul(2);
+        (leaf, self.is_dense())
     }
 
-    /// Bytes of the table in 4 KiB pages that a write has touched — what a run has made
-    /// resident, near enough: the directory's pages that name a leaf plus the slab's
-    /// used prefix (it scans the directory, an eighth of a flat table: for memory reports,
-    /// not hot paths).
-    pub(crate) fn touched_bytes(&self) -> usize {
-        if self.leaves == 1 {
-            return 0;
+    /// Whether a flat table would hold these entries in fewer bytes: it makes resident
+    /// 4 KiB per page holding a set entry (`flat_pages`), the two levels at least 32 bytes
+    /// per leaf plus the directory's share of those pages (an eighth: 512 bytes each).
+    /// That is: more than 112 of the 128 leaf positions of the average touched page
+    /// have a leaf.
+    fn is_dense(&self) -> bool {
+        let leaf_bytes = (self.leaves as u64 - 1) * LEAF * ENTRY as u64;
+        let flat_page = PAGE as u64;
+        leaf_bytes + self.flat_pages * (flat_page / LEAF) > self.flat_pages * flat_page
+    }
+
+    /// The same entries in a flat table of `len` entries (it reads the whole directory
+    /// and writes only the leaves' places).
+    fn to_flat(&self, len: u64) -> Table {
+        let mut flat = Table::zeroed(len as usize);
+        let dir = self.dir.bytes().as_chunks::<ENTRY>().0;
+        let slab = self.slab.bytes();
+        let out = flat.bytes_mut();
+        let leaf_bytes = LEAF as usize * ENTRY;
+        for (pos, d) in dir.iter().enumerate() {
+            let leaf = u32::from_ne_bytes(*d) as usize;
+            if leaf != 0 {
+                let at = pos * leaf_bytes;
+                // The last leaf may reach past `len`.
+                let n = leaf_bytes.min(out.len() - at);
+                out[at..at + n].copy_from_slice(&slab[leaf * leaf_bytes..][..n]);
+            }
         }
-        let dir = self.dir.bytes();
-        let dir_pages = dir.chunks(PAGE).filter(|p| p.iter().any(|&b| b != 0)).count();
-        let slab = self.used_slab_bytes();
-        dir_pages * PAGE + slab.div_ceil(PAGE) * PAGE
+        flat
     }
 
     /// Bytes of the slab's leaves handed out so far, the zero leaf included.
     fn used_slab_bytes(&self) -> usize {
         self.leaves as usize * LEAF as usize * ENTRY
     }
+}
 
-    /// Leaves handed out, besides the zero leaf (for tests and reports).
-    #[cfg(test)]
-    fn leaves_in_use(&self) -> u32 {
-        self.leaves - 1
+impl Clone for Tree {
+    /// A deep copy that makes resident no more than the original: the directory page by
+    /// page, skipping pages without a leaf; the slab up to its last leaf.
+    fn clone(&self) -> Tree {
+        let positions = self.dir.bytes().len() / ENTRY;
+        let mut slab = Table::zeroed(self.slab.bytes().len() / ENTRY);
+        let n = self.used_slab_bytes();
+        slab.bytes_mut()[..n].copy_from_slice(&self.slab.bytes()[..n]);
+        Tree {
+            dir: self.dir.copy_nonzero_pages(positions),
+            slab,
+            leaves: self.leaves,
+            flat_page_seen: self.flat_page_seen.clone(),
+            flat_pages: self.flat_pages,
+            next_check: self.next_check,
+        }
     }
 }
 
-impl Clone for LpnMap {
-    /// A deep copy that makes resident no more than the original: the directory is
-    /// copied page by page, skipping pages without a leaf; the slab up to its last leaf.
-    fn clone(&self) -> LpnMap {
-        let mut c = LpnMap::zeroed(self.len);
-        let to = c.dir.bytes_mut().chunks_mut(PAGE);
-        for (to, from) in to.zip(self.dir.bytes().chunks(PAGE)) {
-            if from.iter().any(|&b| b != 0) {
-                to.copy_from_slice(from);
-            }
+impl LpnMap {
+    /// A table of `len` zero entries.
+    pub(crate) fn zeroed(len: u64) -> LpnMap {
+        LpnMap::with_first_check(len, FIRST_DENSITY_CHECK)
+    }
+
+    /// A table of `len` zero entries whose density is first checked at `first_check`
+    /// leaves in use (tests use small values to reach the flat layout).
+    fn with_first_check(len: u64, first_check: u32) -> LpnMap {
+        LpnMap { layout: Layout::Tree(Tree::new(len, first_check)), len }
+    }
+
+    /// Entry `i` (panics when `i` is out of range).
+    #[inline(always)]
+    pub(crate) fn get(&self, i: u64) -> u32 {
+        if i >= self.len {
+            out_of_range(i, self.len);
         }
-        let n = self.used_slab_bytes();
-        c.slab.bytes_mut()[..n].copy_from_slice(&self.slab.bytes()[..n]);
-        c.leaves = self.leaves;
-        c
+        match &self.layout {
+            Layout::Tree(t) => t.get(i),
+            Layout::Flat(f) => f.get(i as usize),
+        }
+    }
+
+    /// Set entry `i` to `v` (panics when `i` is out of range).
+    #[inline(always)]
+    pub(crate) fn set(&mut self, i: u64, v: u32) {
+        if i >= self.len {
+            out_of_range(i, self.len);
+        }
+        match &mut self.layout {
+            Layout::Tree(t) => {
+                if t.set(i, v) {
+                    self.flatten();
+                }
+            }
+            Layout::Flat(f) => f.set(i as usize, v),
+        }
+    }
+
+    /// Switch to the flat layout (the tree's mappings are returned to the system).
+    #[cold]
+    #[inline(never)]
+    fn flatten(&mut self) {
+        if let Layout::Tree(t) = &self.layout {
+            self.layout = Layout::Flat(t.to_flat(self.len));
+        }
+    }
+
+    /// Bytes of the table in 4 KiB pages that a write has touched — what a run has made
+    /// resident, near enough. Two levels: the directory's pages that name a leaf plus the
+    /// slab's used prefix; flat: the pages holding a nonzero entry. It scans the
+    /// directory or the flat table: for memory reports, not hot paths.
+    pub(crate) fn touched_bytes(&self) -> usize {
+        match &self.layout {
+            Layout::Tree(t) if t.leaves == 1 => 0,
+            Layout::Tree(t) => t.dir.nonzero_page_bytes() + t.used_slab_bytes().div_ceil(PAGE) * PAGE,
+            Layout::Flat(f) => f.nonzero_page_bytes(),
+        }
+    }
+
+    /// Leaves handed out besides the zero leaf; `None` once flat.
+    #[cfg(test)]
+    fn leaves_in_use(&self) -> Option<u32> {
+        match &self.layout {
+            Layout::Tree(t) => Some(t.leaves - 1),
+            Layout::Flat(_) => None,
+        }
+    }
+}
+
+/// The panic of an access past the end, out of line: it keeps `get` and `set` small
+/// enough to inline.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn out_of_range(i: u64, len: u64) -> ! {
+    panic!("forward map entry {i} out of range (length {len})")
+}
+
+impl Clone for LpnMap {
+    /// A deep copy that makes resident no more than the original.
+    fn clone(&self) -> LpnMap {
+        let layout = match &self.layout {
+            Layout::Tree(t) => Layout::Tree(t.clone()),
+            Layout::Flat(f) => Layout::Flat(f.copy_nonzero_pages(self.len as usize)),
+        };
+        LpnMap { layout, len: self.len }
     }
 }
 
 impl fmt::Debug for LpnMap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = if self.dir.is_mapped() && self.slab.is_mapped() { "mapped" } else { "heap" };
-        write!(f, "LpnMap({} entries, {} leaves, {kind})", self.len, self.leaves - 1)
+        match &self.layout {
+            Layout::Tree(t) => {
+                let kind = if t.dir.kind() == t.slab.kind() { t.dir.kind() } else { "mixed" };
+                write!(f, "LpnMap({} entries, two levels, {} leaves, {kind})", self.len, t.leaves - 1)
+            }
+            Layout::Flat(t) => write!(f, "LpnMap({} entries, flat, {})", self.len, t.kind()),
+        }
     }
 }
 
@@ -227,7 +392,7 @@ mod tests {
         assert_eq!((c.get(5), c.get((3 << 20) - 1), c.get(6)), (7, u32::MAX, 0));
         assert_eq!(m.get(5), 9);
         // Two leaves: the directory's first and last pages, one slab page.
-        assert_eq!(m.leaves_in_use(), 2);
+        assert_eq!(m.leaves_in_use(), Some(2));
         assert_eq!(m.touched_bytes(), 3 * 4096);
         assert_eq!(c.touched_bytes(), 3 * 4096);
     }
@@ -238,7 +403,7 @@ mod tests {
         // The last entry of leaf 0 and the first of leaf 1, in the opposite order.
         m.set(LEAF, 11);
         m.set(LEAF - 1, 10);
-        assert_eq!(m.leaves_in_use(), 2);
+        assert_eq!(m.leaves_in_use(), Some(2));
         for i in 0..4 * LEAF {
             let want = match i {
                 i if i == LEAF - 1 => 10,
@@ -250,7 +415,7 @@ mod tests {
         // Writes within a leaf take no new one.
         m.set(0, 1);
         m.set(2 * LEAF - 1, 2);
-        assert_eq!(m.leaves_in_use(), 2);
+        assert_eq!(m.leaves_in_use(), Some(2));
         assert_eq!((m.get(0), m.get(2 * LEAF - 1), m.get(2 * LEAF)), (1, 2, 0));
     }
 
@@ -260,7 +425,7 @@ mod tests {
             let mut m = LpnMap::zeroed(len);
             m.set(len - 1, 42);
             assert_eq!(m.get(len - 1), 42, "len {len}");
-            assert_eq!(m.leaves_in_use(), 1);
+            assert_eq!(m.leaves_in_use(), Some(1));
         }
     }
 
@@ -268,10 +433,10 @@ mod tests {
     fn writing_zero_where_nothing_was_written_takes_no_leaf() {
         let mut m = LpnMap::zeroed(100);
         m.set(50, 0);
-        assert_eq!((m.leaves_in_use(), m.touched_bytes()), (0, 0));
+        assert_eq!((m.leaves_in_use(), m.touched_bytes()), (Some(0), 0));
         m.set(50, 3);
         m.set(50, 0);
-        assert_eq!((m.get(50), m.leaves_in_use()), (0, 1));
+        assert_eq!((m.get(50), m.leaves_in_use()), (0, Some(1)));
     }
 
     #[test]
@@ -281,7 +446,7 @@ mod tests {
         for i in (0..len).rev() {
             m.set(i, i as u32 + 1);
         }
-        assert_eq!(m.leaves_in_use() as u64, len.div_ceil(LEAF));
+        assert_eq!(m.leaves_in_use(), Some(len.div_ceil(LEAF) as u32));
         assert!((0..len).all(|i| m.get(i) == i as u32 + 1));
     }
 
@@ -296,7 +461,7 @@ mod tests {
         c.set(3, 31);
         assert_eq!((m.get(3), m.get(500), m.get(700)), (30, 1, 0));
         assert_eq!((c.get(3), c.get(500), c.get(700)), (31, 0, 2));
-        assert_eq!((m.leaves_in_use(), c.leaves_in_use()), (2, 2));
+        assert_eq!((m.leaves_in_use(), c.leaves_in_use()), (Some(2), Some(2)));
     }
 
     #[test]
@@ -309,6 +474,15 @@ mod tests {
     #[should_panic]
     fn out_of_range_set_panics() {
         LpnMap::zeroed(4).set(4, 1);
+    }
+
+    #[test]
+    #[should_panic]
+    fn out_of_range_panics_once_flat() {
+        let mut m = LpnMap::with_first_check(LEAF * 200 + 3, 1);
+        (0..m.len).for_each(|i| m.set(i, 1));
+        assert_eq!(m.leaves_in_use(), None);
+        m.get(m.len);
     }
 
     #[test]
@@ -333,35 +507,88 @@ mod tests {
         for k in 2..leaves_per_page - 1 {
             m.set(k * LEAF, 1);
         }
-        assert_eq!(m.leaves_in_use() as u64, leaves_per_page - 1);
+        assert_eq!(m.leaves_in_use(), Some(leaves_per_page as u32 - 1));
         assert_eq!(m.touched_bytes(), 3 * PAGE);
         m.set((leaves_per_page - 1) * LEAF, 1);
         assert_eq!(m.touched_bytes(), 4 * PAGE);
     }
 
+    #[test]
+    fn a_dense_map_turns_flat_and_keeps_its_entries() {
+        // 64 flat pages' worth of entries, written in order: at the first check (1,024
+        // leaves = 8 full flat pages) a flat table is smaller.
+        let len = 64 * (PAGE / ENTRY) as u64;
+        let mut m = LpnMap::with_first_check(len, 1024);
+        for i in 0..len {
+            m.set(i, i as u32 + 1);
+            if i + 1 == 1023 * LEAF {
+                assert_eq!(m.leaves_in_use(), Some(1023), "not yet checked");
+            }
+        }
+        assert_eq!(m.leaves_in_use(), None);
+        assert!((0..len).all(|i| m.get(i) == i as u32 + 1));
+        assert_eq!(m.touched_bytes(), 64 * PAGE);
+        // Flat: zeroes are stored, the clone is independent and as resident.
+        let mut c = m.clone();
+        c.set(7, 0);
+        m.set(8, 5);
+        assert_eq!((m.get(7), m.get(8), c.get(7), c.get(8)), (8, 5, 0, 9));
+        assert_eq!(c.touched_bytes(), 64 * PAGE);
+        assert!(format!("{c:?}").contains("flat"));
+    }
+
+    #[test]
+    fn a_sparse_map_stays_two_level() {
+        // One entry in every 64th leaf position: each set fills a new flat page's worth
+        // sparsely, so the flat table would be far larger at every check.
+        let len = 1 << 20;
+        let mut m = LpnMap::with_first_check(len, 16);
+        for k in 0..len / (64 * LEAF) {
+            m.set(k * 64 * LEAF, 1);
+        }
+        assert_eq!(m.leaves_in_use(), Some((len / (64 * LEAF)) as u32));
+        assert!(format!("{m:?}").contains("two levels"));
+    }
+
+    #[test]
+    fn the_density_rule_is_the_resident_bytes_comparison() {
+        // Leaves in the first `n` of the 128 leaf positions of one flat page, checked at
+        // the `n`-th: 112 × 32 + 512 = 4,096 bytes is not more than the flat page, 113 is.
+        for (n, flat) in [(112, false), (113, true)] {
+            let mut m = LpnMap::with_first_check(128 * LEAF, n as u32);
+            (0..n).for_each(|k| m.set(k * LEAF, 1));
+            assert_eq!(m.leaves_in_use().is_none(), flat, "{n} leaves");
+            assert!((0..128 * LEAF).all(|i| m.get(i) == (i % LEAF == 0 && i < n * LEAF) as u32));
+        }
+    }
+
     proptest! {
-        /// Random writes and reads against a `Vec` model, with a clone taken midway that
-        /// must keep the state of that moment.
+        /// Runs of writes and reads against a `Vec` model, with a clone taken midway that
+        /// must keep the state of that moment; density checks from a few leaves on, so
+        /// that dense cases turn flat along the way.
         #[test]
         fn behaves_like_a_vec(
-            len in 1u64..300,
-            ops in prop::collection::vec((any::<prop::sample::Index>(), 0u32..4), 1..400),
+            len in 1u64..4000,
+            first_check in 1u32..200,
+            ops in prop::collection::vec((any::<prop::sample::Index>(), 1u64..80, 0u32..4), 1..120),
             clone_at in any::<prop::sample::Index>(),
         ) {
-            let mut m = LpnMap::zeroed(len);
+            let mut m = LpnMap::with_first_check(len, first_check);
             let mut model = vec![0u32; len as usize];
             let clone_at = clone_at.index(ops.len());
             let mut snapshot = None;
-            for (k, (at, v)) in ops.iter().enumerate() {
+            for (k, (at, run, v)) in ops.iter().enumerate() {
                 if k == clone_at {
                     snapshot = Some((m.clone(), model.clone()));
                 }
-                let i = at.index(len as usize);
+                let from = at.index(len as usize) as u64;
                 // Values 0..4: zeroes (unmapping) are frequent, as are repeated writes.
                 let v = if *v == 3 { u32::MAX } else { *v };
-                m.set(i as u64, v);
-                model[i] = v;
-                prop_assert_eq!(m.get(i as u64), v);
+                for i in from..(from + run).min(len) {
+                    m.set(i, v.wrapping_add(i as u32 & 1));
+                    model[i as usize] = v.wrapping_add(i as u32 & 1);
+                    prop_assert_eq!(m.get(i), model[i as usize]);
+                }
             }
             for (i, &want) in model.iter().enumerate() {
                 prop_assert_eq!(m.get(i as u64), want);
@@ -370,8 +597,10 @@ mod tests {
             for (i, &want) in cm.iter().enumerate() {
                 prop_assert_eq!(c.get(i as u64), want);
             }
-            // At most one leaf per position.
-            prop_assert!(m.leaves_in_use() as u64 <= len.div_ceil(LEAF));
+            if let Some(leaves) = m.leaves_in_use() {
+                // At most one leaf per position.
+                prop_assert!(leaves as u64 <= len.div_ceil(LEAF));
+            }
         }
     }
 }
