@@ -285,30 +285,45 @@ impl LpnMap {
     }
 
     /// Entry `i` (panics when `i` is out of range).
+    ///
+    /// The flat layout's access is inlined, the two-level one's is a call: kept small,
+    /// `get` and `set` inline into the GC's page loops (with both layouts inlined they
+    /// did not, and preconditioning ran 7 % more instructions).
     #[inline(always)]
     pub(crate) fn get(&self, i: u64) -> u32 {
+        match &self.layout {
+            // A flat table has exactly `len` entries: its bounds check is the range check.
+            Layout::Flat(f) => f.get(i as usize),
+            Layout::Tree(t) => self.tree_get(t, i),
+        }
+    }
+
+    #[inline(never)]
+    fn tree_get(&self, t: &Tree, i: u64) -> u32 {
         if i >= self.len {
             out_of_range(i, self.len);
         }
-        match &self.layout {
-            Layout::Tree(t) => t.get(i),
-            Layout::Flat(f) => f.get(i as usize),
-        }
+        t.get(i)
     }
 
     /// Set entry `i` to `v` (panics when `i` is out of range).
     #[inline(always)]
     pub(crate) fn set(&mut self, i: u64, v: u32) {
+        match &mut self.layout {
+            Layout::Flat(f) => f.set(i as usize, v),
+            Layout::Tree(_) => self.tree_set(i, v),
+        }
+    }
+
+    #[inline(never)]
+    fn tree_set(&mut self, i: u64, v: u32) {
         if i >= self.len {
             out_of_range(i, self.len);
         }
-        match &mut self.layout {
-            Layout::Tree(t) => {
-                if t.set(i, v) {
-                    self.flatten();
-                }
-            }
-            Layout::Flat(f) => f.set(i as usize, v),
+        if let Layout::Tree(t) = &mut self.layout
+            && t.set(i, v)
+        {
+            self.flatten();
         }
     }
 
