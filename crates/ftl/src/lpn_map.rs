@@ -1,32 +1,43 @@
 //! Storage of the page FTL's forward map: a two-level table of 32-bit entries in
-//! anonymous memory mappings.
+//! anonymous memory mappings while the written entries are sparse, one flat table once
+//! they are dense.
 //!
-//! Entries (`ppa + 1`, zero = unmapped) live in *leaves* of [`LEAF`] consecutive
-//! entries. A *directory* holds one `u32` per leaf position of the logical space: 0 when
-//! no entry of that leaf was ever set, else the leaf's index in the *slab*, a dense array
-//! of leaves handed out in first-touch order. Leaf 0 of the slab is never handed out and
-//! stays all zero, so a lookup is two dependent loads and no branch:
+//! Two levels: entries (`ppa + 1`, zero = unmapped) live in *leaves* of [`LEAF`]
+//! consecutive entries. A *directory* holds one `u32` per leaf position of the logical
+//! space: 0 when no entry of that leaf was ever set, else the leaf's index in the *slab*,
+//! a dense array of leaves handed out in first-touch order. Leaf 0 of the slab is never
+//! handed out and stays all zero, so a lookup is two dependent loads and no branch:
 //! `slab[dir[i / LEAF] * LEAF + i % LEAF]`. A write to a position without a leaf takes
-//! the next one from the slab; nothing is ever allocated, moved or copied after
-//! construction, and nothing is hashed.
+//! the next one from the slab; nothing is allocated, moved or copied after construction,
+//! and nothing is hashed.
 //!
 //! Why two levels: a trace that touches pages uniformly over a large footprint sets a
 //! small fraction of the entries but dirties every 4 KiB (and 2 MiB) page of a flat
 //! table. The MQSim comparison run (issue #14: 1 M requests over the first 200 GiB of a
-//! 476 GiB logical space, 8 KiB pages) sets 3.36 M of the 26.2 M entries of its footprint;
-//! a flat table made 100 MiB of it resident, the two-level one makes the directory
-//! (12.5 MiB) and 1.09 M leaves (33.2 MiB) resident. Resident bytes by leaf size for that
-//! trace (directory + leaves): 2 entries 66.1 MiB, 4: 47.2, **8: 45.7**, 16: 57.1,
-//! 32: 76.4, 64: 93.7 MiB — 8 entries (32 bytes, half a cache line, never split across
-//! lines) is the minimum. Where every entry is set (preconditioning), the directory costs
-//! an eighth more memory than a flat table. Measurements: docs/performance.md.
+//! 476 GiB logical space, 8 KiB pages) sets 3.36 M of the 26.2 M entries of its
+//! footprint; a flat table made 100 MiB of it resident, the two-level one makes the
+//! directory (12.5 MiB) and 1.09 M leaves (33.2 MiB) resident. Resident bytes by leaf
+//! size for that trace (directory + leaves): 2 entries 66.1 MiB, 4: 47.2, **8: 45.7**,
+//! 16: 57.1, 32: 76.4, 64: 93.7 MiB — 8 entries (32 bytes, half a cache line, never split
+//! across lines) is the minimum.
+//!
+//! Why flat once dense: where (nearly) every entry is set, as in preconditioning, the
+//! directory is pure overhead — an eighth more memory and a second dependent cache miss
+//! per random access (preconditioning 256 GiB ran 19 % more CPU time with two levels).
+//! So the two-level table counts the 4 KiB pages a flat table would have made resident
+//! and, at 16 Ki leaves in use and at every doubling after, switches (once, copying the
+//! leaves) to a flat table when that would be smaller: when the leaves (32 bytes each)
+//! plus the directory's share of those pages (512 bytes each) exceed 4 KiB per page,
+//! i.e. more than 112 of the 128 leaf positions of the average touched page have a leaf.
+//! The layout never changes a result, only memory and speed. Measurements:
+//! docs/performance.md.
 //!
 //! Why mappings and not `Vec`s: the operating system hands out their pages zeroed and
 //! only when first written, so an empty map costs no memory and no `memset` (zero means
 //! "no leaf" and "unmapped" here, hence the `ppa + 1` encoding); the slab is sized for the
-//! worst case (every leaf set) and only its used prefix becomes resident. On Linux both
-//! are advised for transparent huge pages: every access of the map is at a random place
-//! and huge pages remove most of the TLB walks (preconditioning a 256 GiB device:
+//! worst case (every leaf set) and only its used prefix becomes resident. On Linux all
+//! tables are advised for transparent huge pages: every access of the map is at a random
+//! place and huge pages remove most of the TLB walks (preconditioning a 256 GiB device:
 //! docs/performance.md). Where the system refuses a mapping, an ordinary zeroed
 //! allocation takes its place (the allocator's large zeroed allocations are lazily
 //! backed too).
