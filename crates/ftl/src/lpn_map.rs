@@ -590,17 +590,23 @@ mod tests {
 
     proptest! {
         /// Runs of writes and reads against a `Vec` model, with a clone taken midway that
-        /// must keep the state of that moment; density checks from a few leaves on, so
-        /// that dense cases turn flat along the way.
+        /// must keep the state of that moment. Some cases first fill part or all of the
+        /// table in order with density checks from the first leaf on (`first_check` 1,
+        /// lengths of whole flat pages), so that they turn flat before or during the runs.
         #[test]
         fn behaves_like_a_vec(
-            len in 1u64..4000,
-            first_check in 1u32..200,
-            ops in prop::collection::vec((any::<prop::sample::Index>(), 1u64..80, 0u32..4), 1..120),
+            len in prop_oneof![1u64..3000, (0u32..3).prop_map(|k| 1024u64 << k)],
+            first_check in prop_oneof![Just(1u32), 1u32..200],
+            fill_percent in prop_oneof![Just(100u64), 0u64..=100],
+            ops in prop::collection::vec((any::<prop::sample::Index>(), 1u64..200, 0u32..4), 1..100),
             clone_at in any::<prop::sample::Index>(),
         ) {
             let mut m = LpnMap::with_first_check(len, first_check);
             let mut model = vec![0u32; len as usize];
+            for i in 0..len * fill_percent / 100 {
+                m.set(i, i as u32 + 1);
+                model[i as usize] = i as u32 + 1;
+            }
             let clone_at = clone_at.index(ops.len());
             let mut snapshot = None;
             for (k, (at, run, v)) in ops.iter().enumerate() {
@@ -608,12 +614,14 @@ mod tests {
                     snapshot = Some((m.clone(), model.clone()));
                 }
                 let from = at.index(len as usize) as u64;
-                // Values 0..4: zeroes (unmapping) are frequent, as are repeated writes.
+                // Values 0..4 (3 = u32::MAX) plus the entry's parity: zeroes (unmapping)
+                // are frequent, as are repeated writes.
                 let v = if *v == 3 { u32::MAX } else { *v };
                 for i in from..(from + run).min(len) {
-                    m.set(i, v.wrapping_add(i as u32 & 1));
-                    model[i as usize] = v.wrapping_add(i as u32 & 1);
-                    prop_assert_eq!(m.get(i), model[i as usize]);
+                    let v = v.wrapping_add(i as u32 & 1);
+                    m.set(i, v);
+                    model[i as usize] = v;
+                    prop_assert_eq!(m.get(i), v);
                 }
             }
             for (i, &want) in model.iter().enumerate() {
