@@ -1071,8 +1071,7 @@ impl Simulation {
             return Ok(false);
         }
         let Some(ppa) = self.ftl.lookup(Lpn(tx.lpn)) else { return Ok(false) };
-        let a = self.geo.addr(ppa);
-        if self.geo.die_id(a) != die {
+        if self.die_of_ppa(ppa) != die {
             return Ok(false);
         }
         if dequeue {
@@ -1080,16 +1079,31 @@ impl Simulation {
             self.ctl.read_queue.removed(self.now, 1);
         }
         let (off, len) = if tx.kind == TxnKind::RmwRead { (0, self.page_size) } else { (tx.offset, tx.len) };
-        let cmd = Command::Read { pages: &[a], offset_bytes: off, len_bytes: len };
-        self.read_command(die, &[id], &cmd)?;
+        // The one-page read without building a command (the device's `read_page`).
+        let timing = self.device.read_page(self.now, ppa, off, len).map_err(|e| self.nand(e))?;
+        self.read_issued(die, &[id], &timing, OpKind::Read);
         Ok(true)
+    }
+
+    /// The die holding physical page `ppa`.
+    #[inline]
+    pub(super) fn die_of_ppa(&self, ppa: Ppa) -> DieId {
+        self.geo.die_of_plane(self.geo.plane_of_block(self.geo.block_of(ppa)))
     }
 
     /// Issue the read command `cmd` serving the transactions `ids` (already out of
     /// their queue) on `die`, and account for it.
     fn read_command(&mut self, die: DieId, ids: &[u32], cmd: &Command<'_>) -> Result<(), RunError> {
         let timing = self.device.issue(self.now, cmd).map_err(|e| self.nand(e))?;
-        self.note_suspension(&timing);
+        let kind = if matches!(cmd, Command::SomlRead { .. }) { OpKind::SomlRead } else { OpKind::Read };
+        self.read_issued(die, ids, &timing, kind);
+        Ok(())
+    }
+
+    /// The read command of `kind` serving the transactions `ids` on `die` was issued
+    /// with `timing`: account for it and start its operation.
+    fn read_issued(&mut self, die: DieId, ids: &[u32], timing: &lamina_nand_model::OpTiming, kind: OpKind) {
+        self.note_suspension(timing);
         for &t in ids {
             let (kind, req, lpn, link) = {
                 let x = self.ctl.txns.get(t);
@@ -1112,10 +1126,8 @@ impl Simulation {
             self.mark_start(req);
         }
         let n = ids.len() as u32;
-        let kind = if matches!(cmd, Command::SomlRead { .. }) { OpKind::SomlRead } else { OpKind::Read };
         self.note_command(die, kind, if kind == OpKind::SomlRead { 1 } else { n }, n);
-        self.new_op(die, timing.done, ids, None, Phases::of(&timing));
-        Ok(())
+        self.new_op(die, timing.done, ids, None, Phases::of(timing));
     }
 
     /// Issue the read command `picks` (positions in the die's read queue) describe: one
@@ -1561,57 +1573,61 @@ impl Simulation {
     /// Program the allocated pages of the host writes `ids` as one (multi-plane) command.
     fn program_group(&mut self, ids: &[u32], ppas: &[Ppa]) -> Result<(), RunError> {
         if let ([t], [ppa]) = (ids, ppas) {
-            // One page (the common case): no arrays to fill.
-            let (a, tag) = self.program_page(*t, *ppa);
-            return self.program_command(ids, ppas, &[a], &[tag]);
+            // One page (the common case): the device's one-page program, no command.
+            let tag = self.program_tag(*t);
+            let timing = self.device.program_page(self.now, *ppa, tag).map_err(|e| self.nand(e))?;
+            self.program_issued(self.die_of_ppa(*ppa), ids, ppas, &timing);
+            return Ok(());
         }
         let n = ids.len();
         let mut addrs = [PageAddr::default(); MAX_OP_TXNS];
         let mut tags = [0u64; MAX_OP_TXNS];
         for (i, (&t, &ppa)) in ids.iter().zip(ppas).enumerate() {
-            (addrs[i], tags[i]) = self.program_page(t, ppa);
+            (addrs[i], tags[i]) = (self.geo.addr(ppa), self.program_tag(t));
         }
-        self.program_command(ids, ppas, &addrs[..n], &tags[..n])
-    }
-
-    /// Host write `t` is about to program `ppa`: the page's address and its verifier tag.
-    #[inline]
-    fn program_page(&mut self, t: u32, ppa: Ppa) -> (PageAddr, u64) {
-        let x = *self.ctl.txns.get(t);
-        if x.kind == TxnKind::Write && (x.req != NIL || self.realloc.is_none()) {
-            self.write_mapped(x.lpn);
-        }
-        if self.remap_base != u64::MAX {
-            self.remap_invalidate(x.lpn);
-        }
-        (self.geo.addr(ppa), self.verifier.program(x.lpn))
-    }
-
-    /// Issue the program of `addrs` (tags `tags`) serving host writes `ids` at `ppas`.
-    fn program_command(
-        &mut self,
-        ids: &[u32],
-        ppas: &[Ppa],
-        addrs: &[PageAddr],
-        tags: &[u64],
-    ) -> Result<(), RunError> {
-        let n = ids.len();
         let die = self.geo.die_id(addrs[0]);
         let timing = self
             .device
-            .issue(self.now, &Command::Program { pages: addrs, tags })
+            .issue(self.now, &Command::Program { pages: &addrs[..n], tags: &tags[..n] })
             .map_err(|e| self.nand(e))?;
+        self.program_issued(die, ids, ppas, &timing);
+        Ok(())
+    }
+
+    /// Host write `t` is about to be programmed: its verifier tag.
+    #[inline]
+    fn program_tag(&mut self, t: u32) -> u64 {
+        let x = self.ctl.txns.get(t);
+        let (kind, req, lpn) = (x.kind, x.req, x.lpn);
+        if kind == TxnKind::Write && (req != NIL || self.realloc.is_none()) {
+            self.write_mapped(lpn);
+        }
+        if self.remap_base != u64::MAX {
+            self.remap_invalidate(lpn);
+        }
+        self.verifier.program(lpn)
+    }
+
+    /// The program serving host writes `ids` at `ppas` on `die` was issued with
+    /// `timing`: account for it and start its operation.
+    fn program_issued(
+        &mut self,
+        die: DieId,
+        ids: &[u32],
+        ppas: &[Ppa],
+        timing: &lamina_nand_model::OpTiming,
+    ) {
+        let n = ids.len();
         self.ctl.dies[die.idx()].writes_done += n as u64;
         for &t in ids {
             let req = self.ctl.txns.get(t).req;
             self.mark_start(req);
         }
         self.note_command(die, OpKind::Program, n as u32, n as u32);
-        self.new_op(die, timing.done, ids, Some(PeKind::Program), Phases::of(&timing));
+        self.new_op(die, timing.done, ids, Some(PeKind::Program), Phases::of(timing));
         for &ppa in ppas {
             self.maybe_start_gc(self.geo.plane_of_block(self.geo.block_of(ppa)));
         }
-        Ok(())
     }
 
     /// True if the write must first read the page's old data (partial page, mapped,
