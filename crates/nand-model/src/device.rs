@@ -816,7 +816,7 @@ impl Device {
     }
 
     /// Where page `ppa` is: what a one-page command needs of its address.
-    #[inline]
+    #[inline(always)]
     fn page_of(&self, ppa: Ppa) -> PageOf {
         let g = self.geometry();
         assert!(ppa.0 < g.total_pages(), "ppa {} out of range", ppa.0);
@@ -847,6 +847,7 @@ impl Device {
                 .any(|a| pe.planes >> a.plane & 1 == 1 && a.block == pe.block_in_plane && a.page == pe.page)
     }
 
+    #[inline]
     fn reserve_bus(&mut self, ch: ChannelId, earliest: u64, dur: u64) -> u64 {
         let c = &mut self.channels[ch.idx()];
         // Reservations ending before the current issue time can never matter again.
@@ -856,6 +857,7 @@ impl Device {
     }
 
     /// Reserve a program or erase: bus phase once the die is ready, then the array.
+    #[inline]
     fn timed_pe(
         &mut self,
         at: u64,
@@ -929,6 +931,7 @@ impl Device {
 
     /// Reserve a read (plain, multi-plane or SOML), suspending an in-flight program or
     /// erase on its die when the rules allow.
+    #[inline]
     fn timed_read(
         &mut self,
         at: u64,
