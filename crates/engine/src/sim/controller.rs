@@ -61,6 +61,13 @@ pub(crate) struct Txn {
     /// policies read the old page before placing the write; see
     /// [`Simulation::place_and_push`]).
     rmw_pending: bool,
+    /// A host write that reads of its page find in the host's queued writes
+    /// (`Host::queued_writes`) while it waits for its program, and whether
+    /// it is counted there. It is counted only once it waits (a die queue, the
+    /// undecided queue, a refused allocation): a write programmed as it is queued —
+    /// most of them — never enters the map (no read can be admitted in between).
+    pub(crate) counts_queued: bool,
+    counted: bool,
 }
 
 impl Txn {
@@ -90,6 +97,8 @@ impl Txn {
             translation: 0,
             translated: false,
             rmw_pending: false,
+            counts_queued: false,
+            counted: false,
         }
     }
 
@@ -504,6 +513,16 @@ impl DeviceView for View<'_> {
     }
 }
 
+/// Count host write `t` in `queued` (the host's queued writes) if it should be and is
+/// not yet ([`Txn::counts_queued`]).
+#[inline]
+fn count_queued(queued: &mut rustc_hash::FxHashMap<u64, u32>, t: &mut Txn) {
+    if t.counts_queued && !t.counted && t.kind == TxnKind::Write {
+        t.counted = true;
+        *queued.entry(t.lpn).or_insert(0) += 1;
+    }
+}
+
 /// Remove the queue entries at `picks` (distinct positions) and return their ids in
 /// `picks` order into `out`.
 fn take_picks(q: &mut std::collections::VecDeque<QueuedTxn>, picks: &[u32], out: &mut Vec<u32>) {
@@ -598,6 +617,7 @@ impl Simulation {
     /// reads its old page, [`Self::place_and_push`]).
     #[inline(never)]
     fn defer_write(&mut self, mut t: Txn, pre_read: bool) -> Result<(), RunError> {
+        self.count_queued_write(&mut t);
         // `enq` is set again when the write is bound; until then it is the instant the
         // write became undecided.
         t.enq = self.now;
@@ -818,6 +838,9 @@ impl Simulation {
                 return if issued { Ok(()) } else { self.dispatch(die, false) };
             }
         }
+        if !is_read {
+            count_queued(&mut self.host.queued_writes, self.ctl.txns.get_mut(id));
+        }
         let q = &mut self.ctl.dies[die.idx()].queues;
         if is_read {
             q.reads.push_back(t.queued(id));
@@ -833,6 +856,13 @@ impl Simulation {
             return Ok(());
         }
         self.dispatch(die, is_read)
+    }
+
+    /// Host write `t` waits for its program: count it in the host's queued writes (once;
+    /// see [`Txn::counts_queued`]).
+    #[inline]
+    fn count_queued_write(&mut self, t: &mut Txn) {
+        count_queued(&mut self.host.queued_writes, t);
     }
 
     /// Work on `die`: queued transactions and GC jobs, parked work, operations in flight
@@ -1446,7 +1476,11 @@ impl Simulation {
                 self.program_group(&[id], &[ppa])?;
                 Ok(Some(true))
             }
-            Err(e) => self.write_refused(id, e).map(Some),
+            Err(e) => {
+                // It waits now (in its queue or another's).
+                count_queued(&mut self.host.queued_writes, self.ctl.txns.get_mut(id));
+                self.write_refused(id, e).map(Some)
+            }
         }
     }
 
@@ -1598,8 +1632,8 @@ impl Simulation {
     #[inline]
     fn program_tag(&mut self, t: u32) -> u64 {
         let x = self.ctl.txns.get(t);
-        let (kind, req, lpn) = (x.kind, x.req, x.lpn);
-        if kind == TxnKind::Write && (req != NIL || self.realloc.is_none()) {
+        let (counted, lpn) = (x.counted, x.lpn);
+        if counted {
             self.write_mapped(lpn);
         }
         if self.remap_base != u64::MAX {

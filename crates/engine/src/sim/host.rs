@@ -61,7 +61,8 @@ pub(crate) struct Host {
     /// read that finds its page unmapped but here is served from the queued write's
     /// data. Small (queued writes only), so it stays in cache; a per-LPN bit set over
     /// the footprint cost 5 % of replay throughput in cache misses. Lookups only; never
-    /// iterated.
+    /// iterated. A write enters only once it waits (`Txn::counts_queued`): one that is
+    /// programmed as it is queued would leave again before any read could look.
     pub(crate) queued_writes: rustc_hash::FxHashMap<u64, u32>,
     /// Bumped on every arrival (an idle flush is valid only if no arrival followed it).
     pub(crate) epoch: u32,
@@ -310,14 +311,17 @@ impl Simulation {
                 }
             });
         }
-        *self.host.queued_writes.entry(lpn).or_insert(0) += 1;
         let mut t = Txn::new(TxnKind::Write, lpn, req, DieId(0), PlaneId(0), offset, len);
         t.partial = len != self.page_size;
+        // Counted in `queued_writes` if it waits for its program (`Txn::counts_queued`).
+        t.counts_queued = true;
         if let Some(m) = self.mirror_of(lpn) {
             // RAIN 1: the mirror copy is written too; the request completes with both.
+            // Only the host's page is looked up in `queued_writes`.
             self.host.reqs.get_mut(req).remaining += 1;
             self.place_and_push(t)?;
             t.lpn = m.0;
+            t.counts_queued = false;
         }
         self.place_and_push(t)?;
         Ok(Served::Queued)
