@@ -945,7 +945,18 @@ impl Simulation {
 
     /// Serve the die's queues while it is free (or, for a new read, while a program or
     /// erase it could suspend is running).
+    #[inline]
     pub(super) fn dispatch(&mut self, die: DieId, read_arrived: bool) -> Result<(), RunError> {
+        // Nothing queued, nothing to serve: the common case when an operation completes
+        // (checked here so that it costs no call).
+        if self.ctl.dies[die.idx()].queues.is_empty() {
+            return Ok(());
+        }
+        self.serve_queues(die, read_arrived)
+    }
+
+    /// [`Self::dispatch`] of a die with queued work.
+    fn serve_queues(&mut self, die: DieId, read_arrived: bool) -> Result<(), RunError> {
         loop {
             let d = &self.ctl.dies[die.idx()];
             let free = d.unfinished == 0;
