@@ -1785,17 +1785,18 @@ impl Simulation {
         }
         let all = if o.more == NIL { [o.txn; MAX_OP_TXNS] } else { self.ctl.op_txns.remove(o.more) };
         for &t in &all[..o.ntxns as usize] {
-            let tx = self.ctl.txns.remove(t);
-            if matches!(tx.kind, TxnKind::Read | TxnKind::Write) && tx.req != NIL && tx.lpn < self.remap_base
-            {
-                let r = self.host.reqs.get_mut(tx.req);
+            let x = self.ctl.txns.get(t);
+            if matches!(x.kind, TxnKind::Read | TxnKind::Write) && x.req != NIL && x.lpn < self.remap_base {
+                let r = self.host.reqs.get_mut(x.req);
                 if r.remaining > 1 {
                     // Not the request's last part: only the last one's attribution counts
-                    // (`finish_sub`), so skip building this one.
+                    // (`finish_sub`), so skip building this one (and copying it out).
                     r.remaining -= 1;
+                    self.ctl.txns.free(t);
                     continue;
                 }
             }
+            let tx = self.ctl.txns.remove(t);
             let d = &self.ctl.dies[tx.die.idx()];
             let arrival = if tx.req == NIL { o.issued } else { self.host.reqs.get(tx.req).arrival };
             // The translation step ran inside the time before the command's issue.

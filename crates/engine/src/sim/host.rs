@@ -31,8 +31,6 @@ pub(crate) struct Request {
     pub(crate) pages: u32,
     /// When its latest controller-DRAM access started.
     pub(crate) dram_start: SimTime,
-    /// Where the response time of its latest-completing part went.
-    pub(crate) attr: Attribution,
 }
 
 /// How one page of a host request is served when it is admitted.
@@ -150,7 +148,6 @@ impl Simulation {
             lpn: first_lpn,
             pages: npages,
             dram_start: self.now,
-            attr: Attribution::default(),
         });
         let (mut instant, mut dram_pages, mut dram_bytes) = (0u32, 0u32, 0u64);
         if r.op == IoOp::Read {
@@ -434,18 +431,18 @@ impl Simulation {
         let h = &mut self.host;
         let r = h.reqs.get_mut(req);
         r.remaining -= n;
-        // Parts complete in time order: the last one is the request's critical part.
-        r.attr = *attr;
         if r.remaining > 0 {
             return Ok(());
         }
+        // Parts complete in time order: the last one (`attr`) is the request's critical
+        // part.
         let r = h.reqs.remove(req);
         if self.hif.is_some() {
             // The host has it when its completion crosses the link.
-            self.hif_device_done(r.id, r.last_start, &r.attr);
+            self.hif_device_done(r.id, r.last_start, attr);
         } else {
             let wait = r.last_start.since(r.arrival);
-            self.record_completion(r.id, r.op, r.bytes, r.arrival, r.lpn, wait, &r.attr, None);
+            self.record_completion(r.id, r.op, r.bytes, r.arrival, r.lpn, wait, attr, None);
         }
         if r.op == IoOp::Read && self.realloc.is_some() {
             self.realloc_after_read(r.lpn, r.pages)?;
