@@ -37,6 +37,16 @@ impl<T> Slab<T> {
         v
     }
 
+    /// Remove the item without moving it out.
+    #[inline]
+    pub fn free(&mut self, i: u32) {
+        let slot = &mut self.items[i as usize];
+        assert!(slot.is_some(), "slab: free of a free handle");
+        *slot = None;
+        self.free.push(i);
+        self.live -= 1;
+    }
+
     /// The item.
     #[inline]
     pub fn get(&self, i: u32) -> &T {

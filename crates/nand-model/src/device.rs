@@ -291,6 +291,18 @@ struct Check {
     n: u64,
 }
 
+/// A page's place, for the one-page commands ([`Device::read_page`]).
+struct PageOf {
+    check: Check,
+    /// Global block index and page within it.
+    block: u32,
+    page: u32,
+    /// The plane's index within its die and the block's within its plane (what the
+    /// multi-plane rules and [`PeOp`] compare).
+    plane_in_die: u32,
+    block_in_plane: u32,
+}
+
 impl Device {
     /// A fresh device: every page erased, every resource idle at time 0.
     pub fn new(spec: DeviceSpec, options: DeviceOptions) -> Device {
@@ -763,6 +775,81 @@ impl Device {
         }
     }
 
+    /// [`Device::issue`] of a one-page [`Command::Read`] of bytes
+    /// `[offset_bytes, offset_bytes + len_bytes)` of `ppa`: the command a controller
+    /// issues most, without building it or decoding the address into its components
+    /// (the die, channel and block follow from `ppa` by the geometry's divisions). Same
+    /// checks, state change, timing and errors as the general path (a test compares
+    /// them). Panics if `ppa` is beyond the device, as [`Geometry::addr`] does.
+    pub fn read_page(
+        &mut self,
+        at: SimTime,
+        ppa: Ppa,
+        offset_bytes: u32,
+        len_bytes: u32,
+    ) -> Result<OpTiming, NandError> {
+        assert!(at.0 >= self.last_at, "issue time went backwards: {} < {}", at.0, self.last_at);
+        let o = self.page_of(ppa);
+        self.check_range(offset_bytes, len_bytes)?;
+        if !self.blocks.is_programmed(o.block, o.page) {
+            return Err(NandError::ReadErased(self.geometry().addr(ppa)));
+        }
+        let t = self.spec.timing();
+        let array = t.read_array(o.page).0;
+        let cmd_ns = t.t_cmd_read.0;
+        let out_ns = t.transfer(len_bytes as u64).0;
+        let own = self.dies[o.check.die.idx()].pe.is_some_and(|pe| {
+            pe.kind == PeKind::Program
+                && pe.planes >> o.plane_in_die & 1 == 1
+                && o.block_in_plane == pe.block_in_plane
+                && o.page == pe.page
+        });
+        self.begin(at);
+        self.stats.reads += 1;
+        self.stats.pages_read += 1;
+        Ok(self.timed_read(at.0, &o.check, cmd_ns, array, out_ns, own))
+    }
+
+    /// [`Device::issue`] of a one-page [`Command::Program`] of `ppa` with `tag` (see
+    /// [`Device::read_page`]: the same outcome as the general path, without the command).
+    pub fn program_page(&mut self, at: SimTime, ppa: Ppa, tag: u64) -> Result<OpTiming, NandError> {
+        assert!(at.0 >= self.last_at, "issue time went backwards: {} < {}", at.0, self.last_at);
+        let o = self.page_of(ppa);
+        self.check_program_page(o.block, o.page)?;
+        let t = self.spec.timing();
+        let array = t.program_array(o.page).0;
+        let bus_ns = t.t_cmd_program.0 + t.transfer(self.geometry().page_size_bytes() as u64).0;
+        self.do_program(o.block, o.page, tag);
+        self.begin(at);
+        self.stats.programs += 1;
+        self.stats.pages_programmed += 1;
+        Ok(self.timed_pe(
+            at.0,
+            &o.check,
+            PeKind::Program,
+            bus_ns,
+            array,
+            (1 << o.plane_in_die, o.block_in_plane, o.page),
+        ))
+    }
+
+    /// Where page `ppa` is: what a one-page command needs of its address.
+    #[inline(always)]
+    fn page_of(&self, ppa: Ppa) -> PageOf {
+        let g = self.geometry();
+        assert!(ppa.0 < g.total_pages(), "ppa {} out of range", ppa.0);
+        let block = g.block_of(ppa);
+        let plane = g.plane_of_block(block);
+        let die = g.die_of_plane(plane);
+        PageOf {
+            check: Check { die, channel: g.channel_of_die(die), n: 1 },
+            block: block.0,
+            page: (ppa.0 - g.first_page(block).0) as u32,
+            plane_in_die: plane.0 - die.0 * g.planes_per_die(),
+            block_in_plane: block.0 - plane.0 * g.blocks_per_plane(),
+        }
+    }
+
     /// Bookkeeping common to every accepted operation.
     #[inline]
     fn begin(&mut self, at: SimTime) {
@@ -778,6 +865,7 @@ impl Device {
                 .any(|a| pe.planes >> a.plane & 1 == 1 && a.block == pe.block_in_plane && a.page == pe.page)
     }
 
+    #[inline]
     fn reserve_bus(&mut self, ch: ChannelId, earliest: u64, dur: u64) -> u64 {
         let c = &mut self.channels[ch.idx()];
         // Reservations ending before the current issue time can never matter again.
@@ -787,6 +875,7 @@ impl Device {
     }
 
     /// Reserve a program or erase: bus phase once the die is ready, then the array.
+    #[inline]
     fn timed_pe(
         &mut self,
         at: u64,
@@ -860,6 +949,7 @@ impl Device {
 
     /// Reserve a read (plain, multi-plane or SOML), suspending an in-flight program or
     /// erase on its die when the rules allow.
+    #[inline]
     fn timed_read(
         &mut self,
         at: u64,

@@ -285,3 +285,29 @@ fn config_files_reject_unknown_keys() {
     let e = toml::from_str::<lamina_nand_model::NandConfig>(&bad).unwrap_err();
     assert!(e.to_string().contains("t_bers_typo"), "{e}");
 }
+
+#[test]
+fn one_page_entry_points_refuse_what_the_general_path_refuses() {
+    // `read_page` and `program_page` return the general path's error, and change nothing.
+    let mut d = dev("mbm");
+    let g = d.geometry().clone();
+    let a = pa(0, 1, 0, 1, 3, 0);
+    let erased = g.ppa(a);
+    let cmd = Command::Read { pages: &[a], offset_bytes: 0, len_bytes: 512 };
+    assert_eq!(d.read_page(SimTime(0), erased, 0, 512), Err(d.clone().issue(SimTime(0), &cmd).unwrap_err()));
+    let bad = Command::Read { pages: &[a], offset_bytes: 0, len_bytes: 0 };
+    assert_eq!(d.read_page(SimTime(0), erased, 0, 0), Err(d.clone().issue(SimTime(0), &bad).unwrap_err()));
+    let skip = pa(0, 1, 0, 1, 3, 2);
+    let (pages, tags) = ([skip], [7]);
+    let cmd = program(&pages, &tags);
+    assert_eq!(
+        d.program_page(SimTime(0), g.ppa(skip), 7),
+        Err(d.clone().issue(SimTime(0), &cmd).unwrap_err())
+    );
+    prog(&mut d, a);
+    let pages = [a];
+    let cmd = program(&pages, &tags);
+    assert_eq!(d.program_page(SimTime(0), erased, 7), Err(d.clone().issue(SimTime(0), &cmd).unwrap_err()));
+    assert_eq!(d.stats().reads + d.stats().programs, 0);
+    assert_eq!(d.page_state(g.ppa(skip)), PageState::Erased);
+}

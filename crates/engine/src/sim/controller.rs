@@ -61,6 +61,13 @@ pub(crate) struct Txn {
     /// policies read the old page before placing the write; see
     /// [`Simulation::place_and_push`]).
     rmw_pending: bool,
+    /// A host write that reads of its page find in the host's queued writes
+    /// (`Host::queued_writes`) while it waits for its program, and whether
+    /// it is counted there. It is counted only once it waits (a die queue, the
+    /// undecided queue, a refused allocation): a write programmed as it is queued —
+    /// most of them — never enters the map (no read can be admitted in between).
+    pub(crate) counts_queued: bool,
+    counted: bool,
 }
 
 impl Txn {
@@ -90,6 +97,8 @@ impl Txn {
             translation: 0,
             translated: false,
             rmw_pending: false,
+            counts_queued: false,
+            counted: false,
         }
     }
 
@@ -504,6 +513,16 @@ impl DeviceView for View<'_> {
     }
 }
 
+/// Count host write `t` in `queued` (the host's queued writes) if it should be and is
+/// not yet ([`Txn::counts_queued`]).
+#[inline]
+fn count_queued(queued: &mut rustc_hash::FxHashMap<u64, u32>, t: &mut Txn) {
+    if t.counts_queued && !t.counted && t.kind == TxnKind::Write {
+        t.counted = true;
+        *queued.entry(t.lpn).or_insert(0) += 1;
+    }
+}
+
 /// Remove the queue entries at `picks` (distinct positions) and return their ids in
 /// `picks` order into `out`.
 fn take_picks(q: &mut std::collections::VecDeque<QueuedTxn>, picks: &[u32], out: &mut Vec<u32>) {
@@ -598,6 +617,7 @@ impl Simulation {
     /// reads its old page, [`Self::place_and_push`]).
     #[inline(never)]
     fn defer_write(&mut self, mut t: Txn, pre_read: bool) -> Result<(), RunError> {
+        self.count_queued_write(&mut t);
         // `enq` is set again when the write is bound; until then it is the instant the
         // write became undecided.
         t.enq = self.now;
@@ -818,6 +838,9 @@ impl Simulation {
                 return if issued { Ok(()) } else { self.dispatch(die, false) };
             }
         }
+        if !is_read {
+            count_queued(&mut self.host.queued_writes, self.ctl.txns.get_mut(id));
+        }
         let q = &mut self.ctl.dies[die.idx()].queues;
         if is_read {
             q.reads.push_back(t.queued(id));
@@ -833,6 +856,13 @@ impl Simulation {
             return Ok(());
         }
         self.dispatch(die, is_read)
+    }
+
+    /// Host write `t` waits for its program: count it in the host's queued writes (once;
+    /// see [`Txn::counts_queued`]).
+    #[inline]
+    fn count_queued_write(&mut self, t: &mut Txn) {
+        count_queued(&mut self.host.queued_writes, t);
     }
 
     /// Work on `die`: queued transactions and GC jobs, parked work, operations in flight
@@ -915,7 +945,18 @@ impl Simulation {
 
     /// Serve the die's queues while it is free (or, for a new read, while a program or
     /// erase it could suspend is running).
+    #[inline]
     pub(super) fn dispatch(&mut self, die: DieId, read_arrived: bool) -> Result<(), RunError> {
+        // Nothing queued, nothing to serve: the common case when an operation completes
+        // (checked here so that it costs no call).
+        if self.ctl.dies[die.idx()].queues.is_empty() {
+            return Ok(());
+        }
+        self.serve_queues(die, read_arrived)
+    }
+
+    /// [`Self::dispatch`] of a die with queued work.
+    fn serve_queues(&mut self, die: DieId, read_arrived: bool) -> Result<(), RunError> {
         loop {
             let d = &self.ctl.dies[die.idx()];
             let free = d.unfinished == 0;
@@ -1071,8 +1112,7 @@ impl Simulation {
             return Ok(false);
         }
         let Some(ppa) = self.ftl.lookup(Lpn(tx.lpn)) else { return Ok(false) };
-        let a = self.geo.addr(ppa);
-        if self.geo.die_id(a) != die {
+        if self.die_of_ppa(ppa) != die {
             return Ok(false);
         }
         if dequeue {
@@ -1080,16 +1120,31 @@ impl Simulation {
             self.ctl.read_queue.removed(self.now, 1);
         }
         let (off, len) = if tx.kind == TxnKind::RmwRead { (0, self.page_size) } else { (tx.offset, tx.len) };
-        let cmd = Command::Read { pages: &[a], offset_bytes: off, len_bytes: len };
-        self.read_command(die, &[id], &cmd)?;
+        // The one-page read without building a command (the device's `read_page`).
+        let timing = self.device.read_page(self.now, ppa, off, len).map_err(|e| self.nand(e))?;
+        self.read_issued(die, &[id], &timing, OpKind::Read);
         Ok(true)
+    }
+
+    /// The die holding physical page `ppa`.
+    #[inline]
+    pub(super) fn die_of_ppa(&self, ppa: Ppa) -> DieId {
+        self.geo.die_of_plane(self.geo.plane_of_block(self.geo.block_of(ppa)))
     }
 
     /// Issue the read command `cmd` serving the transactions `ids` (already out of
     /// their queue) on `die`, and account for it.
     fn read_command(&mut self, die: DieId, ids: &[u32], cmd: &Command<'_>) -> Result<(), RunError> {
         let timing = self.device.issue(self.now, cmd).map_err(|e| self.nand(e))?;
-        self.note_suspension(&timing);
+        let kind = if matches!(cmd, Command::SomlRead { .. }) { OpKind::SomlRead } else { OpKind::Read };
+        self.read_issued(die, ids, &timing, kind);
+        Ok(())
+    }
+
+    /// The read command of `kind` serving the transactions `ids` on `die` was issued
+    /// with `timing`: account for it and start its operation.
+    fn read_issued(&mut self, die: DieId, ids: &[u32], timing: &lamina_nand_model::OpTiming, kind: OpKind) {
+        self.note_suspension(timing);
         for &t in ids {
             let (kind, req, lpn, link) = {
                 let x = self.ctl.txns.get(t);
@@ -1112,10 +1167,8 @@ impl Simulation {
             self.mark_start(req);
         }
         let n = ids.len() as u32;
-        let kind = if matches!(cmd, Command::SomlRead { .. }) { OpKind::SomlRead } else { OpKind::Read };
         self.note_command(die, kind, if kind == OpKind::SomlRead { 1 } else { n }, n);
-        self.new_op(die, timing.done, ids, None, Phases::of(&timing));
-        Ok(())
+        self.new_op(die, timing.done, ids, None, Phases::of(timing));
     }
 
     /// Issue the read command `picks` (positions in the die's read queue) describe: one
@@ -1434,7 +1487,11 @@ impl Simulation {
                 self.program_group(&[id], &[ppa])?;
                 Ok(Some(true))
             }
-            Err(e) => self.write_refused(id, e).map(Some),
+            Err(e) => {
+                // It waits now (in its queue or another's).
+                count_queued(&mut self.host.queued_writes, self.ctl.txns.get_mut(id));
+                self.write_refused(id, e).map(Some)
+            }
         }
     }
 
@@ -1561,57 +1618,61 @@ impl Simulation {
     /// Program the allocated pages of the host writes `ids` as one (multi-plane) command.
     fn program_group(&mut self, ids: &[u32], ppas: &[Ppa]) -> Result<(), RunError> {
         if let ([t], [ppa]) = (ids, ppas) {
-            // One page (the common case): no arrays to fill.
-            let (a, tag) = self.program_page(*t, *ppa);
-            return self.program_command(ids, ppas, &[a], &[tag]);
+            // One page (the common case): the device's one-page program, no command.
+            let tag = self.program_tag(*t);
+            let timing = self.device.program_page(self.now, *ppa, tag).map_err(|e| self.nand(e))?;
+            self.program_issued(self.die_of_ppa(*ppa), ids, ppas, &timing);
+            return Ok(());
         }
         let n = ids.len();
         let mut addrs = [PageAddr::default(); MAX_OP_TXNS];
         let mut tags = [0u64; MAX_OP_TXNS];
         for (i, (&t, &ppa)) in ids.iter().zip(ppas).enumerate() {
-            (addrs[i], tags[i]) = self.program_page(t, ppa);
+            (addrs[i], tags[i]) = (self.geo.addr(ppa), self.program_tag(t));
         }
-        self.program_command(ids, ppas, &addrs[..n], &tags[..n])
-    }
-
-    /// Host write `t` is about to program `ppa`: the page's address and its verifier tag.
-    #[inline]
-    fn program_page(&mut self, t: u32, ppa: Ppa) -> (PageAddr, u64) {
-        let x = *self.ctl.txns.get(t);
-        if x.kind == TxnKind::Write && (x.req != NIL || self.realloc.is_none()) {
-            self.write_mapped(x.lpn);
-        }
-        if self.remap_base != u64::MAX {
-            self.remap_invalidate(x.lpn);
-        }
-        (self.geo.addr(ppa), self.verifier.program(x.lpn))
-    }
-
-    /// Issue the program of `addrs` (tags `tags`) serving host writes `ids` at `ppas`.
-    fn program_command(
-        &mut self,
-        ids: &[u32],
-        ppas: &[Ppa],
-        addrs: &[PageAddr],
-        tags: &[u64],
-    ) -> Result<(), RunError> {
-        let n = ids.len();
         let die = self.geo.die_id(addrs[0]);
         let timing = self
             .device
-            .issue(self.now, &Command::Program { pages: addrs, tags })
+            .issue(self.now, &Command::Program { pages: &addrs[..n], tags: &tags[..n] })
             .map_err(|e| self.nand(e))?;
+        self.program_issued(die, ids, ppas, &timing);
+        Ok(())
+    }
+
+    /// Host write `t` is about to be programmed: its verifier tag.
+    #[inline]
+    fn program_tag(&mut self, t: u32) -> u64 {
+        let x = self.ctl.txns.get(t);
+        let (counted, lpn) = (x.counted, x.lpn);
+        if counted {
+            self.write_mapped(lpn);
+        }
+        if self.remap_base != u64::MAX {
+            self.remap_invalidate(lpn);
+        }
+        self.verifier.program(lpn)
+    }
+
+    /// The program serving host writes `ids` at `ppas` on `die` was issued with
+    /// `timing`: account for it and start its operation.
+    fn program_issued(
+        &mut self,
+        die: DieId,
+        ids: &[u32],
+        ppas: &[Ppa],
+        timing: &lamina_nand_model::OpTiming,
+    ) {
+        let n = ids.len();
         self.ctl.dies[die.idx()].writes_done += n as u64;
         for &t in ids {
             let req = self.ctl.txns.get(t).req;
             self.mark_start(req);
         }
         self.note_command(die, OpKind::Program, n as u32, n as u32);
-        self.new_op(die, timing.done, ids, Some(PeKind::Program), Phases::of(&timing));
+        self.new_op(die, timing.done, ids, Some(PeKind::Program), Phases::of(timing));
         for &ppa in ppas {
             self.maybe_start_gc(self.geo.plane_of_block(self.geo.block_of(ppa)));
         }
-        Ok(())
     }
 
     /// True if the write must first read the page's old data (partial page, mapped,
@@ -1724,17 +1785,18 @@ impl Simulation {
         }
         let all = if o.more == NIL { [o.txn; MAX_OP_TXNS] } else { self.ctl.op_txns.remove(o.more) };
         for &t in &all[..o.ntxns as usize] {
-            let tx = self.ctl.txns.remove(t);
-            if matches!(tx.kind, TxnKind::Read | TxnKind::Write) && tx.req != NIL && tx.lpn < self.remap_base
-            {
-                let r = self.host.reqs.get_mut(tx.req);
+            let x = self.ctl.txns.get(t);
+            if matches!(x.kind, TxnKind::Read | TxnKind::Write) && x.req != NIL && x.lpn < self.remap_base {
+                let r = self.host.reqs.get_mut(x.req);
                 if r.remaining > 1 {
                     // Not the request's last part: only the last one's attribution counts
-                    // (`finish_sub`), so skip building this one.
+                    // (`finish_sub`), so skip building this one (and copying it out).
                     r.remaining -= 1;
+                    self.ctl.txns.free(t);
                     continue;
                 }
             }
+            let tx = self.ctl.txns.remove(t);
             let d = &self.ctl.dies[tx.die.idx()];
             let arrival = if tx.req == NIL { o.issued } else { self.host.reqs.get(tx.req).arrival };
             // The translation step ran inside the time before the command's issue.

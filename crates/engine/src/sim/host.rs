@@ -31,8 +31,6 @@ pub(crate) struct Request {
     pub(crate) pages: u32,
     /// When its latest controller-DRAM access started.
     pub(crate) dram_start: SimTime,
-    /// Where the response time of its latest-completing part went.
-    pub(crate) attr: Attribution,
 }
 
 /// How one page of a host request is served when it is admitted.
@@ -61,7 +59,8 @@ pub(crate) struct Host {
     /// read that finds its page unmapped but here is served from the queued write's
     /// data. Small (queued writes only), so it stays in cache; a per-LPN bit set over
     /// the footprint cost 5 % of replay throughput in cache misses. Lookups only; never
-    /// iterated.
+    /// iterated. A write enters only once it waits (`Txn::counts_queued`): one that is
+    /// programmed as it is queued would leave again before any read could look.
     pub(crate) queued_writes: rustc_hash::FxHashMap<u64, u32>,
     /// Bumped on every arrival (an idle flush is valid only if no arrival followed it).
     pub(crate) epoch: u32,
@@ -149,7 +148,6 @@ impl Simulation {
             lpn: first_lpn,
             pages: npages,
             dram_start: self.now,
-            attr: Attribution::default(),
         });
         let (mut instant, mut dram_pages, mut dram_bytes) = (0u32, 0u32, 0u64);
         if r.op == IoOp::Read {
@@ -310,14 +308,17 @@ impl Simulation {
                 }
             });
         }
-        *self.host.queued_writes.entry(lpn).or_insert(0) += 1;
         let mut t = Txn::new(TxnKind::Write, lpn, req, DieId(0), PlaneId(0), offset, len);
         t.partial = len != self.page_size;
+        // Counted in `queued_writes` if it waits for its program (`Txn::counts_queued`).
+        t.counts_queued = true;
         if let Some(m) = self.mirror_of(lpn) {
             // RAIN 1: the mirror copy is written too; the request completes with both.
+            // Only the host's page is looked up in `queued_writes`.
             self.host.reqs.get_mut(req).remaining += 1;
             self.place_and_push(t)?;
             t.lpn = m.0;
+            t.counts_queued = false;
         }
         self.place_and_push(t)?;
         Ok(Served::Queued)
@@ -430,18 +431,18 @@ impl Simulation {
         let h = &mut self.host;
         let r = h.reqs.get_mut(req);
         r.remaining -= n;
-        // Parts complete in time order: the last one is the request's critical part.
-        r.attr = *attr;
         if r.remaining > 0 {
             return Ok(());
         }
+        // Parts complete in time order: the last one (`attr`) is the request's critical
+        // part.
         let r = h.reqs.remove(req);
         if self.hif.is_some() {
             // The host has it when its completion crosses the link.
-            self.hif_device_done(r.id, r.last_start, &r.attr);
+            self.hif_device_done(r.id, r.last_start, attr);
         } else {
             let wait = r.last_start.since(r.arrival);
-            self.record_completion(r.id, r.op, r.bytes, r.arrival, r.lpn, wait, &r.attr, None);
+            self.record_completion(r.id, r.op, r.bytes, r.arrival, r.lpn, wait, attr, None);
         }
         if r.op == IoOp::Read && self.realloc.is_some() {
             self.realloc_after_read(r.lpn, r.pages)?;
