@@ -282,9 +282,8 @@ pub fn estimate(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64, builti
         );
     }
     if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
-        // One bit per logical page (`LpnBits`: 64-bit words in lazily allocated chunks).
-        let words = logical_pages.div_ceil(64);
-        push("host.unwritten_reads", "prefill bitmap", (0, words.div_ceil(CHUNK) * (TABLE_SLOT + CHUNK * 8)));
+        // One bit per logical page (`LpnBits`: resident only where the trace reaches).
+        push("host.unwritten_reads", "prefill bitmap", (0, logical_pages.div_ceil(64) * 8));
     }
     MemoryBudget { items }
 }

@@ -27,6 +27,7 @@ pub mod buffer;
 pub mod config;
 pub mod hostif;
 pub mod latency_log;
+mod prefill;
 pub mod queue;
 pub mod remap;
 pub mod report;

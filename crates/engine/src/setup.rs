@@ -14,7 +14,7 @@ use crate::report::{
 use crate::sim::{RunError, Simulation, tag_of};
 use crate::stats::MeanVar;
 use crate::table::LpnTable;
-use crate::trace::{IoOp, IoRequest, TraceError, TraceInput, TraceReader, TraceSummary};
+use crate::trace::{IoRequest, TraceError, TraceInput, TraceParser, TraceReader, TraceSummary};
 
 /// A config that cannot be turned into a simulation.
 #[derive(Debug, thiserror::Error)]
@@ -117,7 +117,7 @@ impl Simulation {
     }
 
     /// Untimed write of one logical page (FTL + device physics, GC run to completion).
-    fn untimed_write(&mut self, lpn: u64, versions: &mut Option<LpnTable<u32>>) {
+    pub(crate) fn untimed_write(&mut self, lpn: u64, versions: &mut Option<LpnTable<u32>>) {
         let plane = match self.ftl.write_constraint(Lpn(lpn)) {
             lamina_ftl::WriteConstraint::Plane(p) => p,
             _ => self.ftl.static_plane(Lpn(lpn)),
@@ -169,42 +169,6 @@ impl Simulation {
                 }
             }
         }
-    }
-
-    /// SSDsim-style pre-processing: write (untimed) every logical page the trace reads
-    /// before it writes it, so those reads hit flash. Streams the trace once; memory is
-    /// one bit per touched logical page.
-    pub fn prefill<I>(&mut self, trace: I) -> Result<u64, TraceError>
-    where
-        I: Iterator<Item = Result<IoRequest, TraceError>>,
-    {
-        let mut seen = crate::table::LpnBits::new(self.logical_pages());
-        let ps = self.geo.page_size_bytes() as u64;
-        let lp = self.logical_pages();
-        let mut versions = self.take_versions();
-        let mut written = 0;
-        for r in trace {
-            let r = r?;
-            let first = r.offset_bytes / ps;
-            let last = (r.offset_bytes + r.size_bytes - 1) / ps;
-            for lpn in first..=last {
-                let lpn = lpn % lp;
-                if seen.get(lpn) {
-                    continue;
-                }
-                seen.set(lpn, true);
-                if r.op == IoOp::Read && self.ftl.lookup(Lpn(lpn)).is_none() {
-                    self.untimed_write(lpn, &mut versions);
-                    written += 1;
-                    if let Some(m) = self.ftl.replica(Lpn(lpn)) {
-                        self.untimed_write(m.0, &mut versions);
-                        written += 1;
-                    }
-                }
-            }
-        }
-        self.put_versions(versions);
-        Ok(written)
     }
 
     /// Fast-forward preconditioning per the config's `[precondition]` section (none if the
@@ -632,7 +596,9 @@ pub fn run_built(
     let input = TraceInput::open(path)?;
     sim.precondition()?;
     if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
-        sim.prefill(input.reader(&cfg.trace, cap)?)?;
+        // Parsed on the prefill's own thread, beside the FTL writes (`prefill.rs`).
+        let parser = TraceParser::new(input.name(), Box::new(input.file()?), None, &cfg.trace, cap)?;
+        sim.prefill_streamed(parser)?;
     }
     let file = input.file()?;
     let total_bytes = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());

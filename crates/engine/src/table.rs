@@ -49,28 +49,31 @@ impl<T: Copy> LpnTable<T> {
     }
 }
 
-/// One bit per logical page, allocated lazily in chunks like [`LpnTable`] (64 times
-/// smaller than an `LpnTable<bool>`).
+/// One bit per logical page, in one zeroed allocation (`calloc`: a large one is an
+/// anonymous mapping the system backs only where a bit is set, so memory follows the
+/// trace's footprint in 4 KiB steps, and returns to the system when the set is dropped,
+/// whichever thread allocated it).
 pub struct LpnBits {
-    words: LpnTable<u64>,
+    words: Vec<u64>,
 }
 
 impl LpnBits {
     /// A bit set over `len` logical pages, all clear.
     pub fn new(len: u64) -> Self {
-        LpnBits { words: LpnTable::new(len.div_ceil(64), 0) }
+        let n = usize::try_from(len.div_ceil(64)).expect("bit set size overflows usize");
+        LpnBits { words: vec![0; n] }
     }
 
     /// The bit of `lpn`.
     #[inline]
     pub fn get(&self, lpn: u64) -> bool {
-        self.words.get(lpn >> 6) >> (lpn & 63) & 1 == 1
+        self.words[(lpn >> 6) as usize] >> (lpn & 63) & 1 == 1
     }
 
     /// Set (or clear) the bit of `lpn`.
     #[inline]
     pub fn set(&mut self, lpn: u64, on: bool) {
-        let w = self.words.get_mut(lpn >> 6);
+        let w = &mut self.words[(lpn >> 6) as usize];
         if on {
             *w |= 1 << (lpn & 63);
         } else {
@@ -78,9 +81,13 @@ impl LpnBits {
         }
     }
 
-    /// Bytes allocated (for memory accounting).
-    pub fn allocated_bytes(&self) -> usize {
-        self.words.allocated_bytes()
+    /// Set the bit of `lpn`; true if it was clear (`get` and `set` in one access).
+    #[inline]
+    pub fn insert(&mut self, lpn: u64) -> bool {
+        let w = &mut self.words[(lpn >> 6) as usize];
+        let old = *w;
+        *w = old | 1 << (lpn & 63);
+        old >> (lpn & 63) & 1 == 0
     }
 }
 
@@ -109,6 +116,6 @@ mod tests {
         assert!(b.get(5) && b.get(6) && !b.get(4) && b.get((1 << 33) - 1));
         b.set(5, false);
         assert!(!b.get(5) && b.get(6));
-        assert_eq!(b.allocated_bytes(), 2 * CHUNK * 8);
+        assert!(b.insert(5) && b.get(5) && !b.insert(5) && !b.insert(6) && b.get(6));
     }
 }

@@ -1,0 +1,459 @@
+//! The prefill pass of `host.unwritten_reads = "prefill"`: write (untimed) every logical
+//! page the trace reads before it writes it, so those reads hit flash (SSDsim's
+//! pre-processing).
+//!
+//! The pass has two halves that share nothing but the order of the pages:
+//!
+//! * [`FirstReads`] finds the pages: it walks the trace's requests page by page and keeps
+//!   one "seen" bit per logical page; a page whose first touch is a read is a
+//!   *candidate*. It needs only the trace, so [`Simulation::prefill_streamed`] runs it,
+//!   and the parsing of the trace, on a thread of its own and streams the candidates, in
+//!   order, through a bounded channel.
+//! * [`Simulation::write_candidates`] writes them on the simulation's thread, where the
+//!   FTL lives: a candidate is written unless the FTL already maps it (preconditioning,
+//!   or a replica written earlier in the pass), and its replica after it
+//!   (`ftl.replication`).
+//!
+//! The pages written, and their order, are those of the single loop this replaced (a
+//! property test replays that loop as the reference). The simulation's thread no longer
+//! walks the trace; on an FTL that started empty it skips the lookups that cannot answer
+//! "mapped" (see [`Candidates`]); and it reads the forward-map entries of a window of
+//! upcoming candidates before writing them ([`lamina_ftl::Ftl::warm_write`]) so that
+//! their cache misses overlap. On the 1 M-request MQSim comparison run this halves the
+//! pass's time on the simulation's thread (docs/performance.md).
+
+use std::sync::mpsc::{Receiver, sync_channel};
+
+use lamina_ftl::Lpn;
+use lamina_nand_model::PlaneId;
+
+use crate::sim::Simulation;
+use crate::table::{LpnBits, LpnTable};
+use crate::trace::{IoOp, IoRequest, TraceError};
+
+/// Candidates per message from the finder thread (a request of many pages may split).
+const FEED_BATCH: usize = 4096;
+/// Messages in flight: bounded memory (`FEED_BATCH * FEED_DEPTH * 8 B` = 128 KiB).
+const FEED_DEPTH: usize = 4;
+/// Requests parsed before their pages are marked (see [`find_candidates`]).
+const GROUP: usize = 64;
+/// Candidates whose forward-map entries are read ahead together before they are written.
+const WARM_WINDOW: usize = 32;
+
+/// Finds the prefill's candidates: the logical pages whose first touch in the trace is a
+/// read, in the order of that touch (requests in trace order, pages in address order).
+/// Addresses wrap at the simulation's logical pages, as the replay's do. Memory is one
+/// bit per touched logical page.
+struct FirstReads {
+    seen: LpnBits,
+    logical_pages: u64,
+    page_bytes: u64,
+}
+
+impl FirstReads {
+    /// A finder for a device of `logical_pages` pages of `page_bytes` bytes.
+    fn new(logical_pages: u64, page_bytes: u64) -> Self {
+        FirstReads { seen: LpnBits::new(logical_pages), logical_pages, page_bytes }
+    }
+
+    /// The first and last page `r` touches, before wrapping.
+    #[inline]
+    fn pages(&self, r: &IoRequest) -> (u64, u64) {
+        (r.offset_bytes / self.page_bytes, (r.offset_bytes + r.size_bytes - 1) / self.page_bytes)
+    }
+
+    /// Read the bit of each request's first page (a speed hint: the loads are
+    /// independent, so their cache misses overlap, and the marking that follows hits).
+    #[inline]
+    fn warm(&self, group: &[IoRequest]) {
+        let mut any = false;
+        for r in group {
+            let lpn = r.offset_bytes / self.page_bytes % self.logical_pages;
+            any ^= self.seen.get(lpn);
+        }
+        std::hint::black_box(any);
+    }
+
+    /// Mark pages `first..=last` (before wrapping) seen; append those that are
+    /// candidates (if `read`: those not seen before) to `out`. Branch-free in the bit
+    /// test, so the bit set's cache misses of consecutive pages overlap instead of each
+    /// waiting behind a mispredicted branch.
+    #[inline]
+    fn push(&mut self, first: u64, last: u64, read: bool, out: &mut Vec<u64>) {
+        let start = out.len();
+        out.resize(start + (last - first + 1) as usize, 0);
+        let mut n = start;
+        for lpn in first..=last {
+            let lpn = if lpn < self.logical_pages { lpn } else { lpn % self.logical_pages };
+            out[n] = lpn;
+            n += (self.seen.insert(lpn) & read) as usize;
+        }
+        out.truncate(n);
+    }
+}
+
+/// What the finder thread sends.
+enum Feed {
+    Lpns(Vec<u64>),
+    Error(TraceError),
+}
+
+/// The state of the writing half across batches.
+struct Candidates {
+    /// True while no candidate can be mapped when its turn comes, so its lookup is
+    /// skipped: the FTL held no valid page when the pass began (nothing preconditioned),
+    /// and every page the pass has written since is either a candidate (each is one
+    /// only once) or a replica the trace cannot address (≥ the simulation's logical
+    /// pages). Cleared for good by the first replica below that bound; from then on every
+    /// candidate is looked up, as the loop this replaced always did.
+    unmapped: bool,
+    /// Untimed page writes so far (candidates and replicas).
+    written: u64,
+    versions: Option<LpnTable<u32>>,
+}
+
+impl Simulation {
+    /// SSDsim-style pre-processing: write (untimed) every logical page the trace reads
+    /// before it writes it, so those reads hit flash. Streams the trace once on this
+    /// thread; memory is one bit per touched logical page. Returns the pages written
+    /// (replicas included). An `Err` from the trace ends the pass after the pages of
+    /// the requests before it were written.
+    pub fn prefill<I>(&mut self, trace: I) -> Result<u64, TraceError>
+    where
+        I: Iterator<Item = Result<IoRequest, TraceError>>,
+    {
+        let (lp, ps) = (self.logical_pages(), self.geo.page_size_bytes() as u64);
+        let mut state = self.begin_candidates();
+        let result = find_candidates(trace, lp, ps, |lpns| {
+            self.write_candidates(lpns, &mut state);
+            lpns.clear();
+            true
+        });
+        self.end_candidates(state, result)
+    }
+
+    /// [`Simulation::prefill`] with the candidates found on a thread of their own (the
+    /// trace walk and its "seen" bits run beside this thread's FTL writes); same pages,
+    /// same order, same result. Memory stays bounded: the finder runs at most
+    /// `FEED_DEPTH` batches ahead.
+    pub fn prefill_streamed<I>(&mut self, trace: I) -> Result<u64, TraceError>
+    where
+        I: Iterator<Item = Result<IoRequest, TraceError>> + Send + 'static,
+    {
+        let (rx, finder) = spawn_finder(trace, self.logical_pages(), self.geo.page_size_bytes() as u64)?;
+        let mut state = self.begin_candidates();
+        let mut result = Ok(());
+        // The channel closes when the finder is done (or gone: a panic is resumed below).
+        for msg in rx.iter() {
+            match msg {
+                Feed::Lpns(lpns) => self.write_candidates(&lpns, &mut state),
+                Feed::Error(e) => result = Err(e),
+            }
+        }
+        if let Err(panic) = finder.join() {
+            std::panic::resume_unwind(panic);
+        }
+        self.end_candidates(state, result)
+    }
+
+    fn begin_candidates(&mut self) -> Candidates {
+        let empty = (0..self.geo.total_planes()).all(|p| self.ftl.page_counts(PlaneId(p)).valid == 0);
+        Candidates { unmapped: empty, written: 0, versions: self.take_versions() }
+    }
+
+    fn end_candidates(
+        &mut self,
+        state: Candidates,
+        result: Result<(), TraceError>,
+    ) -> Result<u64, TraceError> {
+        self.put_versions(state.versions);
+        result.map(|()| state.written)
+    }
+
+    /// Write the candidates `lpns` (in order) that the FTL does not map yet, each with its
+    /// replica, reading a window of their map entries ahead.
+    fn write_candidates(&mut self, lpns: &[u64], state: &mut Candidates) {
+        let lp = self.logical_pages();
+        for window in lpns.chunks(WARM_WINDOW) {
+            for &lpn in window {
+                self.ftl.warm_write(Lpn(lpn));
+            }
+            for &lpn in window {
+                if !state.unmapped && self.ftl.lookup(Lpn(lpn)).is_some() {
+                    continue;
+                }
+                self.untimed_write(lpn, &mut state.versions);
+                state.written += 1;
+                if let Some(m) = self.ftl.replica(Lpn(lpn)) {
+                    state.unmapped &= m.0 >= lp;
+                    self.untimed_write(m.0, &mut state.versions);
+                    state.written += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Walk `trace` with [`FirstReads`], handing the candidates to `sink` in batches of
+/// about [`FEED_BATCH`] (in order; the sink empties or replaces the batch). Ends at the
+/// trace's end (after a last, possibly empty, batch), at its first error (after the
+/// batch of the requests before it) or when `sink` returns false.
+fn find_candidates<I>(
+    trace: I,
+    logical_pages: u64,
+    page_bytes: u64,
+    mut sink: impl FnMut(&mut Vec<u64>) -> bool,
+) -> Result<(), TraceError>
+where
+    I: Iterator<Item = Result<IoRequest, TraceError>>,
+{
+    let mut finder = FirstReads::new(logical_pages, page_bytes);
+    let mut lpns = Vec::with_capacity(FEED_BATCH);
+    let mut group = Vec::with_capacity(GROUP);
+    let mut trace = trace;
+    let mut end = Ok(());
+    loop {
+        // Parse a group of requests, then mark their pages: with the parsing out of the
+        // way, the bit set's cache misses of consecutive requests overlap (`warm`).
+        group.clear();
+        for r in trace.by_ref() {
+            match r {
+                Ok(r) => group.push(r),
+                Err(e) => {
+                    end = Err(e);
+                    break;
+                }
+            }
+            if group.len() == GROUP {
+                break;
+            }
+        }
+        finder.warm(&group);
+        for r in &group {
+            // A long request is taken a piece at a time, so a batch stays near FEED_BATCH.
+            let (mut first, last) = finder.pages(r);
+            while first <= last {
+                let piece_end = last.min(first.saturating_add(FEED_BATCH as u64 - 1));
+                finder.push(first, piece_end, r.op == IoOp::Read, &mut lpns);
+                if lpns.len() >= FEED_BATCH && !sink(&mut lpns) {
+                    return Ok(());
+                }
+                first = match piece_end.checked_add(1) {
+                    Some(next) if piece_end < last => next,
+                    _ => break,
+                };
+            }
+        }
+        // A short group: the trace ended or failed.
+        if group.len() < GROUP {
+            break;
+        }
+    }
+    sink(&mut lpns);
+    end
+}
+
+/// Run [`find_candidates`] on a thread named `lamina-prefill`, sending the batches (a
+/// trace error after them). The thread stops early when the receiver is dropped.
+fn spawn_finder<I>(
+    trace: I,
+    logical_pages: u64,
+    page_bytes: u64,
+) -> Result<(Receiver<Feed>, std::thread::JoinHandle<()>), TraceError>
+where
+    I: Iterator<Item = Result<IoRequest, TraceError>> + Send + 'static,
+{
+    let (tx, rx) = sync_channel(FEED_DEPTH);
+    let finder = move || {
+        let send = |lpns: &mut Vec<u64>| {
+            lpns.is_empty()
+                || tx.send(Feed::Lpns(std::mem::replace(lpns, Vec::with_capacity(FEED_BATCH)))).is_ok()
+        };
+        if let Err(e) = find_candidates(trace, logical_pages, page_bytes, send) {
+            let _ = tx.send(Feed::Error(e));
+        }
+    };
+    let handle = std::thread::Builder::new()
+        .name("lamina-prefill".into())
+        .spawn(finder)
+        .map_err(|e| TraceError::Io { file: "prefill thread".into(), source: std::sync::Arc::new(e) })?;
+    Ok((rx, handle))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::config::{ConfigBuilder, SimConfig};
+    use crate::setup::SimulationBuilder;
+    use crate::trace::TraceTime;
+
+    /// A small device (die-binding-4x2 with 32 blocks per plane), in verify
+    /// mode so the untimed writes' version tags are compared too, with `sets` applied.
+    fn config(sets: &[&str]) -> SimConfig {
+        let mut b = ConfigBuilder::new().preset("die-binding-4x2").unwrap();
+        for s in ["nand.geometry.blocks_per_plane=32", "host.verify=true"].iter().chain(sets) {
+            b = b.set(s).unwrap();
+        }
+        b.build().unwrap()
+    }
+
+    /// A simulation of `cfg`, preconditioned when the config says so.
+    fn sim(cfg: &SimConfig) -> Simulation {
+        let mut s = SimulationBuilder::new(cfg.clone()).build().unwrap();
+        s.precondition().unwrap();
+        s
+    }
+
+    /// The single loop the prefill was before it was split in two (93dc6ec): the
+    /// reference the split must reproduce page for page.
+    fn reference(sim: &mut Simulation, trace: &[Result<IoRequest, TraceError>]) -> Result<u64, TraceError> {
+        let mut seen = LpnBits::new(sim.logical_pages());
+        let ps = sim.geo.page_size_bytes() as u64;
+        let lp = sim.logical_pages();
+        let mut versions = sim.take_versions();
+        let mut written = 0;
+        for r in trace {
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    sim.put_versions(versions);
+                    return Err(e.clone());
+                }
+            };
+            let first = r.offset_bytes / ps;
+            let last = (r.offset_bytes + r.size_bytes - 1) / ps;
+            for lpn in first..=last {
+                let lpn = lpn % lp;
+                if seen.get(lpn) {
+                    continue;
+                }
+                seen.set(lpn, true);
+                if r.op == IoOp::Read && sim.ftl.lookup(Lpn(lpn)).is_none() {
+                    sim.untimed_write(lpn, &mut versions);
+                    written += 1;
+                    if let Some(m) = sim.ftl.replica(Lpn(lpn)) {
+                        sim.untimed_write(m.0, &mut versions);
+                        written += 1;
+                    }
+                }
+            }
+        }
+        sim.put_versions(versions);
+        Ok(written)
+    }
+
+    /// Everything the prefill can change: every logical page's mapping and version tag,
+    /// the FTL's and the device's counters.
+    fn state(
+        sim: &Simulation,
+    ) -> (Vec<Option<(u64, u64)>>, lamina_ftl::FtlStats, lamina_nand_model::DeviceStats) {
+        let pages = (0..sim.ftl.logical_pages())
+            .map(|l| sim.ftl.lookup(Lpn(l)).map(|p| (p.0, sim.device.tag(p).unwrap_or(0))))
+            .collect();
+        (pages, sim.ftl.stats(), *sim.device.stats())
+    }
+
+    /// Run the reference, [`Simulation::prefill`] and [`Simulation::prefill_streamed`]
+    /// on three simulations of `cfg`; all three must return the same and end in the same
+    /// state. Returns the reference's result.
+    fn check(cfg: &SimConfig, trace: Vec<Result<IoRequest, TraceError>>) -> Result<u64, TraceError> {
+        let (mut a, mut b, mut c) = (sim(cfg), sim(cfg), sim(cfg));
+        let want = reference(&mut a, &trace);
+        let inline = b.prefill(trace.iter().cloned());
+        let streamed = c.prefill_streamed(trace.into_iter());
+        assert_eq!(format!("{want:?}"), format!("{inline:?}"));
+        assert_eq!(format!("{want:?}"), format!("{streamed:?}"));
+        let s = state(&a);
+        assert!(s == state(&b), "prefill differs from the reference loop");
+        assert!(s == state(&c), "prefill_streamed differs from the reference loop");
+        want
+    }
+
+    fn page(cfg: &SimConfig) -> u64 {
+        u64::from(cfg.nand.geometry.page_size_bytes)
+    }
+
+    fn request((op, page, pages): (u8, u64, u64), page_bytes: u64) -> Result<IoRequest, TraceError> {
+        let op = [IoOp::Read, IoOp::Read, IoOp::Write, IoOp::Trim][op as usize % 4];
+        Ok(IoRequest {
+            arrival: TraceTime::ZERO,
+            device: 0,
+            offset_bytes: page * page_bytes,
+            size_bytes: pages * page_bytes,
+            op,
+        })
+    }
+
+    /// Random requests over twice the logical capacity (so addresses wrap), a quarter
+    /// of them several pages long.
+    fn requests(cfg: &SimConfig, n: usize) -> impl Strategy<Value = Vec<Result<IoRequest, TraceError>>> {
+        let lp = SimulationBuilder::new(cfg.clone()).build().unwrap().logical_pages();
+        let pb = page(cfg);
+        proptest::collection::vec((any::<u8>(), 0..2 * lp, prop_oneof![3 => Just(1u64), 1 => 1..40u64]), 1..n)
+            .prop_map(move |v| v.into_iter().map(|r| request(r, pb)).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        #[test]
+        fn split_prefill_writes_what_the_single_loop_wrote(trace in requests(&config(&[]), 3000)) {
+            check(&config(&[]), trace).unwrap();
+        }
+
+        /// Replication: each candidate's replica is written after it (and is never a
+        /// candidate itself: replicas sit above the host's pages).
+        #[test]
+        fn split_prefill_matches_under_replication(trace in requests(&config(&["ftl.replication=\"rain1\""]), 2000)) {
+            check(&config(&["ftl.replication=\"rain1\""]), trace).unwrap();
+        }
+
+        /// Preconditioning maps pages before the pass: every candidate is then looked up.
+        #[test]
+        fn split_prefill_matches_after_preconditioning(trace in requests(&config(&["precondition.fill_fraction=0.5"]), 2000)) {
+            check(&config(&["precondition.fill_fraction=0.5"]), trace).unwrap();
+        }
+    }
+
+    /// Half the device preconditioned with overwrites (invalid pages in every plane),
+    /// then every page read before it is written (twice over, with wrap-around): the
+    /// untimed writes fill the device past its GC threshold, so GC runs inside the pass.
+    #[test]
+    fn read_first_over_a_preconditioned_device_runs_gc_and_matches() {
+        let cfg = config(&["precondition.fill_fraction=0.5", "precondition.max_overwrite_passes=2.0"]);
+        let lp = SimulationBuilder::new(cfg.clone()).build().unwrap().logical_pages();
+        let trace: Vec<_> = (0..2 * lp).rev().map(|p| request((0, p, 1), page(&cfg))).collect();
+        let written = check(&cfg, trace.clone()).unwrap();
+        let mut s = sim(&cfg);
+        let jobs = s.ftl.stats().gc_jobs;
+        assert_eq!(s.prefill(trace.into_iter()).unwrap(), written);
+        assert!(written > 0 && s.ftl.stats().gc_jobs > jobs, "no GC in the pass ({written} pages written)");
+    }
+
+    /// A request longer than a batch (and than the device: it wraps) is marked a piece
+    /// at a time; the pages and their order stay the reference's.
+    #[test]
+    fn a_request_longer_than_a_batch_matches() {
+        let cfg = config(&[]);
+        let lp = SimulationBuilder::new(cfg.clone()).build().unwrap().logical_pages();
+        assert!(lp > FEED_BATCH as u64);
+        let pb = page(&cfg);
+        let trace = vec![request((2, 5, 3), pb), request((0, 1, 2 * lp + 7), pb), request((0, 0, 9), pb)];
+        assert_eq!(check(&cfg, trace).unwrap(), lp - 3);
+    }
+
+    /// A trace error ends the pass after the pages of the requests before it, in every
+    /// version, with the error passed on.
+    #[test]
+    fn a_trace_error_is_returned_after_the_earlier_pages() {
+        let cfg = config(&[]);
+        let err = TraceError::ReaderStopped { file: "t".into() };
+        let mut trace: Vec<_> = (0..5000).map(|p| request((0, p * 7, 1), page(&cfg))).collect();
+        trace.push(Err(err));
+        trace.push(request((0, 3, 1), page(&cfg)));
+        let r = check(&cfg, trace);
+        assert!(matches!(r, Err(TraceError::ReaderStopped { .. })), "{r:?}");
+    }
+}
