@@ -269,7 +269,7 @@ impl Simulation {
         I: Iterator<Item = Result<IoRequest, crate::trace::TraceError>>,
     {
         self.mark_baseline();
-        let mut trace = trace.peekable();
+        let mut trace = Lookahead::new(trace);
         let closed = self.cfg.host.mode == HostMode::Closed;
         loop {
             // Next arrival: in closed loop, requests enter only when a slot is free.
@@ -310,6 +310,12 @@ impl Simulation {
             if take_event {
                 self.step_event()?;
             } else {
+                if trace.wants_refill() {
+                    let ftl = self.ftl.as_ref();
+                    trace.refill(self.geo.page_size_bytes() as u64, self.logical_pages, |l| {
+                        ftl.warm_writes(l)
+                    });
+                }
                 let mut r = trace.next().expect("peeked").expect("peeked Ok");
                 if closed {
                     r.arrival = crate::trace::TraceTime(self.now.as_ns());
@@ -465,4 +471,152 @@ pub(crate) fn pb_of_range(pages_per_block: u32, r: lamina_ftl::PageRange) -> u32
     let parts = pages_per_block / r.page_count;
     assert!(parts.is_power_of_two() && r.first_page % r.page_count == 0, "range {r:?} is not a tree node");
     parts + r.first_page / r.page_count
+}
+
+/// The replay's window on the trace: up to [`Lookahead::WINDOW`] requests read ahead of
+/// the one entering, so that the forward-map entries and block bookkeeping of the next
+/// half window's pages can be read in one batch ([`Ftl::warm_writes`], a speed hint with
+/// no effect on state) and their cache misses overlap, instead of each request's misses
+/// stalling its own admission one after another. The requests, their order and any
+/// trace error reach the engine exactly as from the iterator itself.
+struct Lookahead<I: Iterator> {
+    inner: I,
+    buf: std::collections::VecDeque<I::Item>,
+    /// The iterator has ended.
+    done: bool,
+    /// Pages of the batch being warmed (reused).
+    lpns: Vec<Lpn>,
+}
+
+impl<I> Lookahead<I>
+where
+    I: Iterator<Item = Result<IoRequest, crate::trace::TraceError>>,
+{
+    /// Requests held ahead at most.
+    const WINDOW: usize = 64;
+    /// Pages warmed per request at most (a long request's first pages are enough).
+    const PAGES_PER_REQUEST: u64 = 8;
+
+    fn new(inner: I) -> Self {
+        Lookahead {
+            inner,
+            buf: std::collections::VecDeque::with_capacity(Self::WINDOW),
+            done: false,
+            lpns: Vec::with_capacity(Self::WINDOW * Self::PAGES_PER_REQUEST as usize),
+        }
+    }
+
+    /// The next request (or error), without taking it.
+    fn peek(&mut self) -> Option<&I::Item> {
+        if self.buf.is_empty() && !self.done {
+            match self.inner.next() {
+                Some(x) => self.buf.push_back(x),
+                None => self.done = true,
+            }
+        }
+        self.buf.front()
+    }
+
+    /// Half the window or less is left (and the trace goes on).
+    fn wants_refill(&self) -> bool {
+        !self.done && self.buf.len() <= Self::WINDOW / 2
+    }
+
+    /// Read ahead to a full window and hand the new requests' pages (at most
+    /// [`Lookahead::PAGES_PER_REQUEST`] each, wrapped into the logical space as the host
+    /// wraps them) to `warm` in one batch.
+    fn refill(&mut self, page_bytes: u64, logical_pages: u64, warm: impl FnOnce(&[Lpn])) {
+        self.lpns.clear();
+        while self.buf.len() < Self::WINDOW {
+            let Some(x) = self.inner.next() else {
+                self.done = true;
+                break;
+            };
+            if let Ok(r) = &x {
+                if r.size_bytes > 0 && logical_pages > 0 {
+                    let first = r.offset_bytes / page_bytes;
+                    let last = (r.offset_bytes + r.size_bytes - 1) / page_bytes;
+                    for lpn in first..=last.min(first + Self::PAGES_PER_REQUEST - 1) {
+                        self.lpns.push(Lpn(lpn % logical_pages));
+                    }
+                }
+            }
+            self.buf.push_back(x);
+        }
+        warm(&self.lpns);
+    }
+}
+
+impl<I: Iterator> Iterator for Lookahead<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        match self.buf.pop_front() {
+            Some(x) => Some(x),
+            None if self.done => None,
+            None => self.inner.next(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod lookahead_tests {
+    use super::*;
+    use crate::trace::{TraceError, TraceTime};
+
+    fn req(i: u64, offset: u64, size: u64) -> Result<IoRequest, TraceError> {
+        Ok(IoRequest {
+            arrival: TraceTime(i),
+            device: 0,
+            offset_bytes: offset,
+            size_bytes: size,
+            op: IoOp::Read,
+        })
+    }
+
+    /// The window passes every item through unchanged and in order (an error included),
+    /// however the engine interleaves peeks, refills and takes; refills warm exactly the
+    /// pages of the requests they read ahead.
+    #[test]
+    fn passes_items_through_in_order_and_warms_what_it_reads_ahead() {
+        let mut items: Vec<Result<IoRequest, TraceError>> =
+            (0..100).map(|i| req(i, i * 4096 * 3, 4096 * (1 + i % 20))).collect();
+        items[70] = Err(TraceError::Io {
+            file: "t".into(),
+            source: std::sync::Arc::new(std::io::Error::other("boom")),
+        });
+        let expect: Vec<String> = items.iter().map(|x| format!("{x:?}")).collect();
+        let mut la = Lookahead::new(items.into_iter());
+        let (mut got, mut warmed) = (Vec::new(), Vec::new());
+        let mut step = 0u64;
+        while la.peek().is_some() {
+            step += 1;
+            if step % 3 != 0 && la.wants_refill() {
+                la.refill(4096, 1 << 20, |l| warmed.push(l.to_vec()));
+            }
+            got.push(format!("{:?}", la.next().expect("peeked")));
+        }
+        assert_eq!(got, expect);
+        assert!(la.next().is_none());
+        // The first refill reads requests 1 .. WINDOW - 1 (request 0 was peeked before it):
+        // request i covers pages 3i .. 3i + (1 + i % 20) - 1, of which at most 8 are warmed.
+        let first = &warmed[0];
+        let mut want = Vec::new();
+        for i in 1..Lookahead::<std::vec::IntoIter<Result<IoRequest, TraceError>>>::WINDOW as u64 {
+            let n = (1 + i % 20).min(8);
+            want.extend((3 * i..3 * i + n).map(Lpn));
+        }
+        assert_eq!(first, &want);
+    }
+
+    #[test]
+    fn wraps_pages_beyond_the_logical_space() {
+        let mut la = Lookahead::new(vec![req(0, 0, 4096), req(1, 10 * 4096, 3 * 4096)].into_iter());
+        let mut warmed = Vec::new();
+        la.peek();
+        la.refill(4096, 11, |l| warmed.extend_from_slice(l));
+        assert_eq!(warmed, vec![Lpn(10), Lpn(0), Lpn(1)]);
+        assert!(!la.wants_refill(), "the trace has ended");
+        assert_eq!(la.by_ref().count(), 2);
+    }
 }
