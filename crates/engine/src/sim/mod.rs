@@ -580,7 +580,7 @@ mod lookahead_tests {
     #[test]
     fn passes_items_through_in_order_and_warms_what_it_reads_ahead() {
         let mut items: Vec<Result<IoRequest, TraceError>> =
-            (0..100).map(|i| req(i, i * 4096 * 3, 4096 * (1 + i % 20))).collect();
+            (0..100).map(|i| req(i, i * 4096 * 3, 4096 * (1 + i % 40))).collect();
         items[70] = Err(TraceError::Io {
             file: "t".into(),
             source: std::sync::Arc::new(std::io::Error::other("boom")),
@@ -599,11 +599,13 @@ mod lookahead_tests {
         assert_eq!(got, expect);
         assert!(la.next().is_none());
         // The first refill reads requests 1 .. WINDOW - 1 (request 0 was peeked before it):
-        // request i covers pages 3i .. 3i + (1 + i % 20) - 1, of which at most 8 are warmed.
+        // request i covers pages 3i .. 3i + (1 + i % 40) - 1, of which at most
+        // PAGES_PER_REQUEST are warmed.
         let first = &warmed[0];
         let mut want = Vec::new();
-        for i in 1..Lookahead::<std::vec::IntoIter<Result<IoRequest, TraceError>>>::WINDOW as u64 {
-            let n = (1 + i % 20).min(8);
+        type L = Lookahead<std::vec::IntoIter<Result<IoRequest, TraceError>>>;
+        for i in 1..L::WINDOW as u64 {
+            let n = (1 + i % 40).min(L::PAGES_PER_REQUEST);
             want.extend((3 * i..3 * i + n).map(Lpn));
         }
         assert_eq!(first, &want);
