@@ -59,7 +59,7 @@ impl FirstReads {
     /// The first and last page `r` touches, before wrapping.
     #[inline]
     fn pages(&self, r: &IoRequest) -> (u64, u64) {
-        (r.offset_bytes / self.page_bytes, (r.offset_bytes + r.size_bytes - 1) / self.page_bytes)
+        r.pages(self.page_bytes)
     }
 
     /// Read the bit of each request's first page (a speed hint: the loads are

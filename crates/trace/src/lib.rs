@@ -113,6 +113,15 @@ pub struct IoRequest {
     pub op: IoOp,
 }
 
+impl IoRequest {
+    /// The first and the last page of `page_bytes` bytes the request touches, as page
+    /// numbers of the device's logical address space before any wrapping.
+    #[inline]
+    pub fn pages(&self, page_bytes: u64) -> (u64, u64) {
+        (self.offset_bytes / page_bytes, (self.offset_bytes + self.size_bytes - 1) / page_bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -130,13 +130,12 @@ impl Simulation {
     }
 
     fn admit(&mut self, id: u64, r: IoRequest) -> Result<(), RunError> {
-        let first_lpn = self.wrap(r.offset_bytes / self.page_size as u64);
+        let ps = self.page_size as u64;
+        let (first, last) = r.pages(ps);
+        let first_lpn = self.wrap(first);
         let h = &mut self.host;
         h.admitted += 1;
         h.peak_outstanding = h.peak_outstanding.max(h.admitted);
-        let ps = self.page_size as u64;
-        let first = r.offset_bytes / ps;
-        let last = (r.offset_bytes + r.size_bytes - 1) / ps;
         let npages = (last - first + 1) as u32;
         let req = h.reqs.insert(Request {
             arrival: SimTime(r.arrival.as_ns()),
@@ -512,8 +511,7 @@ impl Simulation {
         waiting.clear();
         let ps = self.page_size as u64;
         for (_, r) in self.host.host_queue.iter().take(n) {
-            let first = r.offset_bytes / ps;
-            let last = (r.offset_bytes + r.size_bytes - 1) / ps;
+            let (first, last) = r.pages(ps);
             let mut w = lamina_sched::Waiting { pages: (last - first + 1) as u32, idle_pages: 0 };
             for page in first..=last {
                 let lpn = Lpn(self.wrap(page));

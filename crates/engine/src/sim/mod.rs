@@ -534,8 +534,7 @@ where
             };
             if let Ok(r) = &x {
                 if r.size_bytes > 0 && logical_pages > 0 {
-                    let first = r.offset_bytes / page_bytes;
-                    let last = (r.offset_bytes + r.size_bytes - 1) / page_bytes;
+                    let (first, last) = r.pages(page_bytes);
                     for lpn in first..=last.min(first + Self::PAGES_PER_REQUEST - 1) {
                         self.lpns.push(Lpn(lpn % logical_pages));
                     }
