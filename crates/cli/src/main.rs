@@ -1,5 +1,9 @@
 //! The `lamina` command: replay traces on a simulated 3D-NAND SSD.
 
+// The doc comments of the argument structs are clap's help text, written for a terminal
+// (`[default: …]`, `<paper>`, `[nand]`), not rustdoc markup.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

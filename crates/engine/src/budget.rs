@@ -2,7 +2,7 @@
 //! before anything is built, and the checks that refuse a configuration that cannot fit
 //! in memory or in the engine's index widths.
 //!
-//! [`SimulationBuilder::build`] calls [`check`] first, so a 1 TiB write buffer, a
+//! [`SimulationBuilder::build`] calls `check` first, so a 1 TiB write buffer, a
 //! device of 2^33 pages or a page-FTL table that cannot be indexed with 32 bits is
 //! refused in microseconds, naming the config key, the estimate and the limit, instead
 //! of allocating gigabytes (or aborting on an allocation failure) first.

@@ -45,7 +45,7 @@
 //! * `pen_partition` — which PBs may be partially erased: `"tree"` (default, every PB of
 //!   the device's tree) or `"subblock3"`, subblock management's three subblocks of two
 //!   sizes (the first half and the two quarters of the second half; pen-partial-erase's
-//!   ref. [14], Fig. 14a), which needs `nand.partial_erase.levels ≥ 2`.
+//!   ref. \[14\], Fig. 14a), which needs `nand.partial_erase.levels ≥ 2`.
 //! * `pen_superblock_rule` — what Algorithm 3 (superblock FTL) prices M-Merge against:
 //!   `"compaction"` (default: its cost against the superblock's compaction) or
 //!   `"per-freed-page"` (its cost per page it frees against that of the GC the baseline

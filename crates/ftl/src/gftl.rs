@@ -6,7 +6,7 @@
 //!
 //! * **Mapping.** As NFTL ([`crate::NftlFtl`]): logical block `lb` owns a data block on
 //!   its plane (striped by `ftl.striping_order`) holding its offsets in place, in
-//!   ascending order ([`Flash::fits_in_place`](crate::blocks)). An update that cannot go in
+//!   ascending order (`Flash::fits_in_place` in the `blocks` module). An update that cannot go in
 //!   place goes to the plane's **write buffer** — a log of buffer blocks shared by every
 //!   logical block of the plane, page-mapped in controller RAM (so a read needs no
 //!   spare-area scan) — and queues its logical block for **cleaning** (FIFO, once).

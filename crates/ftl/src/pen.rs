@@ -176,7 +176,7 @@ pub enum Partition {
     /// Every PB of the tree (PEN's binary tree).
     #[default]
     Tree,
-    /// Subblock management (pen-partial-erase's ref. [14], Fig. 14a): three subblocks of
+    /// Subblock management (pen-partial-erase's ref. \[14\], Fig. 14a): three subblocks of
     /// two sizes, the first half (PB 2) and the two quarters of the second (PBs 6 and
     /// 7), plus the whole block (PB 1). Needs L ≥ 2; the smaller PBs of the device's tree
     /// are never erased alone.
