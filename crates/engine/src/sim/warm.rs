@@ -156,17 +156,29 @@ impl Simulation {
     /// one dependent chain of misses after another at each issue bounded the replay.
     #[inline]
     pub(super) fn warm_queue_ahead(&mut self, die: DieId, writes: bool) {
+        // Only a backlog: a short queue's entries were queued recently and are still in
+        // cache (warming them cost more instructions than it saved on the unsaturated
+        // comparison run). The common case costs a comparison here, not a call.
+        let q = &self.ctl.dies[die.idx()].queues;
+        if (if writes { q.writes.len() } else { q.reads.len() }) > QUEUE_MIN_WARM {
+            self.warm_queue_batch(die, writes);
+        } else {
+            self.warmth.ahead[die.idx()][writes as usize] = 0;
+        }
+    }
+
+    /// [`Simulation::warm_queue_ahead`] of a queue with a backlog.
+    #[inline(never)]
+    fn warm_queue_batch(&mut self, die: DieId, writes: bool) {
         let q = &self.ctl.dies[die.idx()].queues;
         let q = if writes { &q.writes } else { &q.reads };
         // Entries at the front warmed so far; the head among them.
         let slot = &mut self.warmth.ahead[die.idx()][writes as usize];
         let warmed = (*slot as usize).min(q.len());
         let (from, end) = (warmed, q.len().min(warmed + QUEUE_BATCH));
-        // A backlog (a short queue's entries were queued recently and are still in
-        // cache; warming them cost more instructions than it saved on the unsaturated
-        // comparison run), and something behind the head still cold (the head alone is
-        // loaded right after by the issue itself).
-        let due = q.len() > QUEUE_MIN_WARM && warmed <= QUEUE_AHEAD + 1 && end > from.max(1);
+        // Something behind the head still cold (the head alone is loaded right after by
+        // the issue itself).
+        let due = warmed <= QUEUE_AHEAD + 1 && end > from.max(1);
         // The head leaves (or stays, if it is refused: a hint may be off by one).
         *slot = (if due { end } else { warmed }).saturating_sub(1) as u32;
         if !due {
