@@ -1,6 +1,10 @@
-//! Warming ahead of admission: the host queue of an open-loop host whose device queue
-//! (`host.queue_depth`) is full, and the pages of a request as the warming hints see
-//! them.
+//! Speed hints that warm what admission and issue will read, ahead of them: the host
+//! queue of an open-loop host whose device queue (`host.queue_depth`) is full
+//! ([`HostQueue`]), a die queue with a backlog ([`Simulation::warm_queue_ahead`]), the
+//! host's queued-writes map ([`warm_queued_writes`]), and the pages of a request as the
+//! hints see them ([`push_pages`]). Each reads state and changes none of it (plain loads
+//! whose misses overlap in a batch; no prefetch instruction, no `unsafe`), so the
+//! results are those of a run without them (docs/performance.md, "saturated traces").
 //!
 //! A request read from the trace has its forward-map entries warmed then (the replay's
 //! `Lookahead`), which pays when it is admitted at once. When the device queue is full
