@@ -53,6 +53,12 @@ impl<T> Slab<T> {
         self.items[i as usize].as_ref().expect("slab: get of a free handle")
     }
 
+    /// The item, if `i` is in use (for speed hints that must not fail).
+    #[inline]
+    pub fn try_get(&self, i: u32) -> Option<&T> {
+        self.items.get(i as usize)?.as_ref()
+    }
+
     /// The item, mutably.
     #[inline]
     pub fn get_mut(&mut self, i: u32) -> &mut T {

@@ -1096,6 +1096,7 @@ impl Simulation {
     /// decides the same way).
     fn issue_head_read(&mut self, die: DieId) -> Result<bool, RunError> {
         let head = self.ctl.dies[die.idx()].queues.reads.front().expect("a read is queued").id;
+        self.warm_queue_ahead(die, false);
         let tx = *self.ctl.txns.get(head);
         if self.try_direct_read(die, head, &tx, true)? {
             return Ok(true);
@@ -1455,6 +1456,7 @@ impl Simulation {
     /// path decides every other case the same way.
     fn issue_head_write(&mut self, die: DieId) -> Result<bool, RunError> {
         let head = self.ctl.dies[die.idx()].queues.writes.front().expect("a write is queued").id;
+        self.warm_queue_ahead(die, true);
         let tx = *self.ctl.txns.get(head);
         if self.realloc.is_some() && tx.req == NIL && self.realloc_write_dropped(die, 0, &tx)? {
             return Ok(false);

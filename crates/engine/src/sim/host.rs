@@ -1,12 +1,11 @@
 //! The host front end: requests, their split into logical pages, the write buffer and
 //! controller DRAM, admission (host queue depth, closed loop) and completion.
 
-use std::collections::VecDeque;
-
 use lamina_nand_model::{DieId, Lpn, Nanos, PlaneId, Ppa, SimTime};
 use lamina_sched::TxnKind;
 
 use super::controller::Txn;
+use super::warm::HostQueue;
 use super::{Completion, Event, NIL, RunError, Simulation};
 use crate::buffer::{self, Put, WriteBuffer};
 use crate::config::{HostMode, SimConfig};
@@ -47,8 +46,9 @@ pub(crate) enum Served {
 /// The host front end's state.
 pub(crate) struct Host {
     pub(crate) reqs: Slab<Request>,
-    /// Requests waiting for a device-queue slot, with their submission index.
-    pub(crate) host_queue: VecDeque<(u64, IoRequest)>,
+    /// Requests waiting for a device-queue slot, with their submission index (warmed
+    /// ahead of their admission).
+    pub(crate) host_queue: HostQueue,
     pub(crate) admitted: u32,
     pub(crate) peak_outstanding: u32,
     pub(crate) buffer: Option<WriteBuffer>,
@@ -87,7 +87,7 @@ impl Host {
         });
         Host {
             reqs: Slab::default(),
-            host_queue: VecDeque::new(),
+            host_queue: HostQueue::default(),
             admitted: 0,
             peak_outstanding: 0,
             buffer,
@@ -123,10 +123,21 @@ impl Simulation {
     pub(super) fn arrive_device(&mut self, id: u64, r: IoRequest) -> Result<(), RunError> {
         let depth = self.cfg.host.queue_depth;
         if self.cfg.host.mode == HostMode::Open && depth != 0 && self.host.admitted >= depth {
-            self.host.host_queue.push_back((id, r));
+            self.host.host_queue.push_back(id, r);
             return Ok(());
         }
         self.admit(id, r)
+    }
+
+    /// True if a request arriving now would wait in the host queue (open loop, the
+    /// device queue full or others already waiting). A speed hint for the replay's
+    /// warming only.
+    #[inline]
+    pub(super) fn arrivals_wait(&self) -> bool {
+        let depth = self.cfg.host.queue_depth;
+        self.cfg.host.mode == HostMode::Open
+            && depth != 0
+            && (self.host.admitted >= depth || !self.host.host_queue.is_empty())
     }
 
     fn admit(&mut self, id: u64, r: IoRequest) -> Result<(), RunError> {
@@ -455,7 +466,9 @@ impl Simulation {
             self.events.push(self.now + after, Event::IdleFlush { epoch: h.epoch });
         }
         let i = self.next_admission();
-        if let Some((id, next)) = self.host.host_queue.remove(i) {
+        let (ps, ftl) = (self.page_size as u64, self.ftl.as_ref());
+        if let Some((id, next)) = self.host.host_queue.take(i, ps, self.logical_pages, |l| ftl.warm_writes(l))
+        {
             // A request waiting in the host queue enters now; its response still counts
             // from its arrival.
             self.admit(id, next)?;

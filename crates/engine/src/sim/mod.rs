@@ -46,6 +46,7 @@ mod hostif;
 mod realloc;
 mod remap;
 mod verify;
+mod warm;
 
 pub use controller::FlashCounters;
 pub(crate) use host::Host;
@@ -139,6 +140,8 @@ pub struct Simulation {
     pub(crate) ctl: Controller,
     pub(crate) gc: GcDriver,
     verifier: Verifier,
+    /// How far the die queues' fronts are warmed ([`Simulation::warm_queue_ahead`]).
+    warmth: warm::QueueWarmth,
     pub(crate) events_processed: u64,
     /// Requests arriving at the present instant are being queued as one batch (batching
     /// schedulers only): dies are offered their work when time moves on.
@@ -207,6 +210,7 @@ impl Simulation {
             ),
             gc: GcDriver::new(&geo),
             verifier: Verifier::new(cfg.host.verify, ftl.logical_pages()),
+            warmth: warm::QueueWarmth::new(geo.total_dies() as usize),
             cfg,
             geo,
             device,
@@ -311,9 +315,16 @@ impl Simulation {
                 self.step_event()?;
             } else {
                 if trace.wants_refill() {
+                    // Requests that will wait in the host queue are warmed there, nearer
+                    // their admission ([`warm::HostQueue`]).
+                    let queued = self.arrivals_wait();
                     let ftl = self.ftl.as_ref();
+                    let qw = &self.host.queued_writes;
                     trace.refill(self.geo.page_size_bytes() as u64, self.logical_pages, |l| {
-                        ftl.warm_writes(l)
+                        if !queued {
+                            ftl.warm_writes(l);
+                            warm::warm_queued_writes(qw, l);
+                        }
                     });
                 }
                 let mut r = trace.next().expect("peeked").expect("peeked Ok");
@@ -494,8 +505,8 @@ where
 {
     /// Requests held ahead at most.
     const WINDOW: usize = 64;
-    /// Pages warmed per request at most (a long request's first pages are enough).
-    const PAGES_PER_REQUEST: u64 = 8;
+    /// Pages warmed per request at most.
+    const PAGES_PER_REQUEST: u64 = warm::PAGES_PER_REQUEST;
 
     fn new(inner: I) -> Self {
         Lookahead {
@@ -533,12 +544,7 @@ where
                 break;
             };
             if let Ok(r) = &x {
-                if r.size_bytes > 0 && logical_pages > 0 {
-                    let (first, last) = r.pages(page_bytes);
-                    for lpn in first..=last.min(first + Self::PAGES_PER_REQUEST - 1) {
-                        self.lpns.push(Lpn(lpn % logical_pages));
-                    }
-                }
+                warm::push_pages(&mut self.lpns, r, page_bytes, logical_pages);
             }
             self.buf.push_back(x);
         }

@@ -1,0 +1,358 @@
+//! Speed hints that warm what admission and issue will read, ahead of them: the host
+//! queue of an open-loop host whose device queue (`host.queue_depth`) is full
+//! ([`HostQueue`]), a die queue with a backlog ([`Simulation::warm_queue_ahead`]), the
+//! host's queued-writes map ([`warm_queued_writes`]), and the pages of a request as the
+//! hints see them ([`push_pages`]). Each reads state and changes none of it (plain loads
+//! whose misses overlap in a batch; no prefetch instruction, no `unsafe`), so the
+//! results are those of a run without them (docs/performance.md, "saturated traces").
+//!
+//! A request read from the trace has its forward-map entries warmed then (the replay's
+//! `Lookahead`), which pays when it is admitted at once. When the device queue is full
+//! it waits in the host queue instead, often for thousands of admissions, and by the time
+//! it is admitted its entries are cold again: the misses are paid one request at a time
+//! at admission. [`HostQueue`] therefore warms, whenever a request is taken for
+//! admission, the pages of the requests [`HostQueue::DISTANCE`] positions further back
+//! in one batch of [`HostQueue::BATCH`] requests ([`lamina_ftl::Ftl::warm_writes`], a
+//! speed hint with no effect on state), so that their misses overlap and admission finds
+//! them warm. The queue's contents, order and admission choices are those of a plain
+//! `VecDeque`.
+
+use std::collections::VecDeque;
+
+use lamina_nand_model::{DieId, Lpn};
+
+use super::{NIL, Simulation};
+use crate::trace::IoRequest;
+
+/// Pages warmed per request at most (a long request's first pages are enough; the
+/// replay's trace window uses the same cap).
+pub(super) const PAGES_PER_REQUEST: u64 = 8;
+
+/// Append the pages of `r` that a warming hint covers (at most [`PAGES_PER_REQUEST`],
+/// wrapped into the logical space as the host wraps them) to `lpns`.
+#[inline]
+pub(super) fn push_pages(lpns: &mut Vec<Lpn>, r: &IoRequest, page_bytes: u64, logical_pages: u64) {
+    if r.size_bytes > 0 && logical_pages > 0 {
+        let (first, last) = r.pages(page_bytes);
+        for lpn in first..=last.min(first + PAGES_PER_REQUEST - 1) {
+            lpns.push(Lpn(lpn % logical_pages));
+        }
+    }
+}
+
+/// [`Simulation::warm_queue_ahead`] warms a die queue's next batch once no more than
+/// this many warmed entries are left behind its head.
+pub(super) const QUEUE_AHEAD: usize = 0;
+/// Entries of a die queue warmed per batch.
+pub(super) const QUEUE_BATCH: usize = 8;
+/// Die queues are warmed only when they hold more entries than this.
+pub(super) const QUEUE_MIN_WARM: usize = 4;
+/// The host's queued-writes map is warmed with the trace window's pages once it holds
+/// this many entries (about 100 KiB: beyond it, inserting a waiting write missed).
+pub(super) const QUEUED_WRITES_WARM_FROM: usize = 4096;
+
+/// Requests waiting for a device-queue slot, with their submission index, and how far
+/// from the front their pages have been warmed.
+#[derive(Default)]
+pub(crate) struct HostQueue {
+    queue: VecDeque<(u64, IoRequest)>,
+    /// The first `warmed` entries had their pages warmed (entries taken from further
+    /// back by a reordering admission leave it unchanged: it is a hint).
+    warmed: usize,
+    /// Pages of the batch being warmed (reused).
+    lpns: Vec<Lpn>,
+}
+
+impl HostQueue {
+    /// A new batch is warmed once no more than this many warmed requests are left ahead
+    /// of the queue's unwarmed part.
+    pub(crate) const DISTANCE: usize = 32;
+    /// Requests warmed per batch.
+    pub(crate) const BATCH: usize = 32;
+
+    /// Requests waiting.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// True if none waits.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// Request `id` waits, behind every request already waiting.
+    #[inline]
+    pub(crate) fn push_back(&mut self, id: u64, r: IoRequest) {
+        self.queue.push_back((id, r));
+    }
+
+    /// The waiting requests, oldest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(u64, IoRequest)> {
+        self.queue.iter()
+    }
+
+    /// Take the request at position `i` (0 = the oldest) for admission. If the warmed
+    /// part ahead has shrunk to [`HostQueue::DISTANCE`] requests, first hand the pages
+    /// of the next [`HostQueue::BATCH`] unwarmed requests to `warm` in one batch.
+    pub(crate) fn take(
+        &mut self,
+        i: usize,
+        page_bytes: u64,
+        logical_pages: u64,
+        warm: impl FnOnce(&[Lpn]),
+    ) -> Option<(u64, IoRequest)> {
+        let taken = self.queue.remove(i)?;
+        if i < self.warmed {
+            self.warmed -= 1;
+        }
+        if self.warmed <= Self::DISTANCE && self.warmed < self.queue.len() {
+            let end = self.queue.len().min(self.warmed + Self::BATCH);
+            self.lpns.clear();
+            for (_, r) in self.queue.range(self.warmed..end) {
+                push_pages(&mut self.lpns, r, page_bytes, logical_pages);
+            }
+            self.warmed = end;
+            warm(&self.lpns);
+        }
+        Some(taken)
+    }
+}
+
+/// How far the front of each die's read and write queues has been warmed
+/// ([`Simulation::warm_queue_ahead`]).
+#[derive(Default)]
+pub(crate) struct QueueWarmth {
+    /// Per die: how many entries at the front of its read queue, and of its write queue,
+    /// were warmed (an estimate: it is a hint).
+    ahead: Vec<[u32; 2]>,
+}
+
+impl QueueWarmth {
+    pub(crate) fn new(dies: usize) -> QueueWarmth {
+        QueueWarmth { ahead: vec![[0; 2]; dies] }
+    }
+}
+
+/// Speed hint: read the host's queued-writes map where `lpns` would be looked up or
+/// inserted, once it has outgrown the caches.
+pub(super) fn warm_queued_writes(map: &rustc_hash::FxHashMap<u64, u32>, lpns: &[Lpn]) {
+    if map.len() < QUEUED_WRITES_WARM_FROM {
+        return;
+    }
+    let mut acc = 0u32;
+    for l in lpns {
+        acc ^= map.get(&l.0).copied().unwrap_or(0);
+    }
+    std::hint::black_box(acc);
+}
+
+impl Simulation {
+    /// Speed hint, no effect on state: the head of `die`'s read (or write) queue is
+    /// being issued. If no more than [`QUEUE_AHEAD`] entries behind it have been warmed,
+    /// read what issuing the next [`QUEUE_BATCH`] will load — their queue entries, their
+    /// records, their requests' records and their forward-map entries (for writes also
+    /// the bookkeeping of the pages they replace and the host's queued-writes map) —
+    /// level by level, so that the misses of the batch overlap and the entries are in
+    /// cache when they reach the head. Under a backlog (hundreds of transactions per
+    /// die) a queue's records were written long before they are issued and are cold:
+    /// one dependent chain of misses after another at each issue bounded the replay.
+    #[inline]
+    pub(super) fn warm_queue_ahead(&mut self, die: DieId, writes: bool) {
+        // Only a backlog: a short queue's entries were queued recently and are still in
+        // cache (warming them cost more instructions than it saved on the unsaturated
+        // comparison run). The common case costs a comparison here, not a call.
+        let q = &self.ctl.dies[die.idx()].queues;
+        if (if writes { q.writes.len() } else { q.reads.len() }) > QUEUE_MIN_WARM {
+            self.warm_queue_batch(die, writes);
+        } else {
+            self.warmth.ahead[die.idx()][writes as usize] = 0;
+        }
+    }
+
+    /// [`Simulation::warm_queue_ahead`] of a queue with a backlog.
+    #[inline(never)]
+    fn warm_queue_batch(&mut self, die: DieId, writes: bool) {
+        let q = &self.ctl.dies[die.idx()].queues;
+        let q = if writes { &q.writes } else { &q.reads };
+        // Entries at the front warmed so far; the head among them.
+        let slot = &mut self.warmth.ahead[die.idx()][writes as usize];
+        let warmed = (*slot as usize).min(q.len());
+        let (from, end) = (warmed, q.len().min(warmed + QUEUE_BATCH));
+        // Something behind the head still cold (the head alone is loaded right after by
+        // the issue itself).
+        let due = warmed <= QUEUE_AHEAD + 1 && end > from.max(1);
+        // The head leaves (or stays, if it is refused: a hint may be off by one).
+        *slot = (if due { end } else { warmed }).saturating_sub(1) as u32;
+        if !due {
+            return;
+        }
+        let mut ids = [0u32; QUEUE_BATCH];
+        let mut reqs = [NIL; QUEUE_BATCH];
+        let mut lpns = [Lpn(0); QUEUE_BATCH];
+        let n = end - from;
+        for (i, e) in q.range(from..end).enumerate() {
+            (ids[i], reqs[i], lpns[i]) = (e.id, e.req, e.lpn);
+        }
+        let mut acc = 0u64;
+        for &id in &ids[..n] {
+            acc ^= self.ctl.txns.try_get(id).map_or(0, |t| t.seq);
+        }
+        for &r in &reqs[..n] {
+            if r != NIL {
+                acc ^= self.host.reqs.try_get(r).map_or(0, |r| r.arrival.0);
+            }
+        }
+        if writes {
+            for l in &lpns[..n] {
+                acc ^= self.host.queued_writes.get(&l.0).copied().unwrap_or(0) as u64;
+            }
+            self.ftl.warm_writes(&lpns[..n]);
+        } else {
+            let logical = self.ftl.logical_pages();
+            for &l in lpns[..n].iter().filter(|l| l.0 < logical) {
+                acc ^= self.ftl.lookup(l).map_or(0, |p| p.0);
+            }
+        }
+        std::hint::black_box(acc);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand_core::{Rng, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    use super::*;
+    use crate::trace::{IoOp, TraceTime};
+
+    fn req(i: u64, pages: u64) -> IoRequest {
+        IoRequest {
+            arrival: TraceTime(i),
+            device: 0,
+            offset_bytes: i * 4096 * 16,
+            size_bytes: 4096 * pages,
+            op: if i % 3 == 0 { IoOp::Write } else { IoOp::Read },
+        }
+    }
+
+    /// Random interleavings of arrivals and admissions (the oldest, or any of the first
+    /// few as a reordering admission picks): the queue hands out exactly the requests a
+    /// plain `VecDeque` would, in the same order; every request is warmed at most once,
+    /// only while it waits, and never in its own admission; the warmed requests are
+    /// always a prefix of the queue, and after an admission that prefix holds at least
+    /// `min(DISTANCE, BATCH)` requests (or the whole queue).
+    #[test]
+    fn passes_requests_through_like_a_deque_and_warms_ahead() {
+        for seed in 0..40u64 {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let reorder = seed % 4 == 0;
+            let (mut q, mut plain) = (HostQueue::default(), VecDeque::new());
+            let mut warmed: Vec<bool> = Vec::new();
+            let mut admitted: Vec<bool> = Vec::new();
+            let mut next = 0u64;
+            // Arrivals in 3..7 of 10 steps: queues that grow, shrink and empty.
+            let arrive_in_10 = 3 + rng.next_u64() % 5;
+            for _ in 0..3000 {
+                if rng.next_u64() % 10 < arrive_in_10 {
+                    let r = req(next, 1 + rng.next_u64() % 11);
+                    q.push_back(next, r);
+                    plain.push_back((next, r));
+                    warmed.push(false);
+                    admitted.push(false);
+                    next += 1;
+                    continue;
+                }
+                let i = if reorder && !plain.is_empty() {
+                    (rng.next_u64() % plain.len().min(5) as u64) as usize
+                } else {
+                    0
+                };
+                let mut batch = Vec::new();
+                let got = q.take(i, 4096, 1 << 40, |l| batch.extend_from_slice(l));
+                let want = plain.remove(i);
+                assert_eq!(format!("{got:?}"), format!("{want:?}"), "seed {seed}");
+                assert_eq!(q.len(), plain.len());
+                assert!(q.iter().map(|x| x.0).eq(plain.iter().map(|x| x.0)));
+                let Some((id, _)) = got else {
+                    assert!(batch.is_empty(), "nothing to warm in an empty queue");
+                    continue;
+                };
+                admitted[id as usize] = true;
+                // Request k covers pages 16 k .. 16 k + pages - 1.
+                for l in batch {
+                    let k = (l.0 / 16) as usize;
+                    assert!(l.0 % 16 < PAGES_PER_REQUEST, "beyond the cap: {l:?}");
+                    assert!(!admitted[k], "seed {seed}: request {k} warmed at or after its admission");
+                    if l.0 % 16 == 0 {
+                        assert!(!warmed[k], "seed {seed}: request {k} warmed twice");
+                        warmed[k] = true;
+                    }
+                }
+                let prefix = q.iter().take_while(|x| warmed[x.0 as usize]).count();
+                assert!(q.iter().skip(prefix).all(|x| !warmed[x.0 as usize]), "seed {seed}: not a prefix");
+                let min = q.len().min(HostQueue::DISTANCE.min(HostQueue::BATCH));
+                assert!(prefix >= min, "seed {seed}: {prefix} warmed ahead of {} waiting", q.len());
+            }
+        }
+    }
+
+    /// With a long queue and admissions from the front only, each batch covers the
+    /// `BATCH` requests after the warmed part, warmed when `DISTANCE` warmed requests are
+    /// left ahead, and a request is admitted between `DISTANCE` and
+    /// `DISTANCE + BATCH` admissions after its pages were warmed.
+    #[test]
+    fn warms_batches_at_the_distance() {
+        let mut q = HostQueue::default();
+        let n = 10 * (HostQueue::DISTANCE + HostQueue::BATCH) as u64;
+        for i in 0..n {
+            q.push_back(i, req(i, 1));
+        }
+        let mut warmed_at = vec![None; n as usize];
+        let mut batches = Vec::new();
+        for k in 0..n {
+            let mut batch = Vec::new();
+            let (id, _) = q.take(0, 4096, 1 << 40, |l| batch.extend_from_slice(l)).expect("queued");
+            assert_eq!(id, k, "FIFO");
+            if !batch.is_empty() {
+                batches.push(batch.len());
+                for l in batch {
+                    warmed_at[(l.0 / 16) as usize] = Some(k);
+                }
+            }
+            if k > (HostQueue::DISTANCE + HostQueue::BATCH) as u64 {
+                let at = warmed_at[id as usize].expect("warmed before admission");
+                let ahead = (k - at) as usize;
+                assert!(
+                    (HostQueue::DISTANCE..=HostQueue::DISTANCE + HostQueue::BATCH).contains(&ahead),
+                    "request {id} warmed {ahead} admissions ahead"
+                );
+            }
+        }
+        assert!(warmed_at.iter().skip(1).all(Option::is_some), "every request behind the first is warmed");
+        // Whole batches while the queue is long, whatever is left at the end.
+        let whole = batches.iter().filter(|&&b| b == HostQueue::BATCH).count();
+        assert!(whole >= batches.len() - 2, "{batches:?}");
+    }
+
+    #[test]
+    fn pages_are_capped_and_wrapped() {
+        let mut lpns = Vec::new();
+        let r = IoRequest {
+            arrival: TraceTime(0),
+            device: 0,
+            offset_bytes: 10 * 4096 + 1,
+            size_bytes: 4096,
+            op: IoOp::Read,
+        };
+        push_pages(&mut lpns, &r, 4096, 11);
+        assert_eq!(lpns, vec![Lpn(10), Lpn(0)]);
+        lpns.clear();
+        push_pages(&mut lpns, &req(0, 40), 4096, 1 << 40);
+        assert_eq!(lpns, (0..PAGES_PER_REQUEST).map(Lpn).collect::<Vec<_>>());
+        lpns.clear();
+        push_pages(&mut lpns, &req(1, 1), 4096, 0);
+        assert!(lpns.is_empty(), "no logical space: nothing to warm");
+    }
+}
