@@ -420,12 +420,18 @@ mod tests {
         assert!(st.sink.thread.is_none());
     }
 
-    #[test]
-    fn dropping_a_running_thread_does_not_hang() {
+    /// Statistics with the thread running, batches of `batch`.
+    fn threaded(batch: usize) -> RequestStats {
         let mut st = RequestStats::default();
-        st.sink.set_batch(3);
+        st.sink.set_batch(batch);
         st.sink.mode = StatsThreadMode::On;
         arm(&mut st);
+        st
+    }
+
+    #[test]
+    fn dropping_a_running_thread_does_not_hang() {
+        let mut st = threaded(3);
         for i in 0..100 {
             st.complete(true, 1, SimTime(i), SimTime(i + 1), Nanos(0));
         }
@@ -434,10 +440,7 @@ mod tests {
 
     #[test]
     fn a_panic_on_the_statistics_thread_reaches_the_simulation() {
-        let mut st = RequestStats::default();
-        st.sink.set_batch(2);
-        st.sink.mode = StatsThreadMode::On;
-        arm(&mut st);
+        let mut st = threaded(2);
         // A completion the thread refuses (test builds only): it panics mid-batch.
         let poison = Completed { flags: POISON, ..Completed::default() };
         st.sink.thread.as_mut().unwrap().push(poison);
