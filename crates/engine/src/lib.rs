@@ -35,6 +35,7 @@ mod setup;
 mod sim;
 pub mod slab;
 pub mod stats;
+mod stats_thread;
 pub mod table;
 mod wear;
 /// Trace ingestion lives in its own crate, [`lamina_trace`]; re-exported here so
@@ -46,6 +47,7 @@ pub use setup::{
     BuildError, Progress, RunTraceError, SimulationBuilder, run_built, run_trace, run_trace_with_progress,
 };
 pub use sim::{Completion, FlashCounters, RunError, Simulation, VerifyError};
+pub use stats_thread::{AUTO_INLINE_FIRST, StatsThreadMode};
 
 /// The Lamina version recorded in every report.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

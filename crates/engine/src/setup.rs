@@ -42,12 +42,26 @@ pub struct SimulationBuilder {
     pub(crate) ftl: Option<Box<dyn Ftl>>,
     pub(crate) memory_limit: crate::budget::MemoryLimit,
     latency_log: Option<crate::latency_log::LatencyLog>,
+    stats_thread: crate::StatsThreadMode,
 }
 
 impl SimulationBuilder {
     /// Start from a config.
     pub fn new(cfg: SimConfig) -> Self {
-        SimulationBuilder { cfg, ftl: None, memory_limit: Default::default(), latency_log: None }
+        SimulationBuilder {
+            cfg,
+            ftl: None,
+            memory_limit: Default::default(),
+            latency_log: None,
+            stats_thread: Default::default(),
+        }
+    }
+
+    /// Whether the replay may record request statistics on a second thread
+    /// ([`Simulation::set_stats_thread`]).
+    pub fn stats_thread(mut self, mode: crate::StatsThreadMode) -> Self {
+        self.stats_thread = mode;
+        self
     }
 
     /// Log every completed request to `log` (take it back after the run with
@@ -106,6 +120,7 @@ impl SimulationBuilder {
         });
         let mut sim = Simulation::new(cfg, device, ftl, placement, scheduler);
         sim.latency_log = self.latency_log;
+        sim.set_stats_thread(self.stats_thread);
         Ok(sim)
     }
 }
@@ -278,6 +293,7 @@ impl Simulation {
     /// Build the report of a finished run.
     pub fn report(&self, trace: TraceInfo) -> Report {
         let st = &self.host.stats;
+        assert!(st.sink.thread.is_none(), "statistics read while their thread runs");
         let pct = &self.cfg.stats.percentiles;
         let first = st.first_arrival.unwrap_or_default();
         let span = st.last_completion.saturating_since(first).0;

@@ -289,6 +289,10 @@ impl LatencySummary {
 }
 
 /// Request-level statistics collected during a run.
+///
+/// The per-request part (histograms, bytes, attribution) may be recorded on a second
+/// thread while [`crate::Simulation::run`] replays a trace ([`StatsThreadMode`],
+/// `stats_thread.rs`); it is back here, complete, whenever the simulation can be read.
 #[derive(Default)]
 pub struct RequestStats {
     /// Response times of reads.
@@ -312,6 +316,36 @@ pub struct RequestStats {
     /// Latency attribution of reads and writes (allocated by the first
     /// [`RequestStats::complete_attributed`]; `None` while no request was attributed).
     attribution: Option<Box<[AttributionHists; 2]>>,
+    /// Where completions are recorded: here, or on the statistics thread.
+    pub(crate) sink: crate::stats_thread::Sink,
+}
+
+/// What recording one completed read or write needs ([`RequestStats::record`]): the
+/// simulation copies it into a batch for the statistics thread instead of recording it
+/// (`stats_thread.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Completed {
+    /// Response time.
+    pub(crate) response: Nanos,
+    /// Queue wait.
+    pub(crate) wait: Nanos,
+    /// Bytes transferred.
+    pub(crate) bytes: u64,
+    /// Where the response time went (if [`Completed::ATTRIBUTED`]).
+    pub(crate) attr: Attribution,
+    /// Host-interface time (if [`Completed::HIF`]).
+    pub(crate) hif: Nanos,
+    /// [`Completed::READ`], [`Completed::ATTRIBUTED`], [`Completed::HIF`].
+    pub(crate) flags: u8,
+}
+
+impl Completed {
+    /// A read (else a write).
+    pub(crate) const READ: u8 = 1;
+    /// Its latency is attributed (`attr`).
+    pub(crate) const ATTRIBUTED: u8 = 2;
+    /// It went through the host interface (`hif`).
+    pub(crate) const HIF: u8 = 4;
 }
 
 impl RequestStats {
@@ -330,19 +364,9 @@ impl RequestStats {
     /// report's `latency_attribution` counts only [`RequestStats::complete_attributed`]).
     #[inline]
     pub fn complete(&mut self, is_read: bool, bytes: u64, arrival: SimTime, done: SimTime, wait: Nanos) {
-        let rt = done.since(arrival);
-        if is_read {
-            self.read.record(rt);
-            self.read_wait.record(wait);
-            self.read_bytes += bytes;
-        } else {
-            self.write.record(rt);
-            self.write_wait.record(wait);
-            self.write_bytes += bytes;
-        }
-        if done > self.last_completion {
-            self.last_completion = done;
-        }
+        let flags = if is_read { Completed::READ } else { 0 };
+        let c = Completed { response: done.since(arrival), wait, bytes, flags, ..Completed::default() };
+        self.completed(done, c);
     }
 
     /// Record a completed request ([`RequestStats::complete`]) and where its response
@@ -363,12 +387,84 @@ impl RequestStats {
         a: &Attribution,
         host_interface: Option<Nanos>,
     ) {
-        self.complete(is_read, bytes, arrival, done, wait);
-        let class = &mut self.attribution.get_or_insert_with(Default::default)[usize::from(!is_read)];
-        match host_interface {
-            None => class.record(done.since(arrival), a),
-            Some(h) => class.record_hif(done.since(arrival), a, h),
+        let mut flags = Completed::ATTRIBUTED | if is_read { Completed::READ } else { 0 };
+        if host_interface.is_some() {
+            flags |= Completed::HIF;
         }
+        let hif = host_interface.unwrap_or_default();
+        let c = Completed { response: done.since(arrival), wait, bytes, attr: *a, hif, flags };
+        self.completed(done, c);
+    }
+
+    /// A request completed at `done`: note the time here, record the rest here or send
+    /// it to the statistics thread.
+    #[inline]
+    fn completed(&mut self, done: SimTime, c: Completed) {
+        if done > self.last_completion {
+            self.last_completion = done;
+        }
+        if let Some(t) = self.sink.thread.as_mut() {
+            t.push(c);
+            return;
+        }
+        self.record(&c);
+        if self.sink.wants_thread() {
+            crate::stats_thread::start(self);
+        }
+    }
+
+    /// Record one completion into the histograms, byte counts and attribution (the
+    /// same code inline and on the statistics thread, in the same order). Always
+    /// inlined: the inline path then builds no record in memory.
+    #[inline(always)]
+    pub(crate) fn record(&mut self, c: &Completed) {
+        if c.flags & Completed::READ != 0 {
+            self.read.record(c.response);
+            self.read_wait.record(c.wait);
+            self.read_bytes += c.bytes;
+        } else {
+            self.write.record(c.response);
+            self.write_wait.record(c.wait);
+            self.write_bytes += c.bytes;
+        }
+        if c.flags & Completed::ATTRIBUTED != 0 {
+            let class = &mut self.attribution.get_or_insert_with(Default::default)
+                [usize::from(c.flags & Completed::READ == 0)];
+            if c.flags & Completed::HIF == 0 {
+                class.record(c.response, &c.attr);
+            } else {
+                class.record_hif(c.response, &c.attr, c.hif);
+            }
+        }
+    }
+
+    /// Move the recorded part (histograms, byte counts, attribution) out, leaving it
+    /// empty here (for the statistics thread).
+    pub(crate) fn take_recorded(&mut self) -> RequestStats {
+        RequestStats {
+            read: std::mem::take(&mut self.read),
+            write: std::mem::take(&mut self.write),
+            read_wait: std::mem::take(&mut self.read_wait),
+            write_wait: std::mem::take(&mut self.write_wait),
+            read_bytes: std::mem::take(&mut self.read_bytes),
+            write_bytes: std::mem::take(&mut self.write_bytes),
+            trims: 0,
+            first_arrival: None,
+            last_completion: SimTime::ZERO,
+            attribution: self.attribution.take(),
+            sink: crate::stats_thread::Sink::default(),
+        }
+    }
+
+    /// Put back what [`RequestStats::take_recorded`] took (and the thread recorded).
+    pub(crate) fn put_recorded(&mut self, r: RequestStats) {
+        self.read = r.read;
+        self.write = r.write;
+        self.read_wait = r.read_wait;
+        self.write_wait = r.write_wait;
+        self.read_bytes = r.read_bytes;
+        self.write_bytes = r.write_bytes;
+        self.attribution = r.attribution;
     }
 
     /// Latency attribution of the run, or `None` if no request was attributed.

@@ -160,13 +160,18 @@ pub fn log_path(dir: &Path, key: &str) -> PathBuf {
 
 /// Replay one run, with its latency log written to `log` (put in place before the
 /// report, whose presence marks the run done) when given.
-fn replay_run(exec: &spec::RunExec, log: Option<&Path>) -> anyhow::Result<lamina_engine::report::Report> {
+/// `stats` says whether the run may record its statistics on a thread of its own.
+fn replay_run(
+    exec: &spec::RunExec,
+    log: Option<&Path>,
+    stats: lamina_engine::StatsThreadMode,
+) -> anyhow::Result<lamina_engine::report::Report> {
+    let builder = lamina_engine::SimulationBuilder::new(exec.cfg.clone()).stats_thread(stats);
     let Some(log) = log else {
-        return Ok(lamina_engine::run_trace(&exec.cfg, &exec.trace)?);
+        return Ok(lamina_engine::run_built(builder, &exec.trace, &mut |_| {})?.0);
     };
     let mut file = OutputFile::create(log)?;
-    let builder = lamina_engine::SimulationBuilder::new(exec.cfg.clone())
-        .latency_log(lamina_engine::LatencyLog::new(file.stream()?));
+    let builder = builder.latency_log(lamina_engine::LatencyLog::new(file.stream()?));
     let (report, mut sim) = lamina_engine::run_built(builder, &exec.trace, &mut |_| {})?;
     let log = sim.take_latency_log().expect("the run was given a latency log");
     crate::run_cmd::finish_log(log, file)?;
@@ -365,6 +370,10 @@ pub fn execute(
     }
     let pool =
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().context("starting worker threads")?;
+    // With several runs in parallel the cores are busy: a statistics thread per run would
+    // only compete with them (the results are the same either way).
+    let stats =
+        if threads > 1 { lamina_engine::StatsThreadMode::Off } else { lamina_engine::StatsThreadMode::Auto };
     let progress = Progress::new(pending.len());
     let started = Instant::now();
     // Largest trace first (a run's cost grows with its trace), each worker pulling the
@@ -381,7 +390,7 @@ pub fn execute(
             format!("run {} ({})", r.index, axes.join(", "))
         };
         let log = info.latency_logs.then(|| log_path(out, &r.key));
-        let report = replay_run(exec, log.as_deref()).with_context(what)?;
+        let report = replay_run(exec, log.as_deref(), stats).with_context(what)?;
         if report.trace.digest != r.trace_digest {
             bail!("{}: the trace changed while the sweep ran (digest {})", what(), report.trace.digest);
         }

@@ -272,6 +272,19 @@ impl Simulation {
     where
         I: Iterator<Item = Result<IoRequest, crate::trace::TraceError>>,
     {
+        // The statistics may be recorded on a second thread meanwhile; it is joined
+        // before `run` returns, error or not (`stats_thread.rs`).
+        crate::stats_thread::arm(&mut self.host.stats);
+        let replayed = self.replay(trace);
+        crate::stats_thread::finish(&mut self.host.stats);
+        replayed
+    }
+
+    /// [`Simulation::run`]'s loop.
+    fn replay<I>(&mut self, trace: I) -> Result<(), RunError>
+    where
+        I: Iterator<Item = Result<IoRequest, crate::trace::TraceError>>,
+    {
         self.mark_baseline();
         let mut trace = Lookahead::new(trace);
         let closed = self.cfg.host.mode == HostMode::Closed;
