@@ -15,7 +15,7 @@
 //! all zeroes however it was made, and the simulation's thread makes its own when none
 //! is ready: results cannot depend on the helper.
 //!
-//! The cost: a lookup indexes the chunk list (in cache) between its two loads, seven
+//! The cost: a lookup indexes the chunk list (in cache) between its two loads, nine
 //! more instructions than one table (docs/performance.md).
 
 use super::pretouch::Pretoucher;
