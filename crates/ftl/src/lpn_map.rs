@@ -8,8 +8,10 @@
 //! a dense array of leaves handed out in first-touch order. Leaf 0 of the slab is never
 //! handed out and stays all zero, so a lookup is two dependent loads and no branch:
 //! `slab[dir[i / LEAF] * LEAF + i % LEAF]`. A write to a position without a leaf takes
-//! the next one from the slab; nothing is allocated, moved or copied after construction,
-//! and nothing is hashed.
+//! the next one from the slab; nothing is moved or copied after construction, and
+//! nothing is hashed. The slab is a list of 2 MiB chunks (`pool`): a helper thread
+//! allocates and first-touches the next chunk ahead of need (`pretouch`), so the
+//! kernel's zeroing of fresh memory happens off the simulation's thread.
 //!
 //! Why two levels: a trace that touches pages uniformly over a large footprint sets a
 //! small fraction of the entries but dirties every 4 KiB (and 2 MiB) page of a flat
@@ -34,14 +36,19 @@
 //!
 //! Why mappings and not `Vec`s: the operating system hands out their pages zeroed and
 //! only when first written, so an empty map costs no memory and no `memset` (zero means
-//! "no leaf" and "unmapped" here, hence the `ppa + 1` encoding); the slab is sized for the
-//! worst case (every leaf set) and only its used prefix becomes resident. On Linux all
+//! "no leaf" and "unmapped" here, hence the `ppa + 1` encoding); the directory is sized
+//! for the whole logical space and only its touched pages become resident, the slab's
+//! chunks are allocated as leaves are handed out (plus one made ahead). On Linux all
 //! tables are advised for transparent huge pages: every access of the map is at a random
 //! place and huge pages remove most of the TLB walks (preconditioning a 256 GiB device:
 //! docs/performance.md). Where the system refuses a mapping, an ordinary zeroed
 //! allocation takes its place (the allocator's large zeroed allocations are lazily
 //! backed too).
 
+mod pool;
+mod pretouch;
+
+use pool::LeafPool;
 use std::fmt;
 
 /// Bytes per entry.
@@ -76,7 +83,7 @@ struct Tree {
     /// Slab index of each leaf position's leaf, 0 = none.
     dir: Table,
     /// The leaves, `LEAF` entries each; leaf 0 is the all-zero leaf of absent positions.
-    slab: Table,
+    slab: LeafPool,
     /// Leaves handed out, counting leaf 0 (the next leaf to hand out).
     leaves: u32,
     /// One bit per 4 KiB page a flat table would have (`FLAT_PAGE_POSITIONS` leaf
@@ -109,6 +116,18 @@ impl Table {
             }
             Err(_) => Table::Heap(vec![0; bytes]),
         }
+    }
+
+    /// `n` zero entries, every 4 KiB page of them written once, so that the kernel's
+    /// first-touch zeroing has happened (on the calling thread).
+    fn touched(n: usize) -> Table {
+        let mut t = Table::zeroed(n);
+        for page in t.bytes_mut().chunks_mut(PAGE) {
+            // An opaque zero: the compiler may drop a store of a known zero into memory
+            // it knows to be zeroed (a `calloc`ed fallback).
+            page[0] = std::hint::black_box(0);
+        }
+        t
     }
 
     #[inline]
@@ -172,7 +191,7 @@ impl Tree {
         let flat_pages = (positions as usize).div_ceil(FLAT_PAGE_POSITIONS);
         Tree {
             dir: Table::zeroed(positions as usize),
-            slab: Table::zeroed((slab_leaves * LEAF) as usize),
+            slab: LeafPool::new(slab_leaves),
             leaves: 1,
             flat_page_seen: vec![0; flat_pages.div_ceil(64)],
             flat_pages: 0,
@@ -183,7 +202,7 @@ impl Tree {
     #[inline(always)]
     fn get(&self, i: u64) -> u32 {
         let leaf = self.dir.get((i >> LEAF_SHIFT) as usize) as usize;
-        self.slab.get(leaf << LEAF_SHIFT | (i & (LEAF - 1)) as usize)
+        self.slab.get(leaf, (i & (LEAF - 1)) as usize)
     }
 
     /// Set entry `i` to `v`; true when the table has just become dense enough that a
@@ -200,7 +219,7 @@ impl Tree {
             }
             (leaf, dense) = self.new_leaf(pos);
         }
-        self.slab.set((leaf as usize) << LEAF_SHIFT | (i & (LEAF - 1)) as usize, v);
+        self.slab.set(leaf as usize, (i & (LEAF - 1)) as usize, v);
         dense
     }
 
@@ -212,6 +231,7 @@ impl Tree {
         let leaf = self.leaves;
         // The slab has a leaf for every position, and each position takes one at most.
         self.leaves += 1;
+        self.slab.reach(leaf);
         self.dir.set(pos, leaf);
         let page = pos / FLAT_PAGE_POSITIONS;
         let bit = 1u64 << (page % 64);
@@ -224,7 +244,13 @@ impl Tree {
             return (leaf, false);
         }
         self.next_check = self.next_check.saturating_mul(2);
-        (leaf, self.is_dense())
+        let dense = self.is_dense();
+        if !dense {
+            // Sparse at a check: this map will likely take many more leaves (a map that
+            // turns flat, like preconditioning's, never starts a helper).
+            self.slab.start_pretouch();
+        }
+        (leaf, dense)
     }
 
     /// Whether a flat table would hold these entries in fewer bytes: it makes resident
@@ -243,7 +269,6 @@ impl Tree {
     fn to_flat(&self, len: u64) -> Table {
         let mut flat = Table::zeroed(len as usize);
         let dir = self.dir.bytes().as_chunks::<ENTRY>().0;
-        let slab = self.slab.bytes();
         let out = flat.bytes_mut();
         let leaf_bytes = LEAF as usize * ENTRY;
         for (pos, d) in dir.iter().enumerate() {
@@ -252,15 +277,16 @@ impl Tree {
                 let at = pos * leaf_bytes;
                 // The last leaf may reach past `len`.
                 let n = leaf_bytes.min(out.len() - at);
-                out[at..at + n].copy_from_slice(&slab[leaf * leaf_bytes..][..n]);
+                out[at..at + n].copy_from_slice(&self.slab.leaf_bytes(leaf)[..n]);
             }
         }
         flat
     }
 
-    /// Bytes of the slab's leaves handed out so far, the zero leaf included.
-    fn used_slab_bytes(&self) -> usize {
-        self.leaves as usize * LEAF as usize * ENTRY
+    /// Bytes of the 4 KiB pages of the slab's leaves handed out so far, the zero leaf
+    /// included.
+    fn used_slab_page_bytes(&self) -> usize {
+        self.slab.used_page_bytes(self.leaves)
     }
 }
 
@@ -269,12 +295,9 @@ impl Clone for Tree {
     /// page, skipping pages without a leaf; the slab up to its last leaf.
     fn clone(&self) -> Tree {
         let positions = self.dir.bytes().len() / ENTRY;
-        let mut slab = Table::zeroed(self.slab.bytes().len() / ENTRY);
-        let n = self.used_slab_bytes();
-        slab.bytes_mut()[..n].copy_from_slice(&self.slab.bytes()[..n]);
         Tree {
             dir: self.dir.copy_nonzero_pages(positions),
-            slab,
+            slab: self.slab.clone_used(self.leaves),
             leaves: self.leaves,
             flat_page_seen: self.flat_page_seen.clone(),
             flat_pages: self.flat_pages,
@@ -354,7 +377,7 @@ impl LpnMap {
     pub(crate) fn touched_bytes(&self) -> usize {
         match &self.layout {
             Layout::Tree(t) if t.leaves == 1 => 0,
-            Layout::Tree(t) => t.dir.nonzero_page_bytes() + t.used_slab_bytes().div_ceil(PAGE) * PAGE,
+            Layout::Tree(t) => t.dir.nonzero_page_bytes() + t.used_slab_page_bytes(),
             Layout::Flat(f) => f.nonzero_page_bytes(),
         }
     }
@@ -586,6 +609,31 @@ mod tests {
             assert_eq!(m.leaves_in_use().is_none(), flat, "{n} leaves");
             assert!((0..128 * LEAF).all(|i| m.get(i) == (i % LEAF == 0 && i < n * LEAF) as u32));
         }
+    }
+
+    #[test]
+    fn a_large_sparse_map_takes_chunks_ahead_and_keeps_its_entries() {
+        // Half the leaf positions of a 4 Mi-entry map, one entry each, in a scrambled
+        // order: 256 Ki leaves over four 2 MiB chunks, sparse enough to stay two-level,
+        // so the helper thread starts at the first check and hands over chunks.
+        let len = 4u64 << 20;
+        let positions = len / LEAF;
+        let mut m = LpnMap::zeroed(len);
+        let at = |k: u64| (k * 2 * 40_503 % positions) * LEAF + k % LEAF;
+        for k in 0..positions / 2 {
+            m.set(at(k), k as u32 + 1);
+        }
+        assert_eq!(m.leaves_in_use(), Some((positions / 2) as u32));
+        let c = m.clone();
+        for k in 0..positions / 2 {
+            assert_eq!((m.get(at(k)), c.get(at(k))), (k as u32 + 1, k as u32 + 1), "write {k}");
+            assert_eq!(m.get(at(k) ^ 1), 0);
+        }
+        assert!(format!("{m:?}").contains("two levels"));
+        // Directory: every page; slab: four full chunks (leaf 0 counted, the last leaf
+        // is the first of a fifth chunk).
+        assert_eq!(m.touched_bytes(), (positions as usize * ENTRY) + 4 * (2 << 20) + PAGE);
+        assert_eq!(c.touched_bytes(), m.touched_bytes());
     }
 
     proptest! {
