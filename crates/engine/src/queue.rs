@@ -96,8 +96,7 @@ impl<E: Compact> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let Reverse(key) = self.heap.pop()?;
         let bits = key as u32;
-        let event =
-            if bits & SPILLED == 0 { E::from_inline(bits) } else { self.spilled.remove(bits & !SPILLED) };
+        let event = if bits & SPILLED == 0 { E::from_inline(bits) } else { self.spilled.remove(bits & !SPILLED) };
         Some((SimTime((key >> 64) as u64), event))
     }
 
