@@ -36,7 +36,7 @@ use lamina_nand_model::{Device, Geometry, Lpn, NandError, SimTime};
 use lamina_sched::{Placement, TxnScheduler};
 
 use crate::config::{HostMode, SimConfig};
-use crate::queue::{Compact, EventQueue};
+use crate::queue::EventQueue;
 use crate::trace::{IoOp, IoRequest};
 
 mod controller;
@@ -74,23 +74,6 @@ enum Event {
     Recheck,
     /// A host-interface message (or SATA HBA stage) of a request finished.
     HostIf { slot: u32, step: hostif::Step },
-}
-
-/// A flash operation's completion — almost every event of a replay — is stored in its
-/// queue entry; the other events beside the heap.
-impl Compact for Event {
-    #[inline]
-    fn to_inline(self) -> Option<u32> {
-        match self {
-            Event::OpDone { op } if op < 1 << 31 => Some(op),
-            _ => None,
-        }
-    }
-
-    #[inline]
-    fn from_inline(op: u32) -> Self {
-        Event::OpDone { op }
-    }
 }
 
 /// Errors that abort a run.
