@@ -332,6 +332,32 @@ impl LpnMap {
         }
     }
 
+    /// Entries `idx[k]` into `out[k]` (as [`LpnMap::get`] each; panics when an index is out
+    /// of range), the two-level layout level by level: every directory entry first, then
+    /// every leaf entry, so the cache misses of one level are independent loads that
+    /// overlap instead of pairs of dependent ones (a batch warming hint's access pattern).
+    pub(crate) fn get_many(&self, idx: &[u64], out: &mut [u32]) {
+        assert_eq!(idx.len(), out.len(), "get_many: index and output lengths differ");
+        match &self.layout {
+            Layout::Flat(f) => {
+                for (o, &i) in out.iter_mut().zip(idx) {
+                    *o = f.get(i as usize);
+                }
+            }
+            Layout::Tree(t) => {
+                for (o, &i) in out.iter_mut().zip(idx) {
+                    if i >= self.len {
+                        out_of_range(i, self.len);
+                    }
+                    *o = t.dir.get((i >> LEAF_SHIFT) as usize);
+                }
+                for (o, &i) in out.iter_mut().zip(idx) {
+                    *o = t.slab.get(*o as usize, (i & (LEAF - 1)) as usize);
+                }
+            }
+        }
+    }
+
     #[inline(never)]
     fn tree_get(&self, t: &Tree, i: u64) -> u32 {
         if i >= self.len {
@@ -674,6 +700,13 @@ mod tests {
             }
             for (i, &want) in model.iter().enumerate() {
                 prop_assert_eq!(m.get(i as u64), want);
+            }
+            // The batch read agrees, in any order and with repeats (both layouts).
+            let idx: Vec<u64> = (0..len).rev().chain((0..len).step_by(7)).collect();
+            let mut got = vec![u32::MAX - 7; idx.len()];
+            m.get_many(&idx, &mut got);
+            for (&i, &g) in idx.iter().zip(&got) {
+                prop_assert_eq!(g, model[i as usize]);
             }
             let (c, cm) = snapshot.expect("clone_at < ops.len()");
             for (i, &want) in cm.iter().enumerate() {

@@ -1064,13 +1064,23 @@ impl Ftl for PageFtl {
         const N: usize = 64;
         let mut acc = 0u32;
         for chunk in lpns.chunks(N) {
-            let mut blocks = [NONE; N];
-            for (b, l) in blocks.iter_mut().zip(chunk) {
+            // The map entries of the pages in range, directory level then leaf level.
+            let mut idx = [0u64; N];
+            let mut n = 0;
+            for l in chunk {
                 if l.0 < self.cfg.logical_pages {
-                    let p = self.map_get(l.0);
-                    if p != UNMAPPED {
-                        *b = self.geometry.block_of(Ppa(p as u64)).0;
-                    }
+                    idx[n] = l.0;
+                    n += 1;
+                }
+            }
+            let mut entries = [0u32; N];
+            self.map.get_many(&idx[..n], &mut entries[..n]);
+            let mut blocks = [NONE; N];
+            for (b, &e) in blocks.iter_mut().zip(&entries[..n]) {
+                // As `map_get`: 0 is unmapped, every `ppa` is stored as `ppa + 1`.
+                let p = e.wrapping_sub(1);
+                if p != UNMAPPED {
+                    *b = self.geometry.block_of(Ppa(p as u64)).0;
                 }
             }
             let mut heads = [NONE; N];
