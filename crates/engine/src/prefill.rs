@@ -24,7 +24,7 @@
 
 use std::sync::mpsc::{Receiver, sync_channel};
 
-use lamina_ftl::Lpn;
+use lamina_ftl::{Ftl, Lpn};
 use lamina_nand_model::PlaneId;
 
 use crate::sim::Simulation;
@@ -171,13 +171,23 @@ impl Simulation {
     }
 
     /// Write the candidates `lpns` (in order) that the FTL does not map yet, each with its
-    /// replica, reading a window of their map entries ahead.
+    /// replica, reading the map entries of the next window while the current one is
+    /// written.
     fn write_candidates(&mut self, lpns: &[u64], state: &mut Candidates) {
         let lp = self.logical_pages();
-        for window in lpns.chunks(WARM_WINDOW) {
-            for &lpn in window {
-                self.ftl.warm_write(Lpn(lpn));
+        let warm = |ftl: &dyn Ftl, window: Option<&[u64]>| {
+            if let Some(window) = window {
+                let mut w = [Lpn(0); WARM_WINDOW];
+                for (w, &lpn) in w.iter_mut().zip(window) {
+                    *w = Lpn(lpn);
+                }
+                ftl.warm_writes(&w[..window.len()]);
             }
+        };
+        let mut windows = lpns.chunks(WARM_WINDOW).peekable();
+        warm(self.ftl.as_ref(), windows.peek().copied());
+        while let Some(window) = windows.next() {
+            warm(self.ftl.as_ref(), windows.peek().copied());
             for &lpn in window {
                 if !state.unmapped && self.ftl.lookup(Lpn(lpn)).is_some() {
                     continue;
