@@ -291,7 +291,7 @@ impl LatencySummary {
 /// Request-level statistics collected during a run.
 ///
 /// The per-request part (histograms, bytes, attribution) may be recorded on a second
-/// thread while [`crate::Simulation::run`] replays a trace ([`StatsThreadMode`],
+/// thread while [`crate::Simulation::run`] replays a trace ([`crate::StatsThreadMode`],
 /// `stats_thread.rs`); it is back here, complete, whenever the simulation can be read.
 #[derive(Default)]
 pub struct RequestStats {
