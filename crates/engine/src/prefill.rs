@@ -24,7 +24,7 @@
 
 use std::sync::mpsc::{Receiver, sync_channel};
 
-use lamina_ftl::{Ftl, Lpn};
+use lamina_ftl::Lpn;
 use lamina_nand_model::PlaneId;
 
 use crate::sim::Simulation;
@@ -175,19 +175,12 @@ impl Simulation {
     /// written.
     fn write_candidates(&mut self, lpns: &[u64], state: &mut Candidates) {
         let lp = self.logical_pages();
-        let warm = |ftl: &dyn Ftl, window: Option<&[u64]>| {
-            if let Some(window) = window {
-                let mut w = [Lpn(0); WARM_WINDOW];
-                for (w, &lpn) in w.iter_mut().zip(window) {
-                    *w = Lpn(lpn);
-                }
-                ftl.warm_writes(&w[..window.len()]);
-            }
-        };
-        let mut windows = lpns.chunks(WARM_WINDOW).peekable();
-        warm(self.ftl.as_ref(), windows.peek().copied());
-        while let Some(window) = windows.next() {
-            warm(self.ftl.as_ref(), windows.peek().copied());
+        let mut windows = lpns.chunks(WARM_WINDOW);
+        let mut next = windows.next();
+        self.warm_window(next);
+        while let Some(window) = next {
+            next = windows.next();
+            self.warm_window(next);
             for &lpn in window {
                 if !state.unmapped && self.ftl.lookup(Lpn(lpn)).is_some() {
                     continue;
@@ -200,6 +193,17 @@ impl Simulation {
                     state.written += 1;
                 }
             }
+        }
+    }
+
+    /// Read the map entries of a window of candidates in one batch (a speed hint).
+    fn warm_window(&self, window: Option<&[u64]>) {
+        if let Some(window) = window {
+            let mut w = [Lpn(0); WARM_WINDOW];
+            for (w, &lpn) in w.iter_mut().zip(window) {
+                *w = Lpn(lpn);
+            }
+            self.ftl.warm_writes(&w[..window.len()]);
         }
     }
 }

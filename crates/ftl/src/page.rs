@@ -211,6 +211,13 @@ pub struct PageFtl {
     cmt: Option<Box<Cmt>>,
 }
 
+/// The PPA a forward-map entry holds: `UNMAPPED` (u32::MAX) is stored as 0 and every
+/// `ppa` as `ppa + 1` (so a fresh, zeroed map is all unmapped).
+#[inline(always)]
+fn stored_ppa(entry: u32) -> u32 {
+    entry.wrapping_sub(1)
+}
+
 impl PageFtl {
     /// Build the FTL for `geometry`, validating `config` against it.
     pub fn new(geometry: Geometry, config: &FtlConfig) -> Result<PageFtl, FtlConfigError> {
@@ -334,8 +341,7 @@ impl PageFtl {
 
     #[inline]
     fn map_get(&self, lpn: u64) -> u32 {
-        // `UNMAPPED` (u32::MAX) is stored as 0 and every `ppa` as `ppa + 1`.
-        self.map.get(lpn).wrapping_sub(1)
+        stored_ppa(self.map.get(lpn))
     }
 
     #[inline]
@@ -1077,8 +1083,7 @@ impl Ftl for PageFtl {
             self.map.get_many(&idx[..n], &mut entries[..n]);
             let mut blocks = [NONE; N];
             for (b, &e) in blocks.iter_mut().zip(&entries[..n]) {
-                // As `map_get`: 0 is unmapped, every `ppa` is stored as `ppa + 1`.
-                let p = e.wrapping_sub(1);
+                let p = stored_ppa(e);
                 if p != UNMAPPED {
                     *b = self.geometry.block_of(Ppa(p as u64)).0;
                 }
