@@ -372,7 +372,10 @@ fn reproduce_quick_writes_figures_and_claims_identically_on_rerun() {
         ("lacr", 6, 10, "png"),
         ("soml", 5, 9, "svg"),
         ("pen", 6, 8, "svg"),
-        ("mbm", 5, 6, "svg"), // Fig. 11 (erases) is not drawn: no GC for tbm in 2,000 requests
+        // Fig. 11 (erases) is not drawn: no GC for tbm in 2,000 requests. 9 figures of
+        // the main experiment and 5 of the extras (Fig. 9, ablation, suspension, erases,
+        // shared traces); 11 + 6 (Fig. 9) + 1 (shared traces) claims.
+        ("mbm", 14, 18, "svg"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("a"), dir.path().join("b"));
@@ -406,6 +409,27 @@ fn reproduce_quick_writes_figures_and_claims_identically_on_rerun() {
             assert!(json[0].get(key).is_some(), "claims.json rows have {key}");
         }
         assert!(first.contains_key("sweep/results.compare.md"));
+        if paper == "mbm" {
+            // The extras run in the same command, each into its own sweep folder, with a
+            // section in the index and their claims named by experiment.
+            for x in ["chips", "ablation", "suspension", "erases", "shared"] {
+                assert!(first.contains_key(&format!("sweep-{x}/results.compare.md")), "{x}");
+                let section = format!("## Experiment {x}: `experiments/ci/mbm-{x}-tiny.toml`");
+                assert!(index.contains(&section), "{section}");
+            }
+            assert!(csv.contains("[experiment chips]") && csv.contains("[experiment shared]"), "{csv}");
+            // Fig. 9: every system at every chip count over TBM at 2 chips.
+            let fig9 = String::from_utf8(first["figures/fig9-chips-mean-response.csv"].clone()).unwrap();
+            assert!(fig9.contains(",mbm@8,") && fig9.contains(",sprinkler@4,"), "{fig9}");
+            for l in fig9.lines().filter(|l| l.contains(",tbm@2,")) {
+                assert!(l.ends_with(",1"), "{l}");
+            }
+            // The tail figures say which configuration they show (no MSNFS in --quick).
+            let tail = String::from_utf8(first["figures/fig12a-msnfs-read-tail.svg"].clone()).unwrap();
+            assert!(tail.contains("percentile; trace=hm_0-window1k, load=1"), "no configuration caption");
+            let tail = String::from_utf8(first["figures/fig13b-financial-write-tail.csv"].clone()).unwrap();
+            assert!(tail.contains("mbm,p99.999,") && tail.contains("tbm,p95,"), "{tail}");
+        }
 
         reproduce(paper, &b, &["--threads", "1", "--format", format]);
         assert!(tree(&b) == first, "{paper}: another folder, one thread: other bytes");

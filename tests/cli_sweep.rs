@@ -429,6 +429,14 @@ fn tiny_experiments_run() {
         ("pen-tiny", &["nftl", "nftl-pen", "sb4+5", "sb4+5-pen", "gftl", "gftl-keepup"][..], 12),
         ("soml-remap-tiny", &["base8", "remap", "remap-t1", "base8-susp", "soml8"][..], 5),
         ("mbm-tiny", &["tbm", "sprinkler", "mbm"][..], 12),
+        ("mbm-chips-tiny", &["tbm", "sprinkler", "mbm"][..], 18),
+        ("mbm-suspension-tiny", &["tbm", "mbm-x0", "mbm-x0.5", "mbm-x1", "mbm-x2", "mbm-x4"][..], 12),
+        (
+            "mbm-erases-tiny",
+            &["mbm", "mbm-slack0", "mbm-nows", "page-mcs", "mbm-static", "sprinkler"][..],
+            12,
+        ),
+        ("mbm-shared-tiny", &["tbm", "sprinkler", "mbm"][..], 36),
         (
             "mbm-ablation-tiny",
             &["tbm", "ws", "rs", "mcs", "rs-layout", "all", "all-no-layout", "susp", "all-realloc", "all-x0"]
@@ -498,6 +506,34 @@ fn tiny_experiments_run() {
                     assert_eq!((copies, hits), ("n/a", "n/a"), "{l}");
                 }
             }
+        } else if spec == "mbm-erases-tiny" {
+            // Without WS (`ftl.mbm_ws = false`) the MBM FTL allocates as the page FTL:
+            // the same GC under the same scheduling (docs/results.md, the erase table).
+            // Only the die-aligned FTL reports rows.
+            let row = |trace: &str, system: &str| -> Vec<&str> {
+                let l = results.lines().find(|l| l.contains(trace) && l.split(',').nth(2) == Some(system));
+                l.unwrap().split(',').collect()
+            };
+            for trace in ["financial1", "hm_0"] {
+                let (nows, page) = (row(trace, "mbm-nows"), row(trace, "page-mcs"));
+                assert_eq!(nows[4..9], page[4..9], "{results}");
+                assert!(page[4].parse::<u64>().unwrap() > 0, "the page FTL reaches GC: {results}");
+                assert_eq!(page[6..8], ["n/a", "n/a"], "{results}");
+                assert!(row(trace, "mbm")[6] != "n/a", "{results}");
+            }
+        } else if spec == "mbm-suspension-tiny" {
+            // A larger suspension overhead never makes MBM's writes faster here, and
+            // only MBM suspends.
+            let col = |trace: &str, setting: &str, i: usize| -> f64 {
+                let l = results.lines().find(|l| l.contains(trace) && l.split(',').nth(2) == Some(setting));
+                l.unwrap().split(',').nth(4 + i).unwrap().parse().unwrap()
+            };
+            for trace in ["financial1", "hm_0"] {
+                assert!(col(trace, "mbm-x4", 1) > col(trace, "mbm-x0", 1), "{results}");
+                assert_eq!(col(trace, "tbm", 2), 0.0, "{results}");
+                assert!(col(trace, "mbm-x1", 2) > 0.0, "{results}");
+            }
+            assert!(distinct.len() > runs / policies.len(), "{results}");
         } else if spec != "soml-tiny" {
             assert!(distinct.len() > runs / policies.len(), "{results}");
         } else {

@@ -5,17 +5,21 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::papers::{Claim, Direction, Paper};
+use super::papers::{Claim, Direction};
 use crate::plot::data::{self, Table};
 
 /// How verdicts are decided (also in the index).
 pub const RULES: &str = "Verdicts: *ours* is the geometric mean, over the runs the claim covers, of the \
 policy's metric divided by the baseline's in the same configuration, minus 1 (for a trend claim: that \
-ratio at the second axis value over the ratio at the first, minus 1). **reproduced**: ours moves in \
+ratio at the second axis value over the ratio at the first, minus 1; for an *up to* claim: the \
+best configuration's ratio instead of the geometric mean). **reproduced**: ours moves in \
 the paper's direction and by at least three quarters of the paper's magnitude (at least 1 % when the paper \
 gives only a direction); **direction only**: the right direction, but less than three quarters of the \
 paper's magnitude or under 1 %; \
-**not reproduced**: no change or the other direction; **not evaluated**: the experiment lacks the runs.";
+**not reproduced**: no change or the other direction; for a claim that two systems are *about equal* \
+(direction *about equal*): **reproduced** when ours lies within 10 percentage points of the paper's change, \
+else **not reproduced**; **not evaluated**: the experiment lacks the runs (a policy, a metric, or the \
+one trace or axis value the claim is about).";
 
 /// One checked claim.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -52,6 +56,10 @@ pub fn verdict(direction: Direction, paper: Option<f64>, ours: f64) -> &'static 
     let signed = match direction {
         Direction::Lower => -ours,
         Direction::Higher => ours,
+        Direction::About => {
+            let off = (ours - paper.unwrap_or(0.0)).abs();
+            return if off <= super::papers::ABOUT_TOLERANCE { "reproduced" } else { "not reproduced" };
+        }
     };
     if signed <= 0.0 {
         return "not reproduced";
@@ -82,23 +90,35 @@ fn ratio(
     {
         return Ok(None);
     }
+    // A claim about one trace (or one value of another axis) the experiment does not
+    // run is not evaluated either (the `--quick` experiments run other traces).
+    if filters.iter().any(|(a, v)| t.axis(a).is_ok_and(|i| !t.labels(i).contains(v))) {
+        return Ok(None);
+    }
     let fl = t.filters(filters)?;
     let n = data::normalise(t, t.metric(claim.metric)?, policy_axis, claim.baseline, &fl)?;
     let Some(s) = n.series.iter().position(|x| x == claim.policy) else { return Ok(None) };
+    if claim.best {
+        // The best configuration where both ran (a ratio > 0), as the paper's "up to".
+        let ratios: Vec<f64> = n.ratios.iter().filter_map(|r| r[s]).filter(|r| *r > 0.0).collect();
+        let pick = |a: f64, b: f64| if claim.direction == Direction::Higher { a.max(b) } else { a.min(b) };
+        return Ok(ratios.iter().copied().reduce(pick).map(|r| (r, ratios.len())));
+    }
     Ok(n.geomean[s].map(|g| (g, n.n_geo)))
 }
 
-/// Check every claim of `paper` against the results.
-pub fn check(paper: &Paper, t: &Table) -> anyhow::Result<Vec<ClaimRow>> {
-    let policy_axis = t.axis(paper.policy_axis)?;
+/// Check `claims` against the results `t`, whose policies are the values of `policy_axis`.
+pub fn check_claims(claims: &[Claim], policy_axis: &str, t: &Table) -> anyhow::Result<Vec<ClaimRow>> {
+    let policy_axis = t.axis(policy_axis)?;
     let mut rows = Vec::new();
-    for c in paper.claims {
+    for c in claims {
         let filters = super::resolve_filters(t, c.filters);
         let fixed: Vec<String> = filters.iter().map(|(a, l)| format!("{a}={l}")).collect();
         let (ours, scope) = match c.trend {
             None => match ratio(t, c, &filters, policy_axis)? {
                 Some((r, n)) => {
-                    (Some(r - 1.0), format!("{} · geomean of {n} configurations", fixed.join(", ")))
+                    let of = if c.best { "best" } else { "geomean" };
+                    (Some(r - 1.0), format!("{} · {of} of {n} configurations", fixed.join(", ")))
                 }
                 None => (None, fixed.join(", ")),
             },
@@ -203,6 +223,7 @@ pub fn to_markdown(rows: &[ClaimRow]) -> String {
     );
     for r in rows {
         let paper = match r.paper_change {
+            Some(_) if r.direction == Direction::About.name() => format!("≈ {}", pct(r.paper_change)),
             Some(_) => pct(r.paper_change),
             None => format!("{} (no number)", r.direction),
         };
@@ -235,5 +256,12 @@ mod tests {
         assert_eq!(verdict(Direction::Higher, None, 0.011), "reproduced");
         assert_eq!(verdict(Direction::Higher, None, 0.009), "direction only");
         assert_eq!(verdict(Direction::Higher, None, -0.001), "not reproduced");
+        // About equal (the paper: +3.5 %): within 10 points either way.
+        assert_eq!(verdict(Direction::About, Some(0.035), 0.13), "reproduced");
+        assert_eq!(verdict(Direction::About, Some(0.035), -0.06), "reproduced");
+        assert_eq!(verdict(Direction::About, Some(0.035), 0.49), "not reproduced");
+        assert_eq!(verdict(Direction::About, Some(0.035), -0.07), "not reproduced");
+        assert_eq!(verdict(Direction::About, None, 0.0), "reproduced");
+        assert_eq!(verdict(Direction::About, None, 5.0), "not reproduced");
     }
 }

@@ -28,7 +28,7 @@ use crate::out::write_atomic;
 use crate::plot::chart::{Figure, Format, LineChart, Series};
 use crate::plot::data::{self, Table};
 use crate::sweep::{self, ExecArgs, SlurmArgs};
-use papers::{FigureKind, Paper};
+use papers::{FigureKind, FigureSpec, Paper};
 
 /// Arguments of `lamina reproduce`.
 #[derive(Args, Debug)]
@@ -57,9 +57,8 @@ pub struct ReproduceArgs {
     slurm: SlurmArgs,
 }
 
-/// The experiment file of `paper` in this mode.
-fn experiment_path(args: &ReproduceArgs, paper: &Paper) -> anyhow::Result<PathBuf> {
-    let rel = if args.quick { paper.quick } else { paper.full };
+/// The experiment file `rel` (relative to the experiments folder).
+fn experiment_path(args: &ReproduceArgs, rel: &str) -> anyhow::Result<PathBuf> {
     let dirs: Vec<PathBuf> = match &args.experiments {
         Some(d) => vec![d.clone()],
         None => vec![
@@ -75,10 +74,51 @@ fn experiment_path(args: &ReproduceArgs, paper: &Paper) -> anyhow::Result<PathBu
     })
 }
 
+/// One experiment of a paper's command: the main one (`name` None, into `sweep/`) or
+/// an extra (into `sweep-<name>/`).
+struct Job {
+    name: Option<&'static str>,
+    about: &'static str,
+    rel: &'static str,
+    policy_axis: &'static str,
+    join: Option<&'static str>,
+    figures: &'static [FigureSpec],
+    claims: &'static [papers::Claim],
+    spec: PathBuf,
+    sweep_dir: PathBuf,
+    plan: sweep::spec::Plan,
+}
+
+/// What one experiment produced: its figures (or why not drawn) and its claims.
+struct Done<'a> {
+    job: &'a Job,
+    drawn: Vec<(&'static FigureSpec, Result<PathBuf, String>)>,
+}
+
+/// Plan the main experiment and every extra of `paper` in this mode.
+fn plan_jobs(args: &ReproduceArgs, paper: &'static Paper, out: &Path) -> anyhow::Result<Vec<Job>> {
+    let main = (None, "", if args.quick { paper.quick } else { paper.full }, paper.policy_axis, None);
+    let main = std::iter::once((main, paper.figures, paper.claims));
+    let extras = paper.extras.iter().map(|e| {
+        (
+            (Some(e.name), e.about, if args.quick { e.quick } else { e.full }, e.policy_axis, e.join),
+            e.figures,
+            e.claims,
+        )
+    });
+    main.chain(extras)
+        .map(|((name, about, rel, policy_axis, join), figures, claims)| {
+            let spec = experiment_path(args, rel)?;
+            let plan = sweep::plan_for(&spec, args.exec.trace_root.as_deref())?;
+            let sweep_dir = out.join(name.map_or_else(|| "sweep".to_owned(), |n| format!("sweep-{n}")));
+            Ok(Job { name, about, rel, policy_axis, join, figures, claims, spec, sweep_dir, plan })
+        })
+        .collect()
+}
+
 /// Run `lamina reproduce`.
 pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     let paper = papers::find(&args.paper).expect("clap checked the name");
-    let spec = experiment_path(&args, paper)?;
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("reproduce").join(if args.quick {
             format!("{}-quick", paper.id)
@@ -86,56 +126,98 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             paper.id.into()
         })
     });
-    let sweep_dir = out.join("sweep");
-    let plan = sweep::plan_for(&spec, args.exec.trace_root.as_deref())?;
+    let jobs = plan_jobs(&args, paper, &out)?;
+    let again = format!(
+        "lamina reproduce {}{} --out {}",
+        paper.id,
+        if args.quick { " --quick" } else { "" },
+        out.display()
+    );
     if args.slurm.emit_slurm {
-        let script = args.slurm.script(&spec, &sweep_dir, args.exec.trace_root.as_deref(), &plan.info)?;
-        crate::out::print(&script)?;
+        // One array job per experiment, one after another in the script.
+        for j in &jobs {
+            let script =
+                args.slurm.script(&j.spec, &j.sweep_dir, args.exec.trace_root.as_deref(), &j.plan.info)?;
+            crate::out::print(&script)?;
+        }
         return crate::out::print(&format!(
-            "# When the array is done: lamina reproduce {}{} --out {} (draws the figures and checks the claims)\n",
-            paper.id,
-            if args.quick { " --quick" } else { "" },
-            out.display()
+            "# When the arrays are done: {again} (draws the figures and checks the claims)\n"
         ));
     }
-    eprintln!("reproduce {}: experiment {} into {}", paper.id, spec.display(), out.display());
-    if !sweep::execute(&plan, &sweep_dir, args.exec.threads, args.exec.shard)? {
-        eprintln!(
-            "reproduce {}: once every shard is done, run `lamina reproduce {}{} --out {}` to draw the figures",
-            paper.id,
-            paper.id,
-            if args.quick { " --quick" } else { "" },
-            out.display()
-        );
+    let mut complete = true;
+    for j in &jobs {
+        eprintln!("reproduce {}: experiment {} into {}", paper.id, j.spec.display(), j.sweep_dir.display());
+        complete &= sweep::execute(&j.plan, &j.sweep_dir, args.exec.threads, args.exec.shard)?;
+    }
+    if !complete {
+        eprintln!("reproduce {}: once every shard is done, run `{again}` to draw the figures", paper.id);
         return Ok(());
     }
-    sweep::write_tables(&plan.info, &sweep_dir, false)?;
-    let table = Table::read(&sweep_dir.join("results.csv"))?;
     let figures_dir = out.join("figures");
     std::fs::create_dir_all(&figures_dir)
         .map_err(|e| usage(format!("output directory {}: {e}", figures_dir.display())))?;
-    let mut drawn = Vec::new();
-    for f in paper.figures {
-        let fig = match figure(paper, f, &table, &plan.info, &sweep_dir)? {
-            Ok(f) if f.is_empty() => Err("not drawn: the runs have no value for it".to_owned()),
-            other => other,
-        };
-        let path = match &fig {
-            Ok(fig) => {
-                Ok(fig.write(&figures_dir.join(format!("{}.{}", f.file, args.format.ext())), args.format)?)
+    let mut done = Vec::new();
+    let mut rows = Vec::new();
+    for j in &jobs {
+        sweep::write_tables(&j.plan.info, &j.sweep_dir, false)?;
+        let mut table = Table::read(&j.sweep_dir.join("results.csv"))?;
+        if let Some(axis) = j.join {
+            table = join_policy(&table, j.policy_axis, axis)?;
+        }
+        let mut drawn = Vec::new();
+        for f in j.figures {
+            let fig = match figure(paper.id, j, f, &table)? {
+                Ok(f) if f.is_empty() => Err("not drawn: the runs have no value for it".to_owned()),
+                other => other,
+            };
+            let path = match &fig {
+                Ok(fig) => {
+                    Ok(fig
+                        .write(&figures_dir.join(format!("{}.{}", f.file, args.format.ext())), args.format)?)
+                }
+                Err(why) => Err(why.clone()),
+            };
+            drawn.push((f, path));
+        }
+        let mut checked = claims::check_claims(j.claims, j.policy_axis, &table)?;
+        if let Some(name) = j.name {
+            for r in &mut checked {
+                r.claim = format!("{} [experiment {name}]", r.claim);
+                r.scope = format!("experiment {name} ({}) · {}", j.rel, r.scope);
             }
-            Err(why) => Err(why.clone()),
-        };
-        drawn.push((f, path));
+        }
+        rows.extend(checked);
+        done.push(Done { job: j, drawn });
     }
-    let rows = claims::check(paper, &table)?;
     write_atomic(&out.join("claims.csv"), claims::to_csv(&rows).as_bytes())?;
     write_atomic(&out.join("claims.json"), claims::to_json(&rows).as_bytes())?;
-    let rel_spec = if args.quick { paper.quick } else { paper.full };
-    let index = index(paper, rel_spec, args.quick, &out, &drawn, &rows);
+    let index = index(paper, args.quick, &out, &done, &rows);
     write_atomic(&out.join("README.md"), index.as_bytes())?;
     eprintln!("reproduce {}: index {}", paper.id, out.join("README.md").display());
     crate::out::print(&claims::to_markdown(&rows))
+}
+
+/// `t` with its policy axis joined with `axis`: the policies become `policy@value`
+/// (every value of `axis` in first-appearance order) and `axis` goes, so a policy at one
+/// value of the axis can be the baseline of every other (mbm-ftl Fig. 9: TBM at 2
+/// chips per channel).
+pub fn join_policy(t: &Table, policy_axis: &str, axis: &str) -> anyhow::Result<Table> {
+    let (p, a) = (t.axis(policy_axis)?, t.axis(axis)?);
+    let axes = t.axes.iter().enumerate().filter(|(i, _)| *i != a).map(|(_, n)| n.clone()).collect();
+    let rows = t
+        .rows
+        .iter()
+        .map(|(labels, values)| {
+            let joined = labels
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != a)
+                .map(|(i, l)| if i == p { format!("{l}@{}", labels[a]) } else { l.clone() })
+                .collect();
+            (joined, values.clone())
+        })
+        .collect();
+    Ok(Table { axes, metrics: t.metrics.clone(), rows })
 }
 
 /// Resolve registry filters against the table: a filter on an absent axis is dropped,
@@ -171,15 +253,9 @@ pub fn resolve_filters(t: &Table, filters: &[(&str, &str)]) -> Vec<(String, Stri
 }
 
 /// A figure of the paper, or why it is not drawn (an axis the experiment lacks).
-fn figure(
-    paper: &Paper,
-    f: &papers::FigureSpec,
-    t: &Table,
-    plan: &sweep::spec::PlanInfo,
-    sweep_dir: &Path,
-) -> anyhow::Result<Result<Figure, String>> {
-    let title = format!("{}: {}", paper.id, f.title);
-    let policy = t.axis(paper.policy_axis)?;
+fn figure(paper_id: &str, job: &Job, f: &FigureSpec, t: &Table) -> anyhow::Result<Result<Figure, String>> {
+    let title = format!("{paper_id}: {}", f.title);
+    let policy = t.axis(job.policy_axis)?;
     Ok(match &f.kind {
         FigureKind::Bars { metric, baseline, filters } => {
             let fl = t.filters(&resolve_filters(t, filters))?;
@@ -202,43 +278,54 @@ fn figure(
                 Ok(Figure::Lines(chart))
             }
         },
-        FigureKind::WriteCdf { filters } => {
-            Ok(Figure::Lines(write_cdf(paper, filters, t, plan, sweep_dir, &title)?))
-        }
+        FigureKind::WriteCdf { filters } => Ok(Figure::Lines(write_cdf(job, filters, t, &title)?)),
+        FigureKind::Tail { class, filters } => tail(job.policy_axis, class, filters, t, &title)?,
     })
 }
 
-/// The write CDF of each policy: the runs matching the filters, every other axis at its
-/// first value.
-fn write_cdf(
-    paper: &Paper,
-    filters: &[(&str, &str)],
-    t: &Table,
-    plan: &sweep::spec::PlanInfo,
-    sweep_dir: &Path,
-    title: &str,
-) -> anyhow::Result<LineChart> {
+/// For every axis but the policy's: the filter's value, else the first row's label
+/// (None at the policy axis). The figures of one configuration use it.
+fn one_configuration(t: &Table, policy: usize, filters: &[(&str, &str)]) -> Vec<Option<String>> {
     let fl = resolve_filters(t, filters);
-    let policy = plan.axes.iter().position(|a| a == paper.policy_axis).context("policy axis in the plan")?;
-    // Every non-policy axis: the filter's value, else the first run's label.
-    let want: Vec<Option<String>> = plan
-        .axes
+    t.axes
         .iter()
         .enumerate()
         .map(|(i, a)| {
             (i != policy).then(|| {
-                fl.iter()
-                    .find(|(fa, _)| fa == a)
-                    .map_or_else(|| plan.runs[0].labels[i].clone(), |(_, l)| l.clone())
+                fl.iter().find(|(fa, _)| fa == a).map_or_else(|| t.rows[0].0[i].clone(), |(_, l)| l.clone())
             })
         })
+        .collect()
+}
+
+/// `axis=value, …` of a configuration, for an axis caption (the reader sees which runs
+/// a figure of one configuration shows).
+fn fixed_caption(t: &Table, want: &[Option<String>]) -> String {
+    let fixed: Vec<String> = t
+        .axes
+        .iter()
+        .zip(want)
+        .filter_map(|(a, w)| w.as_ref().map(|w| format!("{a}={}", data::short_label(a, w))))
         .collect();
+    fixed.join(", ")
+}
+
+/// The write CDF of each policy: the runs matching the filters, every other axis at its
+/// first value.
+fn write_cdf(job: &Job, filters: &[(&str, &str)], t: &Table, title: &str) -> anyhow::Result<LineChart> {
+    let plan = &job.plan.info;
+    let policy = t.axis(job.policy_axis)?;
+    let want = one_configuration(t, policy, filters);
+    // The plan's runs label their axes in the plan's order.
+    let want_in_plan: Vec<Option<String>> =
+        plan.axes.iter().map(|a| t.axis(a).map(|i| want[i].clone())).collect::<anyhow::Result<_>>()?;
+    let policy = plan.axes.iter().position(|a| a == job.policy_axis).context("policy axis in the plan")?;
     let mut series = Vec::new();
     for r in &plan.runs {
-        if !want.iter().zip(&r.labels).all(|(w, l)| w.as_ref().is_none_or(|w| w == l)) {
+        if !want_in_plan.iter().zip(&r.labels).all(|(w, l)| w.as_ref().is_none_or(|w| w == l)) {
             continue;
         }
-        let path = sweep::run_path(sweep_dir, &r.key);
+        let path = sweep::run_path(&job.sweep_dir, &r.key);
         let (_, d) = data::report_distributions(&path)?;
         let d =
             d.with_context(|| format!("{}: no histograms (a report older than schema v4)", path.display()))?;
@@ -246,36 +333,71 @@ fn write_cdf(
             series.push(Series { name: r.labels[policy].clone(), points: data::cdf_points(h) });
         }
     }
-    let fixed: Vec<String> = plan
-        .axes
-        .iter()
-        .zip(&want)
-        .filter_map(|(a, w)| w.as_ref().map(|w| format!("{a}={}", data::short_label(a, w))))
-        .collect();
-    Ok(data::cdf_chart(title, &format!("write response time (µs, log scale); {}", fixed.join(", ")), series))
+    let x_label = format!("write response time (µs, log scale); {}", fixed_caption(t, &want));
+    Ok(data::cdf_chart(title, &x_label, series))
 }
 
-/// The folder's README.md.
-fn index(
-    paper: &Paper,
-    rel_spec: &str,
-    quick: bool,
-    out: &Path,
-    drawn: &[(&papers::FigureSpec, Result<PathBuf, String>)],
-    rows: &[claims::ClaimRow],
-) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# Reproducing: {}\n", paper.title);
-    let _ = writeln!(
-        s,
-        "Paper: `{}`. Experiment: `experiments/{rel_spec}` ({} mode). Made by\n`lamina reproduce {}{}`; \
-         every file here is a function of the experiment, the traces and the engine (a rerun gives the same bytes).\n",
-        paper.source,
-        if quick { "quick, CI-sized" } else { "full" },
-        paper.id,
-        if quick { " --quick" } else { "" },
-    );
-    let _ = writeln!(s, "## Figures\n");
+/// The percentiles of `class` the results tabulate (`read.p99_5_ns` → 99.5), ascending,
+/// with their metric positions.
+fn tail_columns(t: &Table, class: &str) -> Vec<(f64, usize)> {
+    let prefix = format!("{class}.p");
+    let mut cols: Vec<(f64, usize)> = t
+        .metrics
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let q = m.strip_prefix(&prefix)?.strip_suffix("_ns")?.replace('_', ".");
+            q.parse::<f64>().ok().filter(|q| (0.0..=100.0).contains(q)).map(|q| (q, i))
+        })
+        .collect();
+    cols.sort_by(|a, b| a.0.total_cmp(&b.0));
+    cols
+}
+
+/// Tail latency (ms) of `class` against the percentile, one line per policy, on one
+/// configuration (the filters' values, the first value of every other axis).
+fn tail(
+    policy_axis: &str,
+    class: &str,
+    filters: &[(&str, &str)],
+    t: &Table,
+    title: &str,
+) -> anyhow::Result<Result<Figure, String>> {
+    let cols = tail_columns(t, class);
+    if cols.len() < 2 {
+        return Ok(Err(format!("not drawn: the results tabulate fewer than two {class} percentiles")));
+    }
+    let policy = t.axis(policy_axis)?;
+    let want = one_configuration(t, policy, filters);
+    let mut series = Vec::new();
+    for (labels, values) in &t.rows {
+        if !want.iter().zip(labels).all(|(w, l)| w.as_ref().is_none_or(|w| w == l)) {
+            continue;
+        }
+        let points: Vec<(f64, f64)> = cols
+            .iter()
+            .enumerate()
+            .filter_map(|(x, &(_, m))| values[m].map(|v| (x as f64, v / 1e6)))
+            .collect();
+        if !points.is_empty() {
+            series.push(Series { name: labels[policy].clone(), points });
+        }
+    }
+    let names = cols.iter().map(|(q, _)| format!("p{q}")).collect();
+    Ok(Ok(Figure::Lines(LineChart {
+        title: title.to_owned(),
+        x_label: format!("percentile; {}", fixed_caption(t, &want)),
+        y_label: format!("{class} response time (ms)"),
+        x_axis: crate::plot::chart::XAxis::Categories(names),
+        y_axis: crate::plot::chart::YAxis::Linear,
+        series,
+        markers: true,
+        reference: None,
+    })))
+}
+
+/// The index lines of one experiment's figures.
+fn index_figures(s: &mut String, out: &Path, drawn: &[(&FigureSpec, Result<PathBuf, String>)]) {
     for (f, path) in drawn {
         let _ = writeln!(s, "### {}\n", f.title);
         let _ = writeln!(s, "Paper: {}. {}\n", f.paper_figure, f.caption);
@@ -291,13 +413,41 @@ fn index(
             }
         }
     }
-    let _ = writeln!(s, "## Tables\n");
+}
+
+/// The folder's README.md.
+fn index(paper: &Paper, quick: bool, out: &Path, done: &[Done], rows: &[claims::ClaimRow]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# Reproducing: {}\n", paper.title);
+    let specs: Vec<String> = done.iter().map(|d| format!("`experiments/{}`", d.job.rel)).collect();
     let _ = writeln!(
         s,
-        "- [sweep/results.csv](sweep/results.csv): one row per run\n\
-         - [sweep/results.compare.md](sweep/results.compare.md) ([csv](sweep/results.compare.csv)): every metric relative to the baseline\n"
+        "Paper: `{}`. {}: {} ({} mode). Made by\n`lamina reproduce {}{}`; \
+         every file here is a function of the experiment, the traces and the engine (a rerun gives the same bytes).\n",
+        paper.source,
+        if specs.len() == 1 { "Experiment" } else { "Experiments" },
+        specs.join(", "),
+        if quick { "quick, CI-sized" } else { "full" },
+        paper.id,
+        if quick { " --quick" } else { "" },
     );
-    let _ = writeln!(s, "## Claims\n");
+    let _ = writeln!(s, "## Figures\n");
+    for d in done {
+        if let Some(name) = d.job.name {
+            let _ = writeln!(s, "## Experiment {name}: `experiments/{}`\n\n{}\n", d.job.rel, d.job.about);
+        }
+        index_figures(&mut s, out, &d.drawn);
+    }
+    let _ = writeln!(s, "## Tables\n");
+    for d in done {
+        let dir = d.job.sweep_dir.strip_prefix(out).unwrap_or(&d.job.sweep_dir).display().to_string();
+        let _ = writeln!(
+            s,
+            "- [{dir}/results.csv]({dir}/results.csv): one row per run\n\
+             - [{dir}/results.compare.md]({dir}/results.compare.md) ([csv]({dir}/results.compare.csv)): every metric relative to the baseline"
+        );
+    }
+    let _ = writeln!(s, "\n## Claims\n");
     let _ = writeln!(s, "{}", claims::to_markdown(rows));
     let _ = writeln!(s, "{}", claims::RULES);
     s
@@ -356,7 +506,7 @@ mod tests {
             ],
         );
         let paper = papers::find("lacr").unwrap();
-        let rows = claims::check(paper, &t).unwrap();
+        let rows = claims::check_claims(paper.claims, paper.policy_axis, &t).unwrap();
         let row = |id: &str| rows.iter().find(|r| r.id == id).unwrap();
         // lacr / static at variation 2 (layers absent: not filtered): sqrt(0.8 * 0.45) = 0.6.
         let w = row("lacr-write");
@@ -372,5 +522,106 @@ mod tests {
         assert_eq!(row("ocr-write").verdict, "not evaluated");
         assert_eq!(row("lacr-overall").verdict, "not evaluated");
         assert_eq!(row("lacr-gain-shrinks-with-layers").verdict, "not evaluated");
+    }
+
+    /// mbm-ftl's Fig. 9 by hand: joining the policy axis with the chips axis makes
+    /// `tbm@2` a series, so every system at every chip count divides by TBM at 2 chips
+    /// on the same trace; the claims over the joined table compare a system with itself
+    /// at another chip count ("flat from 8 down to 2": about equal, within 10 %).
+    #[test]
+    fn a_joined_policy_axis_normalises_to_one_chip_count() {
+        let mut rows: Vec<(&[&str], f64)> = Vec::new();
+        let cells: [(&[&str], f64); 12] = [
+            (&["a", "2", "tbm"], 100.0),
+            (&["a", "2", "mbm"], 50.0),
+            (&["a", "4", "tbm"], 80.0),
+            (&["a", "4", "mbm"], 40.0),
+            (&["a", "8", "tbm"], 40.0),
+            (&["a", "8", "mbm"], 48.0),
+            (&["b", "2", "tbm"], 10.0),
+            (&["b", "2", "mbm"], 8.0),
+            (&["b", "4", "tbm"], 9.0),
+            (&["b", "4", "mbm"], 6.0),
+            (&["b", "8", "tbm"], 5.0),
+            (&["b", "8", "mbm"], 5.0),
+        ];
+        rows.extend(cells);
+        let mut t = table(&["trace", "chips", "system"], &rows);
+        t.metrics = vec!["all.mean_ns".into()];
+        let j = join_policy(&t, "system", "chips").unwrap();
+        assert_eq!(j.axes, ["trace", "system"]);
+        assert_eq!(j.labels(1), ["tbm@2", "mbm@2", "tbm@4", "mbm@4", "tbm@8", "mbm@8"]);
+        let n = data::normalise(&j, 0, 1, "tbm@2", &[]).unwrap();
+        assert_eq!(n.groups, ["a", "b"]);
+        assert_eq!(n.ratios[0], [1.0, 0.5, 0.8, 0.4, 0.4, 0.48].map(Some));
+        assert_eq!(n.ratios[1], [1.0, 0.8, 0.9, 0.6, 0.5, 0.5].map(Some));
+        let e = join_policy(&t, "system", "dies").unwrap_err().to_string();
+        assert!(e.contains("no axis \"dies\""), "{e}");
+
+        let paper = papers::find("mbm").unwrap();
+        let chips = paper.extras.iter().find(|e| e.name == "chips").unwrap();
+        let rows = claims::check_claims(chips.claims, chips.policy_axis, &j).unwrap();
+        let row = |id: &str| rows.iter().find(|r| r.id == id).unwrap();
+        // mbm@2 / tbm@2: sqrt(0.5 * 0.8) - 1 = -36.8 %, beyond 3/4 of the paper's -43.6 %;
+        // mbm@8 / tbm@8: sqrt(1.2 * 1.0) - 1 = +9.5 %, the other way.
+        let two = row("mbm-vs-tbm-2-chips");
+        assert!((two.our_change.unwrap() - ((0.4f64).sqrt() - 1.0)).abs() < 1e-12, "{two:?}");
+        assert_eq!(two.verdict, "reproduced");
+        assert_eq!(row("mbm-vs-tbm-8-chips").verdict, "not reproduced");
+        // mbm@2 / mbm@8: sqrt(50/48 * 8/5) - 1 = +29 %: not "about equal".
+        let flat = row("mbm-flat-over-chips");
+        assert!((flat.our_change.unwrap() - ((50.0 / 48.0 * 1.6f64).sqrt() - 1.0)).abs() < 1e-12);
+        assert_eq!((flat.direction.as_str(), flat.verdict.as_str()), ("about equal", "not reproduced"));
+        assert_eq!(row("tbm-slower-with-fewer-chips").verdict, "reproduced");
+        // Sprinkler did not run: not evaluated.
+        assert_eq!(row("sprinkler-slower-with-fewer-chips").verdict, "not evaluated");
+    }
+
+    /// The mbm claims on a hand-made table: "up to" takes the best configuration, a
+    /// claim about one trace is not evaluated where the trace is missing, and +49 % more
+    /// erases is not "almost the same" (+3.5 %).
+    #[test]
+    fn mbm_claims_best_one_trace_and_about_equal() {
+        let t = Table {
+            axes: vec!["trace".into(), "system".into()],
+            metrics: vec!["all.mean_ns".into(), "erases.total".into()],
+            rows: vec![
+                (vec!["usr1vm0.trace".into(), "tbm".into()], vec![Some(100.0), Some(100.0)]),
+                (vec!["usr1vm0.trace".into(), "mbm".into()], vec![Some(30.0), Some(149.0)]),
+                (vec!["src1-1vm2.trace".into(), "tbm".into()], vec![Some(100.0), Some(100.0)]),
+                (vec!["src1-1vm2.trace".into(), "mbm".into()], vec![Some(120.0), Some(149.0)]),
+            ],
+        };
+        let paper = papers::find("mbm").unwrap();
+        let rows = claims::check_claims(paper.claims, paper.policy_axis, &t).unwrap();
+        let row = |id: &str| rows.iter().find(|r| r.id == id).unwrap();
+        let best = row("mbm-mean-response-best");
+        assert!((best.our_change.unwrap() + 0.7).abs() < 1e-12, "{best:?}");
+        assert_eq!(best.verdict, "reproduced");
+        assert!(best.scope.contains("best of 2 configurations"), "{best:?}");
+        let src1 = row("mbm-src1-1vm2");
+        assert!((src1.our_change.unwrap() - 0.2).abs() < 1e-12, "{src1:?}");
+        assert_eq!(src1.verdict, "reproduced");
+        assert!(src1.scope.contains("trace=src1-1vm2.trace · geomean of 1 "), "{src1:?}");
+        assert_eq!(row("mbm-msnfs-gc").verdict, "not evaluated");
+        assert_eq!(row("sprinkler-src1-1vm2").verdict, "not evaluated");
+        let erases = row("mbm-erases");
+        assert!((erases.our_change.unwrap() - 0.49).abs() < 1e-9, "{erases:?}");
+        assert_eq!(erases.verdict, "not reproduced");
+        assert!(claims::to_markdown(&rows).contains("| ≈ +3.5 % | +49.0 % | **not reproduced** |"));
+    }
+
+    /// The tail figure's columns: every `<class>.p<q>_ns` metric, by percentile.
+    #[test]
+    fn tail_columns_are_the_tabulated_percentiles_in_order() {
+        let t = Table {
+            axes: vec!["system".into()],
+            metrics: ["read.p99_5_ns", "write.p95_ns", "read.p95_ns", "read.p99_999_ns", "read.mean_ns"]
+                .map(String::from)
+                .to_vec(),
+            rows: vec![],
+        };
+        assert_eq!(tail_columns(&t, "read"), [(95.0, 2), (99.5, 0), (99.999, 3)]);
+        assert_eq!(tail_columns(&t, "write"), [(95.0, 1)]);
     }
 }
