@@ -140,8 +140,9 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
                 args.slurm.script(&j.spec, &j.sweep_dir, args.exec.trace_root.as_deref(), &j.plan.info)?;
             crate::out::print(&script)?;
         }
+        let arrays = if jobs.len() == 1 { "the array is" } else { "the arrays are" };
         return crate::out::print(&format!(
-            "# When the arrays are done: {again} (draws the figures and checks the claims)\n"
+            "# When {arrays} done: {again} (draws the figures and checks the claims)\n"
         ));
     }
     let mut complete = true;
@@ -183,7 +184,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         if let Some(name) = j.name {
             for r in &mut checked {
                 r.claim = format!("{} [experiment {name}]", r.claim);
-                r.scope = format!("experiment {name} ({}) · {}", j.rel, r.scope);
+                r.scope = format!("experiment {name} ({}) · {}", j.rel, r.scope.trim_start_matches(" · "));
             }
         }
         rows.extend(checked);
