@@ -532,19 +532,6 @@ fn group_reads(
     if nothing_can_join(q, width, group) {
         return group.len() as u32;
     }
-    scan_reads(view, die, q, width, window, only_req, group)
-}
-
-/// [`group_reads`] without its shortcut: the scan of the queue.
-fn scan_reads(
-    view: &dyn DeviceView,
-    die: DieId,
-    q: &VecDeque<QueuedTxn>,
-    width: u32,
-    window: u32,
-    only_req: Option<u32>,
-    group: &mut Vec<u32>,
-) -> u32 {
     let g = view.geometry();
     let Some(a) = read_addr(view, die, &q[group[0] as usize]) else { return group.len() as u32 };
     let (plane0, block0, page0) = plane_block_page(view, a);
@@ -580,6 +567,10 @@ fn scan_reads(
 /// device view) is most of their cost.
 #[inline]
 fn nothing_can_join(q: &VecDeque<QueuedTxn>, width: u32, group: &[u32]) -> bool {
+    #[cfg(test)]
+    if tests::FULL_SCAN.get() {
+        return false;
+    }
     group.len() >= q.len() || group.len() as u32 >= width
 }
 
@@ -600,18 +591,6 @@ fn group_writes(
     if nothing_can_join(q, width, group) {
         return group.len() as u32;
     }
-    scan_writes(view, q, width, window, only_req, group)
-}
-
-/// [`group_writes`] without its shortcut: the scan of the queue.
-fn scan_writes(
-    view: &dyn DeviceView,
-    q: &VecDeque<QueuedTxn>,
-    width: u32,
-    window: u32,
-    only_req: Option<u32>,
-    group: &mut Vec<u32>,
-) -> u32 {
     let g = view.geometry();
     let t0 = q[group[0] as usize];
     let die = g.die_of_plane(t0.plane);
@@ -1073,6 +1052,27 @@ mod tests {
         }
     }
 
+    std::thread_local! {
+        /// Set by the tests below: `nothing_can_join` says false, so the group
+        /// functions always scan (the reference the shortcut is compared with).
+        pub(super) static FULL_SCAN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// `f` run on a copy of `group`, with the shortcut (`full_scan` false) or without:
+    /// the size it returns and the group it leaves.
+    fn grouped(group: &[u32], full_scan: bool, f: impl Fn(&mut Vec<u32>) -> u32) -> (u32, Vec<u32>) {
+        FULL_SCAN.set(full_scan);
+        let mut g = group.to_vec();
+        let n = f(&mut g);
+        FULL_SCAN.set(false);
+        (n, g)
+    }
+
+    /// The write queue of a case: its entries as writes on their planes.
+    fn as_writes(q: &VecDeque<QueuedTxn>) -> VecDeque<QueuedTxn> {
+        q.iter().map(|t| QueuedTxn { kind: TxnKind::Write, ..*t }).collect()
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
 
@@ -1081,22 +1081,11 @@ mod tests {
         #[test]
         fn the_group_shortcut_answers_as_the_scan(c in case()) {
             let (v, q) = c.state();
-            let die = DieId(0);
-            let run = |f: &dyn Fn(&mut Vec<u32>) -> u32| {
-                let mut g = c.group.clone();
-                let n = f(&mut g);
-                (n, g)
-            };
-            prop_assert_eq!(
-                run(&|g| group_reads(&v, die, &q, c.width, c.window, c.only_req, g)),
-                run(&|g| scan_reads(&v, die, &q, c.width, c.window, c.only_req, g))
-            );
-            // The write queue: the same entries as writes on their planes.
-            let w: VecDeque<QueuedTxn> = q.iter().map(|t| QueuedTxn { kind: TxnKind::Write, ..*t }).collect();
-            prop_assert_eq!(
-                run(&|g| group_writes(&v, &w, c.width, c.window, c.only_req, g)),
-                run(&|g| scan_writes(&v, &w, c.width, c.window, c.only_req, g))
-            );
+            let w = as_writes(&q);
+            let reads = |g: &mut Vec<u32>| group_reads(&v, DieId(0), &q, c.width, c.window, c.only_req, g);
+            let writes = |g: &mut Vec<u32>| group_writes(&v, &w, c.width, c.window, c.only_req, g);
+            prop_assert_eq!(grouped(&c.group, false, reads), grouped(&c.group, true, reads));
+            prop_assert_eq!(grouped(&c.group, false, writes), grouped(&c.group, true, writes));
         }
     }
 
@@ -1109,16 +1098,12 @@ mod tests {
         for _ in 0..4000 {
             let c = case().new_tree(&mut runner).expect("case").current();
             let (v, q) = c.state();
+            let w = as_writes(&q);
             short += usize::from(nothing_can_join(&q, c.width, &c.group));
-            let mut g = c.group.clone();
-            joined += usize::from(
-                scan_reads(&v, DieId(0), &q, c.width, c.window, c.only_req, &mut g) as usize > c.group.len(),
-            );
-            let w: VecDeque<QueuedTxn> = q.iter().map(|t| QueuedTxn { kind: TxnKind::Write, ..*t }).collect();
-            let mut g = c.group.clone();
-            joined += usize::from(
-                scan_writes(&v, &w, c.width, c.window, c.only_req, &mut g) as usize > c.group.len(),
-            );
+            let reads = |g: &mut Vec<u32>| group_reads(&v, DieId(0), &q, c.width, c.window, c.only_req, g);
+            let writes = |g: &mut Vec<u32>| group_writes(&v, &w, c.width, c.window, c.only_req, g);
+            joined += usize::from(grouped(&c.group, true, reads).1.len() > c.group.len());
+            joined += usize::from(grouped(&c.group, true, writes).1.len() > c.group.len());
         }
         assert!(short > 1000 && joined > 200, "shortcut {short}, joined {joined} of 2 × 4000");
     }
