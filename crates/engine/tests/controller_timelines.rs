@@ -1,7 +1,7 @@
 //! Hand-computed timelines of the flash controller through the whole engine (issue #9):
 //! a two-plane program, a two-plane read, a two-die interleave on one channel, a 4-part
-//! SOML read, and a program suspended by a read with and without
-//! `sched.suspend_threshold`. Each response time is compared with its closed form.
+//! SOML read, a program suspended by a read with and without
+//! `sched.suspend_threshold`, and the per-op cap on suspensions. Each response time is compared with its closed form.
 //!
 //! The device: one channel, one chip, two dies of two planes, 8 blocks × 4 pages of
 //! 4 KiB SLC; t_cmd = 100 ns, t_dbsy = 500 ns, 1 ns/B (a page crosses the bus in
@@ -114,6 +114,41 @@ fn suspended_program_with_and_without_threshold() {
     // A 400 µs threshold: 404 µs left is worth it.
     let done = run(config(&format!("{SUSPEND}[sched]\nsuspend_threshold = \"400us\"\n")), &[4], &reqs);
     assert_eq!(done[1].done.0, read_end);
+}
+
+#[test]
+fn suspension_cap_per_program() {
+    // The per-op cap (`nand.suspension.max_per_op`): the write of LPN 0 programs die 0
+    // plane 0 from 0 to 504 196 ns; reads of LPNs 4 and 8 (prefilled on the same plane)
+    // arrive at 100 µs and 200 µs. The first suspends the program (as in
+    // `suspended_program_with_and_without_threshold`): it ends at 164 196 ns, and the
+    // program resumes with 404 196 ns left, now ending at 164 196 + 5 000 + 404 196.
+    let reqs = [
+        req(0, IoOp::Write, 0, PAGE),
+        req(100_000, IoOp::Read, 4 * PAGE, PAGE),
+        req(200_000, IoOp::Read, 8 * PAGE, PAGE),
+    ];
+    const T_SUSPEND: u64 = 10_000;
+    const T_RESUME: u64 = 5_000;
+    let read = T_CMD + T_R + XFER_PAGE;
+    let prog_end = T_CMD + XFER_PAGE + T_PROG;
+    let read1_end = 100_000 + T_SUSPEND + read;
+    let resumed_end = read1_end + T_RESUME + (prog_end - 100_000);
+    let cap = |n: u32| config(&format!("[nand.suspension]\nprogram = true\nmax_per_op = {n}\n"));
+
+    // Cap 1: the second read may not suspend the program again; it waits for its end.
+    let done = run(cap(1), &[4, 8], &reqs);
+    assert_eq!(done[1].done.0, read1_end);
+    assert_eq!(done[0].done.0, resumed_end);
+    assert_eq!(done[2].done.0, resumed_end + read);
+
+    // Cap 2: it suspends the program a second time at 200 µs, which then resumes with
+    // what was left at that instant.
+    let done = run(cap(2), &[4, 8], &reqs);
+    let read2_end = 200_000 + T_SUSPEND + read;
+    assert_eq!(done[1].done.0, read1_end);
+    assert_eq!(done[2].done.0, read2_end);
+    assert_eq!(done[0].done.0, read2_end + T_RESUME + (resumed_end - 200_000));
 }
 
 #[test]

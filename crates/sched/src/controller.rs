@@ -529,6 +529,9 @@ fn group_reads(
     only_req: Option<u32>,
     group: &mut Vec<u32>,
 ) -> u32 {
+    if nothing_can_join(q, width, group) {
+        return group.len() as u32;
+    }
     let g = view.geometry();
     let Some(a) = read_addr(view, die, &q[group[0] as usize]) else { return group.len() as u32 };
     let (plane0, block0, page0) = plane_block_page(view, a);
@@ -556,6 +559,21 @@ fn group_reads(
     group.len() as u32
 }
 
+/// True if no queued transaction can join `group` (distinct positions in `q`): every
+/// entry is in it already, or it holds `width` (the most a command takes; the group
+/// functions' loops stop there). The group functions then return at once, with the
+/// group unchanged, as their scans would: at light load most decisions are of a queue
+/// holding the anchor alone, and the scan's setup (the anchor's address through the
+/// device view) is most of their cost.
+#[inline]
+fn nothing_can_join(q: &VecDeque<QueuedTxn>, width: u32, group: &[u32]) -> bool {
+    #[cfg(test)]
+    if tests::FULL_SCAN.get() {
+        return false;
+    }
+    group.len() >= q.len() || group.len() as u32 >= width
+}
+
 /// Like [`group_reads`] for writes: queued writes of the die whose planes' next
 /// host-write addresses (as the FTL predicts them) have the anchor's block index and
 /// page, on planes the group does not hold yet. When the FTL picks the plane inside the
@@ -570,6 +588,9 @@ fn group_writes(
     only_req: Option<u32>,
     group: &mut Vec<u32>,
 ) -> u32 {
+    if nothing_can_join(q, width, group) {
+        return group.len() as u32;
+    }
     let g = view.geometry();
     let t0 = q[group[0] as usize];
     let die = g.die_of_plane(t0.plane);
@@ -923,5 +944,167 @@ impl TxnScheduler for SprinklerScheduler {
             Some(Class::Write) => self.faro(view, slot.die, &q.writes, false, out),
             Some(Class::Gc) => group_gc(q, self.width, out),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+
+    use super::*;
+    use crate::mock::MockView;
+
+    /// A two-die device of `planes` planes per die, 4 blocks of 4 pages.
+    fn view(planes: u32) -> MockView {
+        let mut c = lamina_nand_model::preset("mqsim-default").expect("preset");
+        let g = &mut c.geometry;
+        (g.channels, g.chips_per_channel, g.dies_per_chip, g.planes_per_die) = (1, 1, 2, planes);
+        (g.blocks_per_plane, g.pages_per_block) = (4, 4);
+        MockView::new(&c.validate().expect("valid test device"))
+    }
+
+    /// One queued transaction of a random state: LPN (few, so pages repeat), request,
+    /// plane (any of both dies), and where the view maps its page (`None`: unmapped).
+    type Entry = (u64, u32, u32, Option<(u32, u32, u32)>);
+
+    fn entry(planes: u32) -> impl Strategy<Value = Entry> {
+        // Mapped pages mostly on die 0 (the slot's die), at two block/page pairs, so
+        // that reads often share an address.
+        (0u64..8, 0u32..3, 0..2 * planes, prop::option::weighted(0.9, (0..planes + 1, 0u32..2, 0u32..1)))
+    }
+
+    /// A random die state and the arguments of one group call.
+    #[derive(Debug)]
+    struct Case {
+        planes: u32,
+        entries: Vec<Entry>,
+        /// Per plane: the next write address (block, page) or unknown.
+        next: Vec<Option<(u32, u32)>>,
+        /// Die 0's aligned row room (die-aligned allocation) or per-plane allocation.
+        aligned: Option<u32>,
+        width: u32,
+        window: u32,
+        only_req: Option<u32>,
+        /// The group before the call: distinct positions, the anchor first.
+        group: Vec<u32>,
+    }
+
+    fn case() -> impl Strategy<Value = Case> {
+        (1u32..=4)
+            .prop_flat_map(|planes| {
+                let next = prop::collection::vec(
+                    prop::option::weighted(0.9, (0u32..2, 0u32..2)),
+                    2 * planes as usize,
+                );
+                (
+                    Just(planes),
+                    prop::collection::vec(entry(planes), 1..8),
+                    next,
+                    prop::option::of(0u32..4),
+                    1..=planes + 1,
+                    0u32..6,
+                    prop::option::of(0u32..3),
+                    any::<u64>(),
+                )
+            })
+            .prop_map(|(planes, entries, next, aligned, width, window, only_req, pick)| {
+                // A group of 1 ..= len distinct positions, chosen by the bits of `pick`.
+                let n = entries.len() as u32;
+                let mut group = vec![(pick % u64::from(n)) as u32];
+                for i in 0..n {
+                    if !group.contains(&i) && (pick >> (8 + 3 * i)) & 7 == 0 {
+                        group.push(i);
+                    }
+                }
+                Case { planes, entries, next, aligned, width, window, only_req, group }
+            })
+    }
+
+    impl Case {
+        fn state(&self) -> (MockView, VecDeque<QueuedTxn>) {
+            let mut v = view(self.planes);
+            for (p, n) in self.next.iter().enumerate() {
+                match n {
+                    Some((block, page)) => v.set_next_write(PlaneId(p as u32), *block, *page),
+                    None => v.next_page[p] = None,
+                }
+            }
+            v.aligned_rows[0] = self.aligned;
+            let mut q = VecDeque::new();
+            for (seq, &(lpn, req, plane, at)) in self.entries.iter().enumerate() {
+                if let Some((p, block, page)) = at {
+                    v.map_lpn(Lpn(lpn), PlaneId(p), block, page);
+                }
+                let (kind, len) = (TxnKind::Read, v.geometry().page_size_bytes());
+                q.push_back(QueuedTxn {
+                    id: seq as u32,
+                    kind,
+                    req,
+                    lpn: Lpn(lpn),
+                    plane: PlaneId(plane),
+                    offset: 0,
+                    len,
+                    seq: seq as u64,
+                });
+            }
+            (v, q)
+        }
+    }
+
+    std::thread_local! {
+        /// Set by the tests below: `nothing_can_join` says false, so the group
+        /// functions always scan (the reference the shortcut is compared with).
+        pub(super) static FULL_SCAN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// `f` run on a copy of `group`, with the shortcut (`full_scan` false) or without:
+    /// the size it returns and the group it leaves.
+    fn grouped(group: &[u32], full_scan: bool, f: impl Fn(&mut Vec<u32>) -> u32) -> (u32, Vec<u32>) {
+        FULL_SCAN.set(full_scan);
+        let mut g = group.to_vec();
+        let n = f(&mut g);
+        FULL_SCAN.set(false);
+        (n, g)
+    }
+
+    /// The write queue of a case: its entries as writes on their planes.
+    fn as_writes(q: &VecDeque<QueuedTxn>) -> VecDeque<QueuedTxn> {
+        q.iter().map(|t| QueuedTxn { kind: TxnKind::Write, ..*t }).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+        /// `group_reads` and `group_writes` return at once when `nothing_can_join`; in
+        /// every state their answer (size and group) is the full scan's.
+        #[test]
+        fn the_group_shortcut_answers_as_the_scan(c in case()) {
+            let (v, q) = c.state();
+            let w = as_writes(&q);
+            let reads = |g: &mut Vec<u32>| group_reads(&v, DieId(0), &q, c.width, c.window, c.only_req, g);
+            let writes = |g: &mut Vec<u32>| group_writes(&v, &w, c.width, c.window, c.only_req, g);
+            prop_assert_eq!(grouped(&c.group, false, reads), grouped(&c.group, true, reads));
+            prop_assert_eq!(grouped(&c.group, false, writes), grouped(&c.group, true, writes));
+        }
+    }
+
+    #[test]
+    fn the_group_shortcut_is_taken_and_the_scan_joins_in_the_property_cases() {
+        // Guard against a vacuous property: of the cases the property test draws, many
+        // take the shortcut and many others form a wider group by the scan.
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let (mut short, mut joined) = (0, 0);
+        for _ in 0..4000 {
+            let c = case().new_tree(&mut runner).expect("case").current();
+            let (v, q) = c.state();
+            let w = as_writes(&q);
+            short += usize::from(nothing_can_join(&q, c.width, &c.group));
+            let reads = |g: &mut Vec<u32>| group_reads(&v, DieId(0), &q, c.width, c.window, c.only_req, g);
+            let writes = |g: &mut Vec<u32>| group_writes(&v, &w, c.width, c.window, c.only_req, g);
+            joined += usize::from(grouped(&c.group, true, reads).1.len() > c.group.len());
+            joined += usize::from(grouped(&c.group, true, writes).1.len() > c.group.len());
+        }
+        assert!(short > 1000 && joined > 200, "shortcut {short}, joined {joined} of 2 × 4000");
     }
 }
