@@ -383,6 +383,7 @@ impl TraceParser {
     }
 
     /// A request leaving the reorder window: hold the first, judge outliers, deliver.
+    #[inline]
     fn after_window(&mut self, p: Pending) -> Option<Result<IoRequest, TraceError>> {
         if !self.held_done {
             let Some(first) = self.held.take() else {
@@ -405,6 +406,7 @@ impl TraceParser {
     }
 
     /// Skip, then rebase and scale a kept request.
+    #[inline]
     fn deliver(&mut self, p: Pending) -> Option<Result<IoRequest, TraceError>> {
         if self.to_skip > 0 {
             self.to_skip -= 1;
@@ -415,6 +417,7 @@ impl TraceParser {
     }
 
     /// Count a skippable error, or end the iteration with it.
+    #[cold]
     fn on_line_error(&mut self, e: TraceError) -> Option<TraceError> {
         if self.opts.on_error == OnError::Skip && e.is_line_error() {
             self.summary.errors_skipped += 1;
@@ -547,7 +550,7 @@ impl LineStage {
     }
 
     /// Device selection, folding, alignment and the capacity policy.
-    #[inline]
+    #[inline(always)]
     fn transform(
         &mut self,
         summary: &mut TraceSummary,

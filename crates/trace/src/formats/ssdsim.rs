@@ -121,7 +121,11 @@ pub(crate) fn plain_line(b: &[u8]) -> Option<(RawRequest, usize)> {
     let mut i = skip_blanks(b, 0);
     let (time_ns, e) = digit_run(b, i)?;
     i = after_blank(b, e)?;
-    let (device, e) = digit_run(b, i)?;
+    // A device is most often one digit: that costs two compares, not a word.
+    let (device, e) = match b.get(i..i + 2) {
+        Some(&[d, s]) if d.is_ascii_digit() && is_blank(s) => ((d - b'0') as u64, i + 1),
+        _ => digit_run(b, i)?,
+    };
     i = after_blank(b, e)?;
     let (lsn, e) = digit_run(b, i)?;
     i = after_blank(b, e)?;
