@@ -36,6 +36,7 @@ mod parser;
 mod reader;
 mod source;
 pub mod stats;
+mod swar;
 mod timing;
 pub mod write;
 

@@ -123,6 +123,12 @@ pub(crate) trait Format: Sync {
         None
     }
 
+    /// A whole-line fast path for the format's common line (see [`FastLine`]), if it
+    /// has one.
+    fn fast_line(&self) -> Option<FastLine> {
+        None
+    }
+
     /// Whether [`Format::write`] is implemented.
     fn writable(&self) -> bool {
         true
@@ -158,6 +164,13 @@ pub(crate) struct ParserSetup<'a> {
     /// The first bytes of the decompressed text (for look-ahead decisions).
     pub prefix: &'a [u8],
 }
+
+/// A format's fast path over the line reader's buffer: given the bytes from the start
+/// of a line on (past its end), the request and the length of the line with its `\n`
+/// — or `None`, and the line goes the general way (line reader, line stage, the
+/// format's [`LineParser`]). It may accept only lines on which the general way gives
+/// the same request, so it never changes a result or an error.
+pub(crate) type FastLine = fn(&[u8]) -> Option<(RawRequest, usize)>;
 
 /// A line parser (per-trace state lives in the implementing type).
 pub(crate) trait LineParser: Send {

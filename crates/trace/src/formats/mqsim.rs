@@ -4,8 +4,8 @@
 
 use std::io::Write;
 
-use super::ssdsim::{Ascii5, write_ascii5};
-use super::{Format, LineParser, ParserSetup, Sample, WriteFail};
+use super::ssdsim::{Ascii5, plain_line, write_ascii5};
+use super::{FastLine, Format, LineParser, ParserSetup, Sample, WriteFail};
 use crate::IoRequest;
 
 /// The MQSim format.
@@ -23,6 +23,9 @@ impl Format for Mqsim {
     }
     fn parser(&self, _: &ParserSetup<'_>) -> Box<dyn LineParser> {
         Box::new(Ascii5)
+    }
+    fn fast_line(&self) -> Option<FastLine> {
+        Some(plain_line)
     }
     fn write(&self, out: &mut dyn Write, r: &IoRequest, _: u64) -> Result<(), WriteFail> {
         write_ascii5(out, r)

@@ -4,10 +4,11 @@
 use std::io::Write;
 
 use super::{
-    FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dev, is_int, is_num,
-    is_read, missing, mul, nonzero, num, sectors, split_ws,
+    FastLine, FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dev,
+    is_int, is_num, is_read, missing, mul, nonzero, num, sectors, split_ws,
 };
 use crate::error::Problem;
+use crate::swar::digit_run;
 use crate::{IoOp, IoRequest, SECTOR_BYTES};
 
 /// The SSDsim format.
@@ -35,6 +36,9 @@ impl Format for Ssdsim {
     }
     fn parser(&self, _: &ParserSetup<'_>) -> Box<dyn LineParser> {
         Box::new(Ascii5)
+    }
+    fn fast_line(&self) -> Option<FastLine> {
+        Some(plain_line)
     }
     fn write(&self, out: &mut dyn Write, r: &IoRequest, _: u64) -> Result<(), WriteFail> {
         write_ascii5(out, r)
@@ -100,6 +104,71 @@ fn plain_field(rest: &mut &[u8]) -> Option<(u64, u32)> {
     }
     *rest = s;
     Some((v, n))
+}
+
+/// The whole-line fast path of [`Ascii5`], on the line reader's buffer: `b` starts at a
+/// line and runs past its end (`\n`). Accepts only the common line — blanks, five
+/// fields of 1 to 19 digits separated by blanks, op `0` or `1`, blanks, an optional
+/// `\r`, `\n` — with a valid device, a nonzero size and byte values that fit; returns
+/// the request and the length of the line with its terminator. That is a subset of
+/// what [`plain_ascii5`] accepts after the line reader strips the terminator and the
+/// line stage trims it, with the same result; anything else (and a line too close to
+/// the end of `b` for 8-byte loads) returns `None` and goes the general way, which
+/// words any error. Fields are read 8 bytes at a time ([`crate::swar`]), and the
+/// parser finds the line's end itself, so the line reader need not search for it.
+#[inline]
+pub(crate) fn plain_line(b: &[u8]) -> Option<(RawRequest, usize)> {
+    let mut i = skip_blanks(b, 0);
+    let (time_ns, e) = digit_run(b, i)?;
+    i = after_blank(b, e)?;
+    // A device is most often one digit: that costs two compares, not a word.
+    let (device, e) = match b.get(i..i + 2) {
+        Some(&[d, s]) if d.is_ascii_digit() && is_blank(s) => ((d - b'0') as u64, i + 1),
+        _ => digit_run(b, i)?,
+    };
+    i = after_blank(b, e)?;
+    let (lsn, e) = digit_run(b, i)?;
+    i = after_blank(b, e)?;
+    let (sectors, e) = digit_run(b, i)?;
+    i = after_blank(b, e)?;
+    let op = match b.get(i)? {
+        b'1' => IoOp::Read,
+        b'0' => IoOp::Write,
+        _ => return None,
+    };
+    let mut end = skip_blanks(b, i + 1);
+    if b.get(end) == Some(&b'\r') {
+        end += 1;
+    }
+    if b.get(end) != Some(&b'\n') || sectors == 0 {
+        return None;
+    }
+    let request = RawRequest {
+        time_ns,
+        device: u32::try_from(device).ok()?,
+        offset: lsn.checked_mul(SECTOR_BYTES)?,
+        size: sectors.checked_mul(SECTOR_BYTES)?,
+        op,
+    };
+    Some((request, end + 1))
+}
+
+/// The index of the first byte at or after `i` that is not a blank.
+#[inline(always)]
+fn skip_blanks(b: &[u8], mut i: usize) -> usize {
+    while b.get(i).is_some_and(|&c| is_blank(c)) {
+        i += 1;
+    }
+    i
+}
+
+/// After a field ending at `e`: `e` must hold a blank; the index of the next field.
+#[inline(always)]
+fn after_blank(b: &[u8], e: usize) -> Option<usize> {
+    if !is_blank(*b.get(e)?) {
+        return None;
+    }
+    Some(skip_blanks(b, e + 1))
 }
 
 impl LineParser for Ascii5 {
@@ -196,10 +265,59 @@ mod tests {
             1 => Just("1.5".to_string()),
             1 => Just("x".to_string()),
             1 => Just("01".to_string()),
+            2 => "[0-9]{1,19}",
+            1 => "[0-9]{20}",
+            1 => "0{0,3}[1-9][0-9]{15,18}",
+            1 => Just("1\r".to_string()),
+            1 => Just("1\x00".to_string()),
         ]
     }
 
+    /// What the general way makes of the first line of `buf`: the line reader's
+    /// terminator handling, the line stage's trim, then [`Ascii5`].
+    /// Also whether the one-pass parser took the line.
+    fn general_way(buf: &[u8]) -> Option<(Option<RawRequest>, usize, bool)> {
+        let nl = buf.iter().position(|&b| b == b'\n')?;
+        let line = &buf[..nl];
+        let line = crate::formats::trim(line.strip_suffix(b"\r").unwrap_or(line));
+        let request = match Ascii5.parse(line) {
+            Ok(Parsed::Request(r)) => Some(r),
+            _ => None,
+        };
+        Some((request, nl + 1, plain_ascii5(line).is_some()))
+    }
+
     proptest! {
+        /// The whole-line fast path on the line reader's buffer (the line, its
+        /// terminator, whatever follows) accepts only what the general way accepts,
+        /// with the same request and line length; and, with 32 bytes after the line
+        /// (the reader's buffer has them but within 32 bytes of its end), every
+        /// line the one-pass parser accepts.
+        #[test]
+        fn the_fast_path_agrees_with_the_general_way(
+            fields in proptest::collection::vec(token(), 0..7),
+            seps in proptest::collection::vec(prop_oneof![Just(" "), Just("\t"), Just("  "), Just(" \t ")], 9),
+            end in prop_oneof![Just("\n"), Just("\r\n"), Just(" \r\n"), Just("\r\r\n"), Just("\r \n"), Just(""), Just("\t\n")],
+            after in prop_oneof![Just(""), Just("9 0 1 8 1\n"), Just("12345678901234567890123456789012"), Just("\n\n")],
+        ) {
+            let mut line = seps[8].to_string();
+            for (i, f) in fields.iter().enumerate() {
+                line.push_str(f);
+                if i + 1 < fields.len() {
+                    line.push_str(seps[i]);
+                }
+            }
+            let buf = format!("{line}{end}{after}");
+            let general = general_way(buf.as_bytes());
+            match plain_line(buf.as_bytes()) {
+                Some((r, len)) => prop_assert_eq!(general, Some((Some(r), len, true)), "{:?}", buf),
+                None => {
+                    let missed = matches!(general, Some((_, len, true)) if len + 32 <= buf.len());
+                    prop_assert!(!missed, "a plain line missed the fast path: {:?}", buf);
+                }
+            }
+        }
+
         #[test]
         fn the_one_pass_parser_agrees_with_the_general_one(
             fields in proptest::collection::vec(token(), 0..8),
