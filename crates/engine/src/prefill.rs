@@ -110,6 +110,11 @@ struct Candidates {
     /// Untimed page writes so far (candidates and replicas).
     written: u64,
     versions: Option<LpnTable<u32>>,
+    /// The FTL writes runs of unmapped pages ([`lamina_ftl::Ftl::write_unmapped_run`]);
+    /// cleared for good at its first `None`.
+    runs: bool,
+    /// Scratch: the pages of a run.
+    ppas: Vec<lamina_nand_model::Ppa>,
 }
 
 impl Simulation {
@@ -158,7 +163,13 @@ impl Simulation {
 
     fn begin_candidates(&mut self) -> Candidates {
         let empty = (0..self.geo.total_planes()).all(|p| self.ftl.page_counts(PlaneId(p)).valid == 0);
-        Candidates { unmapped: empty, written: 0, versions: self.take_versions() }
+        Candidates {
+            unmapped: empty,
+            written: 0,
+            versions: self.take_versions(),
+            runs: true,
+            ppas: Vec::with_capacity(WARM_WINDOW),
+        }
     }
 
     fn end_candidates(
@@ -178,10 +189,21 @@ impl Simulation {
         let mut windows = lpns.chunks(WARM_WINDOW);
         let mut next = windows.next();
         self.warm_window(next);
+        let mut run = [Lpn(0); WARM_WINDOW];
         while let Some(window) = next {
             next = windows.next();
             self.warm_window(next);
-            for &lpn in window {
+            let mut i = 0;
+            while i < window.len() {
+                if state.runs && state.unmapped {
+                    let n = self.write_run(&window[i..], &mut run, state);
+                    if n > 0 {
+                        i += n;
+                        continue;
+                    }
+                }
+                let lpn = window[i];
+                i += 1;
                 if !state.unmapped && self.ftl.lookup(Lpn(lpn)).is_some() {
                     continue;
                 }
@@ -194,6 +216,33 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// Write a run of the unmapped candidates `lpns` with one
+    /// [`lamina_ftl::Ftl::write_unmapped_run`] (what [`Simulation::untimed_write`] of each
+    /// would do), program them on the device and collect where the last one leaves its
+    /// plane needing it; returns the pages written (0: the first one takes the full path).
+    /// Clears `state.runs` for good when the FTL has no such path.
+    fn write_run(&mut self, lpns: &[u64], run: &mut [Lpn; WARM_WINDOW], state: &mut Candidates) -> usize {
+        let run = &mut run[..lpns.len()];
+        for (r, &lpn) in run.iter_mut().zip(lpns) {
+            *r = Lpn(lpn);
+        }
+        state.ppas.clear();
+        let Some(n) = self.ftl.write_unmapped_run(run, &mut state.ppas) else {
+            state.runs = false;
+            return 0;
+        };
+        for (&lpn, &ppa) in lpns.iter().zip(&state.ppas) {
+            let tag = state.versions.as_mut().map_or(0, |v| crate::sim::bump_version(v, lpn));
+            self.device.program_untimed(ppa, tag).expect("untimed program violates flash physics");
+        }
+        if let Some(&last) = state.ppas.last() {
+            // Every page before the last left its plane without need of GC.
+            self.untimed_gc(self.geo.plane_of_block(self.geo.block_of(last)));
+        }
+        state.written += n as u64;
+        n
     }
 
     /// Read the map entries of a window of candidates in one batch (a speed hint).
@@ -444,6 +493,22 @@ mod tests {
         let jobs = s.ftl.stats().gc_jobs;
         assert_eq!(s.prefill(trace.into_iter()).unwrap(), written);
         assert!(written > 0 && s.ftl.stats().gc_jobs > jobs, "no GC in the pass ({written} pages written)");
+    }
+
+    /// An empty device (so the pass writes runs, `Ftl::write_unmapped_run`) with a high
+    /// GC threshold, read first in full (the validated configuration keeps the logical
+    /// pages above the threshold, so it is reached only at the very end, if at all),
+    /// then a trace that writes a third of its requests, so that candidates meet mapped
+    /// pages and runs stop before them: both match the single loop page for page.
+    #[test]
+    fn runs_on_an_empty_device_match() {
+        let cfg = config(&["ftl.overprovisioning=0.25", "ftl.gc_threshold={ free_fraction = 0.2 }"]);
+        let lp = SimulationBuilder::new(cfg.clone()).build().unwrap().logical_pages();
+        let pb = page(&cfg);
+        let trace: Vec<_> = (0..lp).map(|p| request((0, p * 7 % lp, 1), pb)).collect();
+        assert_eq!(check(&cfg, trace).unwrap(), lp);
+        let mixed: Vec<_> = (0..lp).map(|p| request(((p % 3 == 0) as u8 * 2, p * 5 % lp, 2), pb)).collect();
+        check(&cfg, mixed).unwrap();
     }
 
     /// A request longer than a batch (and than the device: it wraps) is marked a piece

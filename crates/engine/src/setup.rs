@@ -11,7 +11,7 @@ use crate::report::{
     BufferReport, DeviceSummary, EraseReport, EventReport, FlashReport, GcReport, GcTimeReport,
     PreconditionSummary, Report, TraceInfo, Utilisation,
 };
-use crate::sim::{RunError, Simulation, tag_of};
+use crate::sim::{RunError, Simulation};
 use crate::stats::MeanVar;
 use crate::table::LpnTable;
 use crate::trace::{IoRequest, TraceError, TraceInput, TraceParser, TraceReader, TraceSummary};
@@ -148,19 +148,12 @@ impl Simulation {
         }
         let ppa = result.expect("untimed write: the FTL refused a logical page after GC");
         let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
-        let tag = match versions.as_mut() {
-            Some(v) => {
-                let e = v.get_mut(lpn);
-                *e = e.wrapping_add(1);
-                tag_of(lpn, *e)
-            }
-            None => 0,
-        };
+        let tag = versions.as_mut().map_or(0, |v| crate::sim::bump_version(v, lpn));
         self.device.program_untimed(ppa, tag).expect("untimed program violates flash physics");
         self.untimed_gc(plane);
     }
 
-    fn untimed_gc(&mut self, plane: PlaneId) {
+    pub(crate) fn untimed_gc(&mut self, plane: PlaneId) {
         while self.ftl.needs_gc(plane) {
             if self.ftl.gc_begin(plane).is_none() {
                 break;
@@ -201,7 +194,7 @@ impl Simulation {
         let mut sink = |e: lamina_ftl::FlashEffect| match e {
             lamina_ftl::FlashEffect::Program { ppa, lpn } => {
                 let tag = match versions.as_mut() {
-                    Some(v) if lpn.0 < logical => next_tag(v, lpn.0),
+                    Some(v) if lpn.0 < logical => crate::sim::bump_version(v, lpn.0),
                     _ => 0,
                 };
                 device.program_untimed(ppa, tag).expect("precondition program");
@@ -665,14 +658,4 @@ fn mode_warning(cfg: &SimConfig, summary: &TraceSummary) -> Option<String> {
         lamina_trace::GEN_COMMENT,
         sets.join(" ")
     ))
-}
-
-/// Verify mode: count a new version of `lpn` and return the tag its page carries. Out
-/// of line: a new table chunk is built on the stack, and inlined into the preconditioning
-/// sink that frame would be set up for every page programmed.
-#[inline(never)]
-fn next_tag(versions: &mut LpnTable<u32>, lpn: u64) -> u64 {
-    let x = versions.get_mut(lpn);
-    *x = x.wrapping_add(1);
-    tag_of(lpn, *x)
 }

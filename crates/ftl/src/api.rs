@@ -477,6 +477,24 @@ pub trait Ftl: Send {
     /// free page available to host writes.
     fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError>;
 
+    /// Write a run of never-mapped pages, each to its static plane: for each page of
+    /// `lpns` in order, exactly what `write(lpn, static_plane(lpn))` does when the page is
+    /// unmapped and the plane takes the write, with its page appended to `out`. The
+    /// untimed prefill's fast path, where one call replaces a write, a plane query and a
+    /// GC check per page.
+    ///
+    /// Stops *before* a page the plain write would not take this way (mapped, a plane
+    /// that refuses it, a write constraint other than [`WriteConstraint::Any`]) and
+    /// *after* a page that leaves its plane needing GC ([`Ftl::needs_gc`]), so that the
+    /// caller collects there before the next write. Returns the pages written, or `None`
+    /// when this FTL has no such path (then the caller writes page by page; an FTL with
+    /// replicas ([`Ftl::replica`]) must answer `None`). The caller programs the pages on
+    /// the device. Default: `None`.
+    fn write_unmapped_run(&mut self, lpns: &[Lpn], out: &mut Vec<Ppa>) -> Option<usize> {
+        let _ = (lpns, out);
+        None
+    }
+
     /// Unmap `lpn` (the host discarded it); returns the page that was invalidated, if any.
     fn trim(&mut self, lpn: Lpn) -> Option<Ppa>;
 

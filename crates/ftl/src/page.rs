@@ -1161,6 +1161,30 @@ impl Ftl for PageFtl {
         Ok(Ppa(ppa as u64))
     }
 
+    fn write_unmapped_run(&mut self, lpns: &[Lpn], out: &mut Vec<Ppa>) -> Option<usize> {
+        // Die-aligned allocation, the cached mapping and replicas take the full path.
+        if self.aligned || self.cmt.is_some() || !self.mirror_planes.is_empty() {
+            return None;
+        }
+        let start = out.len();
+        for &lpn in lpns {
+            assert!(lpn.0 < self.cfg.logical_pages, "{lpn} out of range");
+            let pi = self.static_plane(lpn).idx();
+            if !self.plane_can_write(pi) || self.map_get(lpn.0) != UNMAPPED {
+                break;
+            }
+            let ppa = self.program(pi, lpn.0, false);
+            self.map_set(lpn.0, ppa);
+            self.stats.host_writes += 1;
+            out.push(Ppa(ppa as u64));
+            // `needs_gc` without a CMT (no write-backs are ever queued).
+            if self.free_count(pi) < self.cfg.gc_threshold_blocks {
+                break;
+            }
+        }
+        Some(out.len() - start)
+    }
+
     fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {
         assert!(lpn.0 < self.cfg.logical_pages, "{lpn} out of range");
         let old = self.map_get(lpn.0);
@@ -1672,5 +1696,94 @@ mod tests {
             ftl.write(lpn, p).unwrap();
         }
         assert!(ftl.stats().erases > 8);
+    }
+
+    /// GC on `plane` while it needs it, as the engine's untimed path runs it.
+    fn collect(ftl: &mut PageFtl, plane: PlaneId) {
+        while ftl.needs_gc(plane) && ftl.gc_begin(plane).is_some() {
+            gc(ftl, plane);
+        }
+    }
+
+    /// One page the full way: write to its static plane; on a refusal collect there and
+    /// retry once (the caller's park-and-retry), then collect after it.
+    fn write_full(ftl: &mut PageFtl, lpn: Lpn) {
+        let plane = ftl.static_plane(lpn);
+        if ftl.write(lpn, plane).is_err() {
+            collect(ftl, plane);
+            ftl.write(lpn, plane).expect("a write after GC");
+        }
+        collect(ftl, plane);
+    }
+
+    /// Everything a write changes that a caller can see.
+    fn observable(ftl: &PageFtl) -> (Vec<Option<Ppa>>, FtlStats, Vec<(PageCounts, u32)>) {
+        let map = (0..ftl.logical_pages()).map(|l| ftl.lookup(Lpn(l))).collect();
+        let planes = (0..ftl.geometry.total_planes())
+            .map(|p| (ftl.page_counts(PlaneId(p)), ftl.free_blocks(PlaneId(p))))
+            .collect();
+        (map, ftl.stats(), planes)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// `write_unmapped_run` (with GC after a run's last page and the full path for a
+        /// page it stops before) ends in the state of writing every page the full way,
+        /// through GC and rewrites, and every run stops where it must.
+        #[test]
+        fn unmapped_runs_write_what_single_writes_write(
+            planes in 1u32..4,
+            blocks in 6u32..12,
+            wl in proptest::bool::ANY,
+            picks in proptest::collection::vec(0u64..1 << 20, 1..600),
+        ) {
+            let g = geo(2, 1, 1, planes, blocks, 4);
+            let c = cfg(TieBreak::LowestId, wl);
+            let mut full = PageFtl::new(g.clone(), &c).unwrap();
+            let mut runs = full.clone();
+            let n = full.logical_pages();
+            let lpns: Vec<Lpn> = picks.iter().map(|&p| Lpn(p % n)).collect();
+            for &lpn in &lpns {
+                write_full(&mut full, lpn);
+            }
+            let (mut i, mut out) = (0, Vec::new());
+            while i < lpns.len() {
+                out.clear();
+                let k = runs.write_unmapped_run(&lpns[i..], &mut out).unwrap();
+                proptest::prop_assert_eq!(k, out.len());
+                let plane_of = |ppa: Ppa| g.plane_of_block(g.block_of(ppa));
+                for (j, &ppa) in out.iter().enumerate() {
+                    proptest::prop_assert_eq!(runs.lookup(lpns[i + j]), Some(ppa));
+                    // Only the last page of a run may leave its plane needing GC (a run
+                    // only takes free pages, so a plane that needed it after an earlier
+                    // page would still need it now).
+                    let last = *out.last().unwrap();
+                    proptest::prop_assert!(plane_of(ppa) == plane_of(last) || !runs.needs_gc(plane_of(ppa)));
+                }
+                if let Some(&last) = out.last() {
+                    collect(&mut runs, g.plane_of_block(g.block_of(last)));
+                    i += k;
+                } else {
+                    write_full(&mut runs, lpns[i]);
+                    i += 1;
+                }
+            }
+            proptest::prop_assert!(observable(&full) == observable(&runs));
+        }
+    }
+
+    #[test]
+    fn unmapped_runs_stop_before_a_mapped_page_and_are_refused_where_unsupported() {
+        let g = geo(1, 1, 1, 2, 8, 4);
+        let mut ftl = PageFtl::new(g.clone(), &cfg(TieBreak::LowestId, false)).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(ftl.write_unmapped_run(&[Lpn(0), Lpn(1), Lpn(0), Lpn(2)], &mut out), Some(2));
+        assert_eq!(out.len(), 2);
+        assert_eq!(ftl.stats().host_writes, 2);
+        let mirrored =
+            FtlConfig { replication: crate::config::Replication::Rain1, ..cfg(TieBreak::LowestId, false) };
+        let mut ftl = PageFtl::new(geo(1, 2, 1, 2, 8, 4), &mirrored).unwrap();
+        assert_eq!(ftl.write_unmapped_run(&[Lpn(0)], &mut out), None);
     }
 }

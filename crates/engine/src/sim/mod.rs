@@ -51,7 +51,7 @@ mod warm;
 pub use controller::FlashCounters;
 pub(crate) use host::Host;
 pub use verify::VerifyError;
-pub(crate) use verify::tag_of;
+pub(crate) use verify::{bump_version, tag_of};
 
 use controller::Controller;
 use gc::GcDriver;

@@ -34,7 +34,7 @@ pub(crate) fn tag_of(lpn: u64, version: u32) -> u64 {
 /// frame, and `program_group` (on every host program) paid for it even when not
 /// verifying.
 #[inline(never)]
-fn bump_version(v: &mut LpnTable<u32>, lpn: u64) -> u64 {
+pub(crate) fn bump_version(v: &mut LpnTable<u32>, lpn: u64) -> u64 {
     let e = v.get_mut(lpn);
     *e = e.wrapping_add(1);
     tag_of(lpn, *e)
