@@ -340,6 +340,10 @@ pub struct HostInterfaceReport {
 /// count host page accesses that reached the FTL (write-buffer hits do not).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct MappingReport {
+    // The two doc lines below are frozen in the released schema (v10): `cmt_entries` is
+    // the capacity in effect (`ftl.cmt_entries`, or `ftl.cmt_bytes` over the CMT entry
+    // size), and the entry size is `ftl.mapping_entry`'s (4 bytes by default). Reword
+    // them at the next schema version.
     /// CMT capacity in entries (`ftl.cmt_entries`).
     pub cmt_entries: u64,
     /// Entries per translation page (page size / 4-byte entries).
@@ -374,14 +378,14 @@ impl MappingReport {
         start: &lamina_ftl::FtlStats,
         now: &lamina_ftl::FtlStats,
         cfg: &lamina_ftl::FtlConfig,
-        page_bytes: u32,
+        geometry: &lamina_nand_model::Geometry,
     ) -> MappingReport {
         let read_hits = now.cmt_read_hits - start.cmt_read_hits;
         let read_misses = now.cmt_read_misses - start.cmt_read_misses;
         let reads = read_hits + read_misses;
         MappingReport {
-            cmt_entries: cfg.cmt_entries,
-            entries_per_translation_page: u64::from((page_bytes / lamina_ftl::MAPPING_ENTRY_BYTES).max(1)),
+            cmt_entries: cfg.cmt_capacity(geometry),
+            entries_per_translation_page: cfg.translation_entries_per_page(geometry),
             read_hits,
             read_misses,
             read_hit_ratio: (reads > 0).then(|| read_hits as f64 / reads as f64),

@@ -434,9 +434,8 @@ impl Simulation {
                 .remap
                 .as_ref()
                 .map(|r| crate::remap::RemapReport { live_pages: r.live_pages(), ..r.counters.clone() }),
-            mapping: (self.cfg.ftl.mapping == lamina_ftl::Mapping::Cached).then(|| {
-                crate::report::MappingReport::between(&ftl0, &f, &self.cfg.ftl, self.geo.page_size_bytes())
-            }),
+            mapping: (self.cfg.ftl.mapping == lamina_ftl::Mapping::Cached)
+                .then(|| crate::report::MappingReport::between(&ftl0, &f, &self.cfg.ftl, &self.geo)),
             host_interface: self.hif.as_deref().map(|h| {
                 let (m, c) = (&h.model, &h.counters);
                 let util = |d: usize| if span == 0 { 0.0 } else { c.busy_ns[d] as f64 / span as f64 };
