@@ -434,8 +434,14 @@ impl Simulation {
                 .remap
                 .as_ref()
                 .map(|r| crate::remap::RemapReport { live_pages: r.live_pages(), ..r.counters.clone() }),
-            mapping: (self.cfg.ftl.mapping == lamina_ftl::Mapping::Cached)
-                .then(|| crate::report::MappingReport::between(&ftl0, &f, &self.cfg.ftl, &self.geo)),
+            mapping: (self.cfg.ftl.mapping == lamina_ftl::Mapping::Cached).then(|| {
+                let die_ns = (0..geo.total_dies()).map(|d| dev.die_busy(lamina_nand_model::DieId(d)).0).sum();
+                crate::report::MappingReport::between(&ftl0, &f, &self.cfg.ftl, &self.geo).with_flash_time(
+                    c.translation_read_ns,
+                    self.gc.time.translation_write_ns,
+                    die_ns,
+                )
+            }),
             host_interface: self.hif.as_deref().map(|h| {
                 let (m, c) = (&h.model, &h.counters);
                 let util = |d: usize| if span == 0 { 0.0 } else { c.busy_ns[d] as f64 / span as f64 };
