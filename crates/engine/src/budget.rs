@@ -18,7 +18,8 @@
 //!   per-page-in-block timing tables, write-buffer slots, the chunk directories of the
 //!   lazily allocated per-page tables;
 //! - **at full footprint**, when the trace has touched every logical page: the FTL's
-//!   forward and reverse maps, verify tags and versions, the buffer's LPN index, the
+//!   forward and reverse maps, the cached mapping's translation-page content and CMT
+//!   (`ftl.mapping = "cached"`), verify tags and versions, the buffer's LPN index, the
 //!   prefill bitmap and partial-erase records.
 //!
 //! The limit applies to the full-footprint total: the trace is streamed, so its
@@ -38,6 +39,7 @@
 
 use std::fmt;
 
+use lamina_ftl::Mapping;
 use lamina_nand_model::Geometry;
 
 use crate::config::{SimConfig, UnwrittenReads};
@@ -81,6 +83,13 @@ const ENGINE_DIE: u64 = 120;
 const SCHED_UNIT: u64 = 4;
 /// `LpnTable` chunk directory entry (`Option<Box<[T; CHUNK]>>`).
 const TABLE_SLOT: u64 = 8;
+/// `ftl` `cmt::Slot`: one cached mapping entry in the CMT's slab (LPN, PPA, dirty bit,
+/// LRU links).
+const CMT_SLOT: u64 = 24;
+/// The CMT's index (`BTreeMap<u64, u32>`) per entry: B-tree nodes of 11 keys and values
+/// hold 5 to 11 entries each; measured with a counting allocator at 21-26 bytes per entry
+/// under random and sequential insertion with LRU eviction.
+const CMT_INDEX: u64 = 24;
 /// Write-buffer slot (`buffer::Slot`) plus its free-list entry.
 const BUFFER_SLOT: u64 = crate::buffer::SLOT_BYTES as u64 + 4;
 
@@ -243,6 +252,8 @@ pub fn estimate(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64, builti
             "buffer.size_bytes" => "give a smaller buffer.size_bytes",
             "partial_erase.levels" => "drop [nand.partial_erase]",
             "host.unwritten_reads" => "set host.unwritten_reads = \"zero\"",
+            "ftl.mapping" => "set ftl.mapping = \"ideal\"",
+            "ftl.cmt_entries" => "give a smaller ftl.cmt_entries (or ftl.cmt_bytes)",
             _ => "give fewer nand.geometry.blocks_per_plane",
         };
         items.push(BudgetItem { key, what, remedy, upfront_bytes, full_bytes });
@@ -261,6 +272,9 @@ pub fn estimate(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64, builti
         // reverse map (4 B per physical page).
         let maps = logical_pages * 4 + pages * 4;
         push("nand.geometry.blocks_per_plane", "FTL forward and reverse maps", (0, maps));
+        if cfg.ftl.mapping == Mapping::Cached {
+            cached_mapping(cfg, g, logical_pages, &mut push);
+        }
     }
     if cfg.host.verify {
         let tags = (blocks * DEVICE_TAG_SLOT, blocks * DEVICE_TAG_SLOT + pages * DEVICE_TAG);
@@ -286,6 +300,24 @@ pub fn estimate(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64, builti
         push("host.unwritten_reads", "prefill bitmap", (0, logical_pages.div_ceil(64) * 8));
     }
     MemoryBudget { items }
+}
+
+/// The cached mapping's own memory (`ftl.mapping = "cached"`, `ftl::cmt`), besides the
+/// forward and reverse maps: the translation pages' content as last written (4 bytes per
+/// logical page, what a translation read returns), the GTD (the forward map's entries
+/// for the translation pages), a write-back flag per translation page, and the CMT
+/// itself — at full footprint it holds `min(capacity, logical pages)` entries.
+fn cached_mapping(
+    cfg: &SimConfig,
+    g: &Geometry,
+    logical_pages: u64,
+    push: &mut impl FnMut(&'static str, &'static str, (u64, u64)),
+) {
+    let tpages = logical_pages.div_ceil(cfg.ftl.translation_entries_per_page(g));
+    let images = logical_pages * 4 + tpages * 4 + tpages;
+    push("ftl.mapping", "cached mapping: translation-page content and directory", (tpages, images));
+    let entries = cfg.ftl.cmt_capacity(g).min(logical_pages);
+    push("ftl.cmt_entries", "cached mapping table (CMT)", (0, entries * (CMT_SLOT + CMT_INDEX)));
 }
 
 /// The checks [`SimulationBuilder::build`] runs before it allocates anything: geometry

@@ -340,9 +340,11 @@ pub struct HostInterfaceReport {
 /// count host page accesses that reached the FTL (write-buffer hits do not).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct MappingReport {
-    /// CMT capacity in entries (`ftl.cmt_entries`).
+    /// CMT capacity in entries (`ftl.cmt_entries`, or `ftl.cmt_bytes` over the CMT entry
+    /// size of `ftl.mapping_entry`).
     pub cmt_entries: u64,
-    /// Entries per translation page (page size / 4-byte entries).
+    /// Entries per translation page (page size / the flash entry size of
+    /// `ftl.mapping_entry`: 4 bytes by default).
     pub entries_per_translation_page: u64,
     /// Host page reads whose entry was cached.
     pub read_hits: u64,
@@ -366,6 +368,17 @@ pub struct MappingReport {
     pub translation_page_writes: u64,
     /// Translation pages relocated by GC (not in `gc.pages_moved`).
     pub translation_gc_moves: u64,
+    /// Die time of the misses' translation-page reads over the replay (each command from
+    /// its first bus phase to its completion; also in `flash.translation_reads`' time).
+    pub translation_read_ns: u64,
+    /// Die time of the commands that wrote translation pages: write-backs (the
+    /// read-modify-write's read and program, or a first program) and GC relocations of
+    /// translation pages.
+    pub translation_write_ns: u64,
+    /// `(translation_read_ns + translation_write_ns)` over the die time of every flash
+    /// command in the replay, summed over dies: the mapping's share of flash time. Null
+    /// when no command ran.
+    pub translation_flash_share: Option<f64>,
 }
 
 impl MappingReport {
@@ -374,14 +387,14 @@ impl MappingReport {
         start: &lamina_ftl::FtlStats,
         now: &lamina_ftl::FtlStats,
         cfg: &lamina_ftl::FtlConfig,
-        page_bytes: u32,
+        geometry: &lamina_nand_model::Geometry,
     ) -> MappingReport {
         let read_hits = now.cmt_read_hits - start.cmt_read_hits;
         let read_misses = now.cmt_read_misses - start.cmt_read_misses;
         let reads = read_hits + read_misses;
         MappingReport {
-            cmt_entries: cfg.cmt_entries,
-            entries_per_translation_page: u64::from((page_bytes / lamina_ftl::MAPPING_ENTRY_BYTES).max(1)),
+            cmt_entries: cfg.cmt_capacity(geometry),
+            entries_per_translation_page: cfg.translation_entries_per_page(geometry),
             read_hits,
             read_misses,
             read_hit_ratio: (reads > 0).then(|| read_hits as f64 / reads as f64),
@@ -391,6 +404,20 @@ impl MappingReport {
             translation_page_reads: now.translation_page_reads - start.translation_page_reads,
             translation_page_writes: now.translation_page_writes - start.translation_page_writes,
             translation_gc_moves: now.translation_gc_moves - start.translation_gc_moves,
+            translation_read_ns: 0,
+            translation_write_ns: 0,
+            translation_flash_share: None,
+        }
+    }
+
+    /// Fill in the flash-time fields: `read_ns` and `write_ns` of translation-page
+    /// commands out of `die_ns` of die time in the replay.
+    pub fn with_flash_time(self, read_ns: u64, write_ns: u64, die_ns: u64) -> MappingReport {
+        MappingReport {
+            translation_read_ns: read_ns,
+            translation_write_ns: write_ns,
+            translation_flash_share: (die_ns > 0).then(|| (read_ns + write_ns) as f64 / die_ns as f64),
+            ..self
         }
     }
 }
@@ -922,7 +949,8 @@ impl Report {
             let _ = writeln!(
                 s,
                 "cached mapping ({} entries): reads {} hits / {} misses   writes {} hits / {} misses   \
-                 dirty evictions {}   translation pages read {} written {} moved by GC {}",
+                 dirty evictions {}   translation pages read {} written {} moved by GC {}   \
+                 flash time {:.1} ms read {:.1} ms written ({:.1} % of die time)",
                 m.cmt_entries,
                 m.read_hits,
                 m.read_misses,
@@ -931,7 +959,10 @@ impl Report {
                 m.dirty_evictions,
                 m.translation_page_reads,
                 m.translation_page_writes,
-                m.translation_gc_moves
+                m.translation_gc_moves,
+                m.translation_read_ns as f64 / 1e6,
+                m.translation_write_ns as f64 / 1e6,
+                m.translation_flash_share.unwrap_or(0.0) * 100.0
             );
         }
         let _ = writeln!(

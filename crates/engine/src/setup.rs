@@ -428,7 +428,12 @@ impl Simulation {
                 .as_ref()
                 .map(|r| crate::remap::RemapReport { live_pages: r.live_pages(), ..r.counters.clone() }),
             mapping: (self.cfg.ftl.mapping == lamina_ftl::Mapping::Cached).then(|| {
-                crate::report::MappingReport::between(&ftl0, &f, &self.cfg.ftl, self.geo.page_size_bytes())
+                let die_ns = (0..geo.total_dies()).map(|d| dev.die_busy(lamina_nand_model::DieId(d)).0).sum();
+                crate::report::MappingReport::between(&ftl0, &f, &self.cfg.ftl, &self.geo).with_flash_time(
+                    c.translation_read_ns,
+                    self.gc.time.translation_write_ns,
+                    die_ns,
+                )
             }),
             host_interface: self.hif.as_deref().map(|h| {
                 let (m, c) = (&h.model, &h.counters);

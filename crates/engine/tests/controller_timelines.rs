@@ -336,6 +336,14 @@ fn cached_mapping_hit_clean_miss_and_dirty_eviction_miss() {
     // Both misses' translation reads show as translation time (the clean miss's alone).
     let a = r.latency_attribution.expect("attributed").read;
     assert_eq!(a.translation.expect("misses had translation reads").max_ns, translation);
+    // Flash time: the two misses' reads; the first write-back's program (3) and the
+    // read-modify-write across dies (5: its read on die 1, its program on die 0). Out
+    // of all die time: 4 programs (2 host, 2 translation), 5 page reads (the host reads
+    // 2, 4, 5, 6 and the RMW's), 2 translation reads.
+    assert_eq!((m.translation_read_ns, m.translation_write_ns), (2 * translation, write + read + write));
+    let all = 4 * write + 5 * read + 2 * translation;
+    let share = (2 * translation + read + 2 * write) as f64 / all as f64;
+    assert_eq!(m.translation_flash_share, Some(share));
 }
 
 /// A write miss waits for its translation read (issue #16, as MQSim's write misses do)

@@ -107,6 +107,22 @@ fn sata_read_pays_the_slower_link_and_the_hba() {
     assert_eq!(rep.host_interface.unwrap().queue_depth, 32);
 }
 
+/// MQSim's own SATA settings (its default ssdconfig.xml: the PCIe link of 4 lanes at
+/// 1 GB/s kept for SATA, `SATA_Processing_Delay` 400 µs) are reachable with keys; they
+/// are not Lamina's SATA defaults (docs/model.md, "SATA"). A 4 KiB read then pays the
+/// NVMe figures' 1300 ns of link time plus the HBA's 400 µs each way.
+#[test]
+fn sata_with_mqsims_sample_settings() {
+    let reqs = [req(0, IoOp::Read, 0, 4096)];
+    let cfg = small(
+        "[host.interface]\nkind = \"sata\"\nlanes = 4\nlane_bandwidth_bytes_per_s = 1000000000\n\
+         sata_processing_delay = \"400us\"\n",
+    );
+    let (done, rep) = run(cfg, &[0], &reqs);
+    assert_eq!(response(&done[0]), 400_000 + 8 + 8 + 25 + READ + 1248 + 11 + 400_000);
+    assert_eq!(rep.latency_attribution.unwrap().read.host_interface.unwrap().max_ns, 801_300);
+}
+
 /// Closed loop counts requests in the interface as outstanding: with depth 1 the
 /// requests run one at a time. The second enters when the first completes (its
 /// completion reached the host), and its doorbell waits 8 ns behind the host's CQ head

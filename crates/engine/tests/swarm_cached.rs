@@ -1,7 +1,7 @@
 //! The swarm (see `swarm.rs`) with the page FTL's cached mapping: every seed whose drawn
 //! FTL is the per-plane page FTL without replication runs again with `ftl.mapping =
-//! "cached"` and a small CMT (0–63 entries, drawn from the seed), under `host.verify` and
-//! the swarm's invariants. `LAMINA_SWARM_SEEDS=n` runs more seeds.
+//! "cached"` and a small CMT (0–63 entries, drawn from the seed; odd seeds with
+//! `ftl.mapping_entry = "geometry"`), under `host.verify` and the swarm's invariants. `LAMINA_SWARM_SEEDS=n` runs more seeds.
 
 mod swarm_harness;
 
@@ -24,6 +24,10 @@ fn swarm_with_the_cached_mapping() {
         }
         f.mapping = lamina_ftl::Mapping::Cached;
         f.cmt_entries = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58;
+        if seed % 2 == 1 {
+            // MQSim's entry sizes: another translation-page size on every drawn device.
+            f.mapping_entry = lamina_ftl::MappingEntry::Geometry;
+        }
         let geometry = cfg.nand.validate().expect("drawn device is valid").geometry().clone();
         if f.validate(&geometry).is_err() {
             continue; // no room for the translation pages at the drawn over-provisioning
@@ -31,7 +35,10 @@ fn swarm_with_the_cached_mapping() {
         ran += 1;
         let violations = check::check(&cfg, &s.requests);
         if !violations.is_empty() {
-            eprintln!("seed {seed} (cmt_entries {}): {violations:?}", cfg.ftl.cmt_entries);
+            eprintln!(
+                "seed {seed} (cmt_entries {}, {:?}): {violations:?}",
+                cfg.ftl.cmt_entries, cfg.ftl.mapping_entry
+            );
             failures.push(seed);
         }
     }

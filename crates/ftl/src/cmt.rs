@@ -11,8 +11,9 @@
 //!
 //! This module owns the cache and the *content* of the translation pages as last written
 //! (`image`, what a translation read would return); the page FTL owns where they are and
-//! issues their flash operations. Entry size: 4 bytes (a 32-bit PPA, the width of the
-//! FTL's tables), so `E = page_size / 4`.
+//! issues their flash operations. Entry size: `ftl.mapping_entry` (4 bytes by default, a
+//! 32-bit PPA, the width of the FTL's tables, so `E = page_size / 4`; or derived from the
+//! geometry as MQSim does, [`crate::MappingEntry`]).
 //!
 //! Determinism: the index is a `BTreeMap`, the LRU order an intrusive doubly linked list
 //! over a slab (`Vec`), so no hash order reaches any result.
@@ -24,12 +25,9 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::lpn_map::LpnMap;
 
-/// Bytes per mapping entry on flash and in the CMT (a 32-bit PPA).
+/// Bytes per mapping entry on flash and in the CMT with `ftl.mapping_entry = "ppa32"`
+/// (the default; a 32-bit PPA).
 pub const MAPPING_ENTRY_BYTES: u32 = 4;
-/// Mapping entries per translation page of `page_bytes`-byte pages.
-pub(crate) fn entries_per_page(page_bytes: u32) -> u64 {
-    u64::from((page_bytes / MAPPING_ENTRY_BYTES).max(1))
-}
 
 /// "No slot" in the LRU links.
 const NIL: u32 = u32::MAX;

@@ -580,10 +580,21 @@ pub struct FtlConfig {
     /// mapping table over translation pages on flash (`crate::cmt`, docs/model.md).
     #[serde(skip_serializing_if = "is_ideal")]
     pub mapping: Mapping,
-    /// `ftl.mapping = "cached"`: capacity of the cached mapping table in entries (4 bytes
-    /// each, [`crate::MAPPING_ENTRY_BYTES`]); 0 caches nothing (every access misses).
+    /// `ftl.mapping = "cached"`: capacity of the cached mapping table in entries; 0 caches
+    /// nothing (every access misses). [`FtlConfig::cmt_capacity`] is the capacity in
+    /// effect (this key, or `ftl.cmt_bytes` when that is given).
     #[serde(skip_serializing_if = "is_default_cmt")]
     pub cmt_entries: u64,
+    /// `ftl.mapping = "cached"`: capacity of the cached mapping table in bytes instead of
+    /// entries (MQSim's `CMT_Capacity`): ⌊`cmt_bytes` / CMT entry bytes⌋ entries, the
+    /// entry size of `ftl.mapping_entry`. Give this or `ftl.cmt_entries`, not both.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmt_bytes: Option<u64>,
+    /// `ftl.mapping = "cached"`: the size of a mapping entry in the translation pages and
+    /// in the CMT (`"ppa32"`, the default: 4 bytes each; `"geometry"`: derived from the
+    /// device as MQSim does). See [`MappingEntry`].
+    #[serde(skip_serializing_if = "is_ppa32")]
+    pub mapping_entry: MappingEntry,
     /// GFTL only: partial-GC steps each host page write owes while cleaning work is
     /// pending (0: clean only when the write buffer runs out).
     #[serde(skip_serializing_if = "is_default_gftl_steps")]
@@ -630,6 +641,39 @@ pub enum Mapping {
 /// Default `ftl.cmt_entries`: 256 Ki entries, 1 MiB of 4-byte entries.
 pub const DEFAULT_CMT_ENTRIES: u64 = 1 << 18;
 
+/// The size of a cached-mapping entry (`ftl.mapping_entry`), which decides how many
+/// entries a translation page holds and, with `ftl.cmt_bytes`, how many the CMT holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MappingEntry {
+    /// 4 bytes on flash and in the CMT ([`crate::MAPPING_ENTRY_BYTES`]): a 32-bit
+    /// physical page address, the width of Lamina's FTL tables (the default; every
+    /// cached-mapping result before `ftl.mapping_entry` existed used it).
+    #[default]
+    Ppa32,
+    /// Derived from the geometry as MQSim derives it (`Address_Mapping_Unit_Page_Level`):
+    /// with `P` physical pages on the device and `S` 512-byte sectors per page, a
+    /// translation-page entry holds a physical page address and a sector bitmap,
+    /// ⌈(log2 P + S) / 8⌉ bytes; a CMT entry also holds its logical page number,
+    /// ⌈(2·log2 P + S) / 8⌉ bytes. On MQSim's default device (2^26 pages of 16 sectors)
+    /// 6 and 9 bytes: 1365 entries per 8 KiB translation page.
+    Geometry,
+}
+
+/// The entry sizes in effect for one device ([`FtlConfig::mapping_entry_sizes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MappingEntrySizes {
+    /// Bytes of one entry in a translation page on flash.
+    pub flash_bytes: u64,
+    /// Bytes of one entry in the CMT (what `ftl.cmt_bytes` is divided by).
+    pub cmt_bytes: u64,
+}
+
+/// ⌈log2 n⌉ for n ≥ 1.
+fn ceil_log2(n: u128) -> u64 {
+    u64::from(128 - n.saturating_sub(1).leading_zeros())
+}
+
 // The PEN keys are left out of a serialized config at their defaults, so that configs
 // (and reports) of runs without PEN read as they did before the keys existed.
 fn is_false(b: &bool) -> bool {
@@ -667,6 +711,9 @@ fn is_ideal(m: &Mapping) -> bool {
 fn is_default_cmt(n: &u64) -> bool {
     *n == DEFAULT_CMT_ENTRIES
 }
+fn is_ppa32(e: &MappingEntry) -> bool {
+    *e == MappingEntry::Ppa32
+}
 
 impl Default for FtlConfig {
     fn default() -> Self {
@@ -688,6 +735,8 @@ impl Default for FtlConfig {
             replication: Replication::None,
             mapping: Mapping::Ideal,
             cmt_entries: DEFAULT_CMT_ENTRIES,
+            cmt_bytes: None,
+            mapping_entry: MappingEntry::Ppa32,
             mbm_ws: true,
             gftl_steps_per_write: DEFAULT_GFTL_STEPS_PER_WRITE,
             gftl_step_copies: 0,
@@ -873,7 +922,19 @@ impl FtlConfig {
             if self.cmt_entries != DEFAULT_CMT_ENTRIES {
                 return Err(err("ftl.cmt_entries", "only means something with ftl.mapping = \"cached\""));
             }
+            if self.cmt_bytes.is_some() {
+                return Err(err("ftl.cmt_bytes", "only means something with ftl.mapping = \"cached\""));
+            }
+            if self.mapping_entry != MappingEntry::Ppa32 {
+                return Err(err("ftl.mapping_entry", "only means something with ftl.mapping = \"cached\""));
+            }
             return Ok(());
+        }
+        if self.cmt_bytes.is_some() && self.cmt_entries != DEFAULT_CMT_ENTRIES {
+            return Err(err(
+                "ftl.cmt_bytes",
+                "give the CMT's size once: ftl.cmt_bytes or ftl.cmt_entries, not both (remove one)",
+            ));
         }
         if self.allocation != Allocation::PerPlane || self.replication != Replication::None {
             return Err(err(
@@ -893,8 +954,44 @@ impl FtlConfig {
         match self.mapping {
             Mapping::Ideal => 0,
             Mapping::Cached => logical_pages
-                .div_ceil(crate::cmt::entries_per_page(geometry.page_size_bytes()))
+                .div_ceil(self.translation_entries_per_page(geometry))
                 .div_ceil(geometry.total_planes() as u64),
+        }
+    }
+
+    /// The mapping entry's size on flash and in the CMT on `geometry` (`ftl.mapping_entry`;
+    /// see [`MappingEntry`]).
+    pub fn mapping_entry_sizes(&self, geometry: &Geometry) -> MappingEntrySizes {
+        match self.mapping_entry {
+            MappingEntry::Ppa32 => {
+                let b = u64::from(crate::MAPPING_ENTRY_BYTES);
+                MappingEntrySizes { flash_bytes: b, cmt_bytes: b }
+            }
+            MappingEntry::Geometry => {
+                let pages = u128::from(geometry.total_pages());
+                let sectors = u64::from(geometry.page_size_bytes() / 512).max(1);
+                // ⌈(x + S) / 8⌉ = ⌈(⌈x⌉ + S) / 8⌉ for integer S, so integer ceilings of
+                // log2 P and of 2·log2 P = log2 P² give MQSim's real-valued sizes exactly.
+                MappingEntrySizes {
+                    flash_bytes: (ceil_log2(pages) + sectors).div_ceil(8),
+                    cmt_bytes: (ceil_log2(pages * pages) + sectors).div_ceil(8),
+                }
+            }
+        }
+    }
+
+    /// Mapping entries per translation page on `geometry`: the page size over the flash
+    /// entry size, at least 1.
+    pub fn translation_entries_per_page(&self, geometry: &Geometry) -> u64 {
+        (u64::from(geometry.page_size_bytes()) / self.mapping_entry_sizes(geometry).flash_bytes).max(1)
+    }
+
+    /// The CMT's capacity in entries on `geometry`: `ftl.cmt_entries`, or ⌊`ftl.cmt_bytes`
+    /// / CMT entry bytes⌋ when that is given.
+    pub fn cmt_capacity(&self, geometry: &Geometry) -> u64 {
+        match self.cmt_bytes {
+            Some(b) => b / self.mapping_entry_sizes(geometry).cmt_bytes,
+            None => self.cmt_entries,
         }
     }
 

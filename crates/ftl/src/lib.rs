@@ -97,7 +97,7 @@ pub use config::{
     Allocation, FtlConfig, FtlConfigError, FtlKind, GcThreshold, Level, Replication, StripeOrder, TieBreak,
     ValidatedFtlConfig,
 };
-pub use config::{DEFAULT_CMT_ENTRIES, Mapping};
+pub use config::{DEFAULT_CMT_ENTRIES, Mapping, MappingEntry, MappingEntrySizes};
 pub use gftl::GftlFtl;
 pub use nftl::NftlFtl;
 pub use page::PageFtl;

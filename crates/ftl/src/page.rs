@@ -293,8 +293,8 @@ impl PageFtl {
             geometry.total_blocks() as usize
         ];
         let cmt = (cfg.config.mapping == Mapping::Cached).then(|| {
-            let per_page = crate::cmt::entries_per_page(geometry.page_size_bytes());
-            Box::new(Cmt::new(cfg.config.cmt_entries, cfg.logical_pages, per_page, planes_n))
+            let per_page = cfg.config.translation_entries_per_page(&geometry);
+            Box::new(Cmt::new(cfg.config.cmt_capacity(&geometry), cfg.logical_pages, per_page, planes_n))
         });
         let map_len = cfg.logical_pages + cmt.as_ref().map_or(0, |c| c.tpages());
         PageFtl {

@@ -119,6 +119,58 @@ fn cmt_size_is_rejected_under_the_ideal_mapping_and_cached_needs_per_plane_alloc
     assert_eq!(lamina_ftl::build(&cfg, &g).err().map(|e| e.key), Some("ftl.mapping"));
 }
 
+/// `ftl.mapping_entry = "geometry"` sizes entries as MQSim does: on its default device
+/// (2^26 pages of 8 KiB = 16 sectors) ⌈(26 + 16) / 8⌉ = 6 bytes per translation-page
+/// entry (1365 per page) and ⌈(52 + 16) / 8⌉ = 9 per CMT entry, so its default 2 MiB
+/// `CMT_Capacity` is 233016 entries. The default stays 4 and 4 (2048 per page).
+#[test]
+fn entry_sizes_follow_the_geometry_as_mqsim_derives_them() {
+    use lamina_ftl::{MappingEntry, MappingEntrySizes};
+    let mq = lamina_nand_model::preset("mqsim-default").unwrap().validate().unwrap();
+    let g = mq.geometry();
+    let geometry = FtlConfig { mapping_entry: MappingEntry::Geometry, cmt_bytes: Some(2 << 20), ..cached(0) };
+    let geometry = FtlConfig { cmt_entries: lamina_ftl::DEFAULT_CMT_ENTRIES, ..geometry };
+    assert_eq!(geometry.mapping_entry_sizes(g), MappingEntrySizes { flash_bytes: 6, cmt_bytes: 9 });
+    assert_eq!(geometry.translation_entries_per_page(g), 1365);
+    assert_eq!(geometry.cmt_capacity(g), 233_016);
+    geometry.validate(g).unwrap();
+    let ppa32 = cached(1000);
+    assert_eq!(ppa32.mapping_entry_sizes(g), MappingEntrySizes { flash_bytes: 4, cmt_bytes: 4 });
+    assert_eq!(ppa32.translation_entries_per_page(g), 2048);
+    assert_eq!(ppa32.cmt_capacity(g), 1000);
+    assert_eq!(
+        FtlConfig { cmt_bytes: Some(4000), ..cached(lamina_ftl::DEFAULT_CMT_ENTRIES) }.cmt_capacity(g),
+        1000
+    );
+    // A page count that is not a power of two: 3·2^20 pages of 4 KiB (8 sectors),
+    // log2 P = 21.58: ⌈(21.58 + 8) / 8⌉ = 4 and ⌈(43.17 + 8) / 8⌉ = 7.
+    let odd = slc_geometry(3, 1, 1, 1, 1 << 12, 256);
+    assert_eq!(odd.total_pages(), 3 << 20);
+    let sizes = FtlConfig { mapping_entry: MappingEntry::Geometry, ..cached(0) }.mapping_entry_sizes(&odd);
+    assert_eq!(sizes, MappingEntrySizes { flash_bytes: 4, cmt_bytes: 7 });
+    // A translation page holds fewer entries, so there are more of them on flash: the
+    // FTL builds and reports the new count.
+    let small = geo(2, 16, 8);
+    let f = PageFtl::new(small, &FtlConfig { mapping_entry: MappingEntry::Geometry, ..cached(4) }).unwrap();
+    assert_eq!(f.stats(), lamina_ftl::FtlStats::default());
+}
+
+#[test]
+fn cmt_bytes_and_the_entry_size_are_checked() {
+    use lamina_ftl::MappingEntry;
+    let g = geo(2, 16, 8);
+    let key = |c: FtlConfig| PageFtl::new(g.clone(), &c).err().map(|e| e.key);
+    assert_eq!(key(FtlConfig { cmt_bytes: Some(64), ..FtlConfig::default() }), Some("ftl.cmt_bytes"));
+    assert_eq!(
+        key(FtlConfig { mapping_entry: MappingEntry::Geometry, ..FtlConfig::default() }),
+        Some("ftl.mapping_entry")
+    );
+    // Both sizes given: refused, naming the bytes key.
+    assert_eq!(key(FtlConfig { cmt_bytes: Some(64), ..cached(4) }), Some("ftl.cmt_bytes"));
+    let ok = FtlConfig { cmt_bytes: Some(64), ..cached(lamina_ftl::DEFAULT_CMT_ENTRIES) };
+    assert!(key(ok).is_none());
+}
+
 /// A long random run with a 2-entry CMT: translation pages are written back (programs
 /// and read-modify-writes), and GC relocates some of them, all under the harness.
 #[test]

@@ -229,6 +229,8 @@ pub struct FlashCounters {
     pub misaligned_groups: u64,
     /// Spare-area reads issued for the FTL's translation step (NFTL-style lookups).
     pub translation_reads: u64,
+    /// Die time of those reads (each from its first bus phase to its completion).
+    pub translation_read_ns: u64,
     /// Host page reads served by the mirror copy (RAIN 1, `ftl.replication`).
     pub mirror_reads: u64,
 }
@@ -1406,6 +1408,7 @@ impl Simulation {
                 .map_err(|e| self.nand(e))?;
             self.note_suspension(&timing);
             self.ctl.counters.translation_reads += 1;
+            self.ctl.counters.translation_read_ns += timing.done.saturating_since(timing.start).0;
             self.note_command(on, OpKind::Read, 1, 0);
             let op = self.new_op(on, timing.done, &[t], None, Phases::of(&timing));
             self.ctl.ops.get_mut(op).translation = true;

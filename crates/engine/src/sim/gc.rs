@@ -18,11 +18,18 @@ pub(crate) struct GcDriver {
     active: Vec<bool>,
     /// Die time of the GC commands issued, by kind.
     pub(crate) time: GcTime,
+    /// The FTL's first internal logical page: a moved page at or above it is a cached
+    /// mapping's translation page (`ftl::page::cached`).
+    translation_base: u64,
 }
 
 impl GcDriver {
-    pub(crate) fn new(geo: &Geometry) -> GcDriver {
-        GcDriver { active: vec![false; geo.total_planes() as usize], time: GcTime::default() }
+    pub(crate) fn new(geo: &Geometry, ftl_logical_pages: u64) -> GcDriver {
+        GcDriver {
+            active: vec![false; geo.total_planes() as usize],
+            time: GcTime::default(),
+            translation_base: ftl_logical_pages,
+        }
     }
 }
 
@@ -41,6 +48,11 @@ pub(crate) struct GcTime {
     pub spare_reads_ns: u64,
     /// Spare-area reads issued.
     pub spare_reads: u64,
+    /// Cached mapping: die time of the commands that wrote translation pages — write-backs
+    /// (read-modify-write moves, first programs) and GC relocations of translation pages.
+    /// Also in `copies_ns`. A multi-plane move that carries data pages too is charged by
+    /// its share of translation pages.
+    pub translation_write_ns: u64,
 }
 
 /// One step taken from a job, waiting to be grouped into commands.
@@ -50,6 +62,8 @@ enum Work {
         from: PageAddr,
         to: PageAddr,
         copyback: bool,
+        /// The page is a cached mapping's translation page.
+        translation: bool,
     },
     /// A program without a source ([`GcStep::Program`]: a translation page's first
     /// write-back).
@@ -136,8 +150,14 @@ impl Simulation {
                         self.gc_job_done(die, plane);
                         false
                     }
-                    GcStep::Move { from, to, copyback, batch_with_next, .. } => {
-                        work[w] = Work::Move { from: self.geo.addr(from), to: self.geo.addr(to), copyback };
+                    GcStep::Move { lpn, from, to, copyback, batch_with_next } => {
+                        let translation = lpn.0 >= self.gc.translation_base;
+                        work[w] = Work::Move {
+                            from: self.geo.addr(from),
+                            to: self.geo.addr(to),
+                            copyback,
+                            translation,
+                        };
                         w += 1;
                         batch_with_next
                     }
@@ -207,12 +227,17 @@ impl Simulation {
         let mut tags = [0u64; super::controller::MAX_OP_TXNS];
         match group[0] {
             Work::Move { copyback, .. } => {
+                let mut translation = 0u64;
                 for (i, s) in group.iter().enumerate() {
-                    let Work::Move { from, to, .. } = *s else { unreachable!("grouped by kind") };
+                    let Work::Move { from, to, translation: tp, .. } = *s else {
+                        unreachable!("grouped by kind")
+                    };
                     a[i] = from;
                     b[i] = to;
                     tags[i] = self.device.tag(self.geo.ppa(from)).unwrap_or(0);
+                    translation += u64::from(tp);
                 }
+                let copies_before = self.gc.time.copies_ns;
                 let (from_die, to_die) = (self.geo.die_id(a[0]), self.geo.die_id(b[0]));
                 let (first, done) = if copyback {
                     let t = self
@@ -255,6 +280,8 @@ impl Simulation {
                         (r, p.done)
                     }
                 };
+                let ns = self.gc.time.copies_ns - copies_before;
+                self.gc.time.translation_write_ns += ns * translation / n as u64;
                 self.ctl.dies[to_die.idx()].writes_done += n as u64;
                 self.note_gc_busy(to_die, first.start, done);
                 self.new_op(to_die, done, &[], Some(PeKind::Program), Phases::of(&first));
@@ -271,6 +298,8 @@ impl Simulation {
                     .map_err(|e| self.nand(e))?;
                 self.note_command(die, OpKind::Program, n as u32, 0);
                 self.gc.time.copies_ns += p.done.saturating_since(p.start).0;
+                // Only a translation page's first write-back programs without a source.
+                self.gc.time.translation_write_ns += p.done.saturating_since(p.start).0;
                 self.ctl.dies[die.idx()].writes_done += n as u64;
                 self.note_gc_busy(die, p.start, p.done);
                 self.new_op(die, p.done, &[], Some(PeKind::Program), Phases::of(&p));
@@ -335,7 +364,10 @@ fn plane_of(w: &Work) -> u32 {
 fn aligned(x: &Work, y: &Work) -> bool {
     let same_die = |p: PageAddr, q: PageAddr| (p.channel, p.chip, p.die) == (q.channel, q.chip, q.die);
     match (*x, *y) {
-        (Work::Move { from: f1, to: t1, copyback: c1 }, Work::Move { from: f2, to: t2, copyback: c2 }) => {
+        (
+            Work::Move { from: f1, to: t1, copyback: c1, .. },
+            Work::Move { from: f2, to: t2, copyback: c2, .. },
+        ) => {
             c1 == c2
                 && same_die(f1, f2)
                 && same_die(t1, t2)

@@ -208,7 +208,7 @@ impl Simulation {
                 ftl.has_translation_reads(),
                 ftl.has_write_translation_reads(),
             ),
-            gc: GcDriver::new(&geo),
+            gc: GcDriver::new(&geo, ftl.logical_pages()),
             verifier: Verifier::new(cfg.host.verify, ftl.logical_pages()),
             warmth: warm::QueueWarmth::new(geo.total_dies() as usize),
             cfg,

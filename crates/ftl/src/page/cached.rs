@@ -39,7 +39,7 @@ impl PageFtl {
         let planes = self.planes.len() as u32;
         let logical = self.cfg.logical_pages;
         let c = self.cmt.as_mut().expect("ftl.mapping = \"cached\"");
-        **c = Cmt::new(self.cfg.config.cmt_entries, logical, entries, planes);
+        **c = Cmt::new(self.cfg.config.cmt_capacity(&self.geometry), logical, entries, planes);
         self.map = crate::lpn_map::LpnMap::zeroed(logical + c.tpages());
         self
     }
