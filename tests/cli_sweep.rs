@@ -428,6 +428,8 @@ fn tiny_experiments_run() {
         ("soml-sens-tiny", &["base8", "base8-dram64", "base8-4k", "soml8-dram64", "base8-rain1"][..], 5),
         ("pen-tiny", &["nftl", "nftl-pen", "sb4+5", "sb4+5-pen", "gftl", "gftl-keepup"][..], 12),
         ("soml-remap-tiny", &["base8", "remap", "remap-t1", "base8-susp", "soml8"][..], 5),
+        ("soml-isodie-tiny", &["base8", "soml8", "base8x32", "soml8x32"][..], 4),
+        ("soml-granularity-tiny", &["2", "4", "8"][..], 3),
         ("mbm-tiny", &["tbm", "sprinkler", "mbm"][..], 12),
         (
             "mbm-ablation-tiny",
@@ -497,6 +499,26 @@ fn tiny_experiments_run() {
                 } else {
                     assert_eq!((copies, hits), ("n/a", "n/a"), "{l}");
                 }
+            }
+        } else if spec == "soml-isodie-tiny" || spec == "soml-granularity-tiny" {
+            // Fig. 10c / 14b: SOML reads form exactly on the SOML systems (every
+            // granularity), and on both densities SOML lowers the read mean.
+            let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
+            let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+            // Columns: run, trace, the system label, …
+            let (label, read_mean, soml_ops) = (2, at("read.mean_ns"), at("flash_ops.soml_read.ops"));
+            let row = |system: &str| -> Vec<String> {
+                let l = results.lines().find(|l| l.split(',').nth(label) == Some(system)).unwrap();
+                l.split(',').map(str::to_string).collect()
+            };
+            for &system in policies {
+                let r = row(system);
+                let soml = system.starts_with("soml") || spec == "soml-granularity-tiny";
+                assert_eq!(r[soml_ops] != "0" && r[soml_ops] != "n/a", soml, "{results}");
+            }
+            if spec == "soml-isodie-tiny" {
+                let mean = |system: &str| -> f64 { row(system)[read_mean].parse().unwrap() };
+                assert!(mean("soml8") < mean("base8") && mean("soml8x32") < mean("base8x32"), "{results}");
             }
         } else if spec != "soml-tiny" {
             assert!(distinct.len() > runs / policies.len(), "{results}");
