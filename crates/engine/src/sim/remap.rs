@@ -148,6 +148,7 @@ impl Simulation {
         joiners.clear();
         let p = r.page_mut(page);
         p.joiners = joiners;
+        assert!(p.in_flight > 0, "remap page {page}: a read completed that was not in flight");
         p.in_flight -= 1;
         if p.in_flight == 0 && !p.late.is_empty() {
             // Pins the page for the waiting reads before this read unpins it.
@@ -174,6 +175,11 @@ impl Simulation {
         late.clear();
         p.late = late;
         r.pin(page);
+        for i in 0..r.page(page).joiners.len() {
+            // Their service starts now, with the transaction they finish with.
+            let req = self.remap.as_ref().expect("remap on").page(page).joiners[i];
+            self.mark_start(req);
+        }
         let ppa = self.ftl.lookup(Lpn(remap_lpn)).expect("a pinned remap page is mapped");
         let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
         let die = self.geo.die_of_plane(plane);
