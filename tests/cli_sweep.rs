@@ -535,14 +535,12 @@ fn tiny_experiments_run() {
     }
 }
 
-/// The CI-sized soml-read Fig. 9 on the ten Table 2 analogues: the script generates them
-/// (tiny), both systems run on every trace, and SOML reads form on the SOML system only,
-/// on every workload.
-#[test]
-fn soml_table2_tiny_runs_on_generated_analogues() {
+/// Generate tiny traces (600 requests each) with `script`, sweep `experiments/ci/<spec>.toml`
+/// over them, check that all `runs` ran, and return `results.csv`.
+fn sweep_generated(script: &str, spec: &str, runs: usize) -> String {
     let traces = tempfile::tempdir().unwrap();
     let generated = Command::new("bash")
-        .arg(root().join("scripts/soml-table2-traces.sh"))
+        .arg(root().join(script))
         .arg(traces.path())
         .args(["--requests", "600", "--bin", env!("CARGO_BIN_EXE_lamina")])
         .output()
@@ -550,13 +548,18 @@ fn soml_table2_tiny_runs_on_generated_analogues() {
     ok(generated);
     let dir = tempfile::tempdir().unwrap();
     let trace_root = traces.path().to_str().unwrap();
-    let out = sweep(
-        &root().join("experiments/ci/soml-table2-tiny.toml"),
-        dir.path(),
-        &["--trace-root", trace_root],
-    );
-    assert_eq!(counts(&out), (20, 0), "{out}");
-    let results = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+    let toml = root().join("experiments/ci").join(format!("{spec}.toml"));
+    let out = sweep(&toml, dir.path(), &["--trace-root", trace_root]);
+    assert_eq!(counts(&out), (runs, 0), "{out}");
+    std::fs::read_to_string(dir.path().join("results.csv")).unwrap()
+}
+
+/// The CI-sized soml-read Fig. 9 on the ten Table 2 analogues: the script generates them
+/// (tiny), both systems run on every trace, and SOML reads form on the SOML system only,
+/// on every workload.
+#[test]
+fn soml_table2_tiny_runs_on_generated_analogues() {
+    let results = sweep_generated("scripts/soml-table2-traces.sh", "soml-table2-tiny", 20);
     let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
     let col =
         |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {header:?}"));
@@ -572,21 +575,7 @@ fn soml_table2_tiny_runs_on_generated_analogues() {
 /// copies fewer pages than block erase alone on NFTL wherever the baseline merges.
 #[test]
 fn pen_msr12_tiny_runs_on_generated_analogues() {
-    let traces = tempfile::tempdir().unwrap();
-    let script = root().join("scripts/pen-msr12-traces.sh");
-    let generated = Command::new("bash")
-        .arg(&script)
-        .arg(traces.path())
-        .args(["--requests", "600", "--bin", env!("CARGO_BIN_EXE_lamina")])
-        .output()
-        .unwrap();
-    ok(generated);
-    let dir = tempfile::tempdir().unwrap();
-    let trace_root = traces.path().to_str().unwrap();
-    let out =
-        sweep(&root().join("experiments/ci/pen-msr12-tiny.toml"), dir.path(), &["--trace-root", trace_root]);
-    assert_eq!(counts(&out), (48, 0), "{out}");
-    let results = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+    let results = sweep_generated("scripts/pen-msr12-traces.sh", "pen-msr12-tiny", 48);
     let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
     let col =
         |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {header:?}"));
