@@ -635,6 +635,16 @@ fn every_experiment_spec_plans() {
         "ts_0",
         "wdev_0",
         "web_0",
+        // scripts/soml-table2-traces.sh (prn_1 above too)
+        "24HRS8",
+        "BS78",
+        "CFS13",
+        "DDR20",
+        "hm_1",
+        "LMBE2",
+        "mds_0",
+        "stg_1",
+        "web_1",
     ];
     for (i, name) in names.iter().enumerate() {
         std::fs::write(synth.path().join(format!("{name}.trace")), format!("0 0 {i} 8 1\n1000 0 64 8 0\n"))
@@ -662,6 +672,7 @@ fn every_experiment_spec_plans() {
             "target/mbm-synth",
             "target/mapping-synth",
             "target/pen-msr12",
+            "target/soml-table2",
         ]
         .iter()
         .any(|t| text.contains(t))
