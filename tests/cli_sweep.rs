@@ -428,6 +428,8 @@ fn tiny_experiments_run() {
         ("soml-sens-tiny", &["base8", "base8-dram64", "base8-4k", "soml8-dram64", "base8-rain1"][..], 5),
         ("pen-tiny", &["nftl", "nftl-pen", "sb4+5", "sb4+5-pen", "gftl", "gftl-keepup"][..], 12),
         ("soml-remap-tiny", &["base8", "remap", "remap-t1", "base8-susp", "soml8"][..], 5),
+        ("soml-isodie-tiny", &["base8", "soml8", "base8x32", "soml8x32"][..], 4),
+        ("soml-granularity-tiny", &["4", "2", "8"][..], 3),
         ("mbm-tiny", &["tbm", "sprinkler", "mbm"][..], 12),
         ("mbm-chips-tiny", &["tbm", "sprinkler", "mbm"][..], 18),
         ("mbm-suspension-tiny", &["tbm", "mbm-x0", "mbm-x0.5", "mbm-x1", "mbm-x2", "mbm-x4"][..], 12),
@@ -537,6 +539,26 @@ fn tiny_experiments_run() {
                 assert!(col(trace, "mbm-x1", 2) > 0.0, "{results}");
             }
             assert!(distinct.len() > runs / policies.len(), "{results}");
+        } else if spec == "soml-isodie-tiny" || spec == "soml-granularity-tiny" {
+            // Fig. 10c / 14b: SOML reads form exactly on the SOML systems (every
+            // granularity), and on both densities SOML lowers the read mean.
+            let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
+            let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+            // Columns: run, trace, the system label, …
+            let (label, read_mean, soml_ops) = (2, at("read.mean_ns"), at("flash_ops.soml_read.ops"));
+            let row = |system: &str| -> Vec<String> {
+                let l = results.lines().find(|l| l.split(',').nth(label) == Some(system)).unwrap();
+                l.split(',').map(str::to_string).collect()
+            };
+            for &system in policies {
+                let r = row(system);
+                let soml = system.starts_with("soml") || spec == "soml-granularity-tiny";
+                assert_eq!(r[soml_ops] != "0" && r[soml_ops] != "n/a", soml, "{results}");
+            }
+            if spec == "soml-isodie-tiny" {
+                let mean = |system: &str| -> f64 { row(system)[read_mean].parse().unwrap() };
+                assert!(mean("soml8") < mean("base8") && mean("soml8x32") < mean("base8x32"), "{results}");
+            }
         } else if spec != "soml-tiny" {
             assert!(distinct.len() > runs / policies.len(), "{results}");
         } else {
@@ -552,15 +574,12 @@ fn tiny_experiments_run() {
     }
 }
 
-/// The CI-sized PEN headline on the 12 MSR-volume analogues: the script generates them
-/// (tiny), every system runs on every trace, and PEN M-Merges, partially erases and
-/// copies fewer pages than block erase alone on NFTL wherever the baseline merges.
-#[test]
-fn pen_msr12_tiny_runs_on_generated_analogues() {
+/// Generate tiny traces (600 requests each) with `script`, sweep `experiments/ci/<spec>.toml`
+/// over them, check that all `runs` ran, and return `results.csv`.
+fn sweep_generated(script: &str, spec: &str, runs: usize) -> String {
     let traces = tempfile::tempdir().unwrap();
-    let script = root().join("scripts/pen-msr12-traces.sh");
     let generated = Command::new("bash")
-        .arg(&script)
+        .arg(root().join(script))
         .arg(traces.path())
         .args(["--requests", "600", "--bin", env!("CARGO_BIN_EXE_lamina")])
         .output()
@@ -568,10 +587,34 @@ fn pen_msr12_tiny_runs_on_generated_analogues() {
     ok(generated);
     let dir = tempfile::tempdir().unwrap();
     let trace_root = traces.path().to_str().unwrap();
-    let out =
-        sweep(&root().join("experiments/ci/pen-msr12-tiny.toml"), dir.path(), &["--trace-root", trace_root]);
-    assert_eq!(counts(&out), (48, 0), "{out}");
-    let results = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+    let toml = root().join("experiments/ci").join(format!("{spec}.toml"));
+    let out = sweep(&toml, dir.path(), &["--trace-root", trace_root]);
+    assert_eq!(counts(&out), (runs, 0), "{out}");
+    std::fs::read_to_string(dir.path().join("results.csv")).unwrap()
+}
+
+/// The CI-sized soml-read Fig. 9 on the ten Table 2 analogues: the script generates them
+/// (tiny), both systems run on every trace, and SOML reads form on the SOML system only,
+/// on every workload.
+#[test]
+fn soml_table2_tiny_runs_on_generated_analogues() {
+    let results = sweep_generated("scripts/soml-table2-traces.sh", "soml-table2-tiny", 20);
+    let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
+    let col =
+        |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {header:?}"));
+    let (system, soml) = (col("system"), col("flash_ops.soml_read.ops"));
+    for l in results.lines().skip(1) {
+        let r: Vec<&str> = l.split(',').collect();
+        assert_eq!(r[soml].parse::<u64>().unwrap() > 0, r[system] == "soml8", "{l}");
+    }
+}
+
+/// The CI-sized PEN headline on the 12 MSR-volume analogues: the script generates them
+/// (tiny), every system runs on every trace, and PEN M-Merges, partially erases and
+/// copies fewer pages than block erase alone on NFTL wherever the baseline merges.
+#[test]
+fn pen_msr12_tiny_runs_on_generated_analogues() {
+    let results = sweep_generated("scripts/pen-msr12-traces.sh", "pen-msr12-tiny", 48);
     let header: Vec<&str> = results.lines().next().unwrap().split(',').collect();
     let col =
         |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name}: {header:?}"));
@@ -631,6 +674,16 @@ fn every_experiment_spec_plans() {
         "ts_0",
         "wdev_0",
         "web_0",
+        // scripts/soml-table2-traces.sh (prn_1 above too)
+        "24HRS8",
+        "BS78",
+        "CFS13",
+        "DDR20",
+        "hm_1",
+        "LMBE2",
+        "mds_0",
+        "stg_1",
+        "web_1",
     ];
     for (i, name) in names.iter().enumerate() {
         std::fs::write(synth.path().join(format!("{name}.trace")), format!("0 0 {i} 8 1\n1000 0 64 8 0\n"))
@@ -658,6 +711,7 @@ fn every_experiment_spec_plans() {
             "target/mbm-synth",
             "target/mapping-synth",
             "target/pen-msr12",
+            "target/soml-table2",
         ]
         .iter()
         .any(|t| text.contains(t))

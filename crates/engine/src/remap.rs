@@ -53,6 +53,11 @@ pub struct RemapConfig {
     /// Distinct groups the detector remembers; when full it forgets all of them (an
     /// epoch ends, as Micropages' counters reset). Default 65,536.
     pub table_groups: u32,
+    /// A redirected read that arrives while a read of its remap page is already issued
+    /// waits for that read and is served from the die's page register by a data output
+    /// of its bytes (no second sensing), if the register still holds the page then
+    /// (default true). False: it is queued as a flash read of its own.
+    pub join_in_flight: bool,
 }
 
 impl Default for RemapConfig {
@@ -64,6 +69,7 @@ impl Default for RemapConfig {
             threshold: 2,
             pages: 4096,
             table_groups: 65_536,
+            join_in_flight: true,
         }
     }
 }
@@ -159,6 +165,17 @@ pub struct RemapReport {
     /// Host page reads that joined a queued read of the same remap page: served by
     /// that one flash read (the point of remapping).
     pub merged: u64,
+    /// Host page reads that arrived while a read of their remap page was in flight
+    /// and waited for it (`remap.join_in_flight`): served by a register read, or by a
+    /// new flash read when the register no longer held the page.
+    pub joined_in_flight: u64,
+    /// Register reads (data output from the page register, no sensing) that served
+    /// reads joined in flight.
+    pub register_reads: u64,
+    /// Times the reads joined in flight found the page register overwritten (or the
+    /// page moved) when the read they waited for completed, and were queued as a
+    /// flash read instead.
+    pub register_misses: u64,
     /// Host partial page reads that went to flash (remap hits included): the hit
     /// rate's denominator.
     pub partial_reads: u64,
@@ -228,6 +245,12 @@ pub struct RemapPage {
     pub queued_read: u32,
     /// Host requests whose page read joined `queued_read` (finished with it).
     pub joiners: Vec<u32>,
+    /// Redirected reads of this page issued and not yet completed.
+    pub in_flight: u32,
+    /// Host requests whose page read joined a read in flight: served when it completes.
+    pub late: Vec<u32>,
+    /// Byte range `[lo, hi)` of the page the `late` reads need.
+    pub late_range: (u32, u32),
     /// Programs of this page so far (tells its eviction-queue entries apart).
     pub generation: u32,
 }
@@ -415,6 +438,9 @@ impl RemapTable {
                     readers: 0,
                     queued_read: u32::MAX,
                     joiners: Vec::new(),
+                    in_flight: 0,
+                    late: Vec::new(),
+                    late_range: (u32::MAX, 0),
                     generation: 0,
                 },
             );
@@ -546,7 +572,7 @@ impl RemapTable {
             p.state = PageState::Free;
             p.n = 0;
             p.queued_read = u32::MAX;
-            debug_assert!(p.joiners.is_empty());
+            debug_assert!(p.joiners.is_empty() && p.late.is_empty() && p.in_flight == 0);
             self.counters.freed += 1;
             self.to_free.push(page);
             // Keep handing out the lowest free index (deterministic, compact).

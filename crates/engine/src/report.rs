@@ -865,13 +865,16 @@ impl Report {
         if let Some(r) = &self.remap {
             let _ = writeln!(
                 s,
-                "remap: {} groups seen, {} copied ({} copy reads), {} of {} partial reads hit a remap page ({} merged into another's read), {} invalidated, {} evicted, {} no room",
+                "remap: {} groups seen, {} copied ({} copy reads), {} of {} partial reads hit a remap page ({} merged into another's read, {} joined one in flight: {} register reads, {} misses), {} invalidated, {} evicted, {} no room",
                 r.groups_seen,
                 r.copies,
                 r.copy_reads,
                 r.hits,
                 r.partial_reads,
                 r.merged,
+                r.joined_in_flight,
+                r.register_reads,
+                r.register_misses,
                 r.invalidated,
                 r.evicted,
                 r.no_room

@@ -79,6 +79,8 @@ impl Coverage {
             self.note("ran:remap_hits", m.hits > 0);
             self.note("ran:remap_merged", m.merged > 0);
             self.note("ran:remap_evicted", m.evicted > 0);
+            self.note("ran:remap_joined_in_flight", m.joined_in_flight > 0);
+            self.note("ran:remap_register_reads", m.register_reads > 0);
         }
     }
 

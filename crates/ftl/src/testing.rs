@@ -30,6 +30,11 @@
 //!   (an erase by an erase of the same block index on another plane of the die) unless a
 //!   host write or trim came between; translation reads name
 //!   programmed pages of the device.
+//! * under replication ([`Ftl::replica`]) the harness writes and trims each host page's
+//!   copy with it, as the engine does; every copy is a distinct page beyond
+//!   [`Ftl::host_pages`], statically placed on another chip than its host page, and
+//!   (with nothing placed dynamically) mapped on another chip after every operation and
+//!   GC step.
 //!
 //! Entry points: [`run_conformance`] / [`check_conformance`] (proptest, shrinking to a
 //! minimal operation sequence), [`run_bytes`] and [`run_more_ftl_bytes`] (for cargo-fuzz), [`Harness`] (step by step).
@@ -411,6 +416,42 @@ fn claim(
     Ok(())
 }
 
+/// Replication (`ftl.replication`, [`Ftl::replica`]): every host page's copy is a logical
+/// page of its own beyond [`Ftl::host_pages`], distinct per host page; the static
+/// placements of the two lie on different chips; and wherever both are mapped (GC moved
+/// them or not) they lie on different chips, so one chip's loss or load never takes both
+/// (`locations`: only while nothing was placed dynamically, which replication excludes).
+fn check_replicas(ftl: &dyn Ftl, model: &Model, locations: bool) -> Result<(), Violation> {
+    let host = ftl.host_pages();
+    if ftl.replica(Lpn(0)).is_none() {
+        return Ok(());
+    }
+    let mut taken = vec![false; model.logical_pages as usize];
+    let g = ftl.geometry();
+    let chip_of_plane = |p: PlaneId| g.chip_of_die(g.die_of_plane(p));
+    let chip_of = |ppa: Ppa| chip_of_plane(g.plane_of_block(g.block_of(ppa)));
+    for l in 0..host {
+        let lpn = Lpn(l);
+        let r =
+            ftl.replica(lpn).ok_or_else(|| Violation(format!("{lpn} < host pages {host} has no replica")))?;
+        ensure!(
+            r.0 >= host && r.0 < model.logical_pages && ftl.replica(r).is_none(),
+            "replica of {lpn} is {r}, not a page of the replica space {host}..{}",
+            model.logical_pages
+        );
+        ensure!(!std::mem::replace(&mut taken[r.0 as usize], true), "{r} is the replica of two host pages");
+        let (a, b) = (ftl.static_plane(lpn), ftl.static_plane(r));
+        ensure!(chip_of_plane(a) != chip_of_plane(b), "{lpn} and its replica {r} are placed on one chip");
+        if !locations {
+            continue;
+        }
+        if let (Some(x), Some(y)) = (model.location[l as usize], model.location[r.0 as usize]) {
+            ensure!(chip_of(x) != chip_of(y), "{lpn} at {x:?} and its replica {r} at {y:?} lie on one chip");
+        }
+    }
+    Ok(())
+}
+
 /// Check every invariant of `ftl` against `model` (see the [module docs](self)).
 pub fn check_invariants(ftl: &dyn Ftl, model: &Model) -> Result<(), Violation> {
     let g = ftl.geometry();
@@ -572,7 +613,8 @@ impl<F: Ftl> Harness<F> {
 
     /// Check all invariants now.
     pub fn check(&self) -> Result<(), Violation> {
-        check_invariants(&self.ftl, &self.model)
+        check_invariants(&self.ftl, &self.model)?;
+        check_replicas(&self.ftl, &self.model, !self.dynamic_used)
     }
 
     fn planes(&self) -> u32 {
@@ -840,6 +882,18 @@ impl<F: Ftl> Harness<F> {
         Ok(())
     }
 
+    fn trim(&mut self, lpn: Lpn) -> Result<(), Violation> {
+        let got = self.ftl.trim(lpn);
+        let want = if self.model.reference.remove(&lpn).is_some() {
+            self.model.location[lpn.0 as usize].take()
+        } else {
+            None
+        };
+        ensure!(got == want, "trim of {lpn} invalidated {got:?}, expected {want:?}");
+        self.model.expected.trims += want.is_some() as u64;
+        Ok(())
+    }
+
     /// Apply one operation (running GC as the engine would) and check all invariants.
     pub fn apply(&mut self, op: Op) -> Result<(), Violation> {
         let l = self.model.logical_pages;
@@ -856,6 +910,12 @@ impl<F: Ftl> Harness<F> {
                 let plane = self.ftl.static_plane(lpn);
                 ensure!(plane.0 < planes, "static_plane({lpn}) = {} is not a plane", plane.0);
                 self.write(lpn, plane, false)?;
+                if let Some(r) = self.ftl.replica(lpn) {
+                    // Under replication the engine writes the copy with its host page.
+                    let plane = self.ftl.static_plane(r);
+                    ensure!(plane.0 < planes, "static_plane({r}) = {} is not a plane", plane.0);
+                    self.write(r, plane, false)?;
+                }
             }
             Op::WriteTo(x, p) => self.write(Lpn(x % l), PlaneId(p % planes), true)?,
             Op::Read(x) => {
@@ -897,14 +957,11 @@ impl<F: Ftl> Harness<F> {
             }
             Op::Trim(x) => {
                 let lpn = Lpn(x % l);
-                let got = self.ftl.trim(lpn);
-                let want = if self.model.reference.remove(&lpn).is_some() {
-                    self.model.location[lpn.0 as usize].take()
-                } else {
-                    None
-                };
-                ensure!(got == want, "trim of {lpn} invalidated {got:?}, expected {want:?}");
-                self.model.expected.trims += want.is_some() as u64;
+                self.trim(lpn)?;
+                if let Some(r) = self.ftl.replica(lpn) {
+                    // And trims it with its host page.
+                    self.trim(r)?;
+                }
             }
             Op::GcStep(p) => {
                 let plane = PlaneId(p % planes);

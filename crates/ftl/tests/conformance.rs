@@ -9,7 +9,7 @@ use lamina_ftl::testing::{
 };
 use lamina_ftl::{
     Allocation, BlockInfo, Ftl, FtlConfig, FtlError, FtlStats, GcJob, GcStep, GcThreshold, Lpn, PageCounts,
-    PageFtl, StripeOrder, TieBreak,
+    PageFtl, Replication, StripeOrder, TieBreak,
 };
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 use rand_core::{Rng, SeedableRng};
@@ -80,6 +80,21 @@ fn page_ftl_conforms_with_remap_pages() {
     for a in ALLOCATIONS {
         let c = ConformanceConfig { remap_lpns: 8, seed: 11, ..conf(96, 1..500) };
         run_conformance(maker(g.clone(), with(a, small_cfg())), &c);
+    }
+}
+
+// RAIN 1 replication (`ftl.replication = "rain1"`, soml-read Fig. 11a): the harness
+// writes and trims every host page's mirror with it, as the engine does, and checks
+// after every operation and GC step that the two copies lie on different chips.
+#[test]
+fn page_ftl_conforms_with_rain1_replication() {
+    for g in [geo(2, 1, 1, 2, 8, 4), geo(2, 2, 1, 1, 8, 4)] {
+        for a in ALLOCATIONS {
+            let cfg = FtlConfig { replication: Replication::Rain1, ..with(a, small_cfg()) };
+            let probe = PageFtl::new(g.clone(), &cfg).unwrap();
+            assert_eq!(probe.replica(Lpn(0)), Some(Lpn(probe.host_pages())));
+            run_conformance(maker(g.clone(), cfg), &ConformanceConfig { seed: 13, ..conf(64, 1..400) });
+        }
     }
 }
 

@@ -80,6 +80,21 @@ pub enum Command<'a> {
         /// Destination pages (same planes as `from`).
         to: &'a [PageAddr],
     },
+    /// Random data output from the page register (ONFI "Change Read Column", 05h–E0h):
+    /// bytes `[offset_bytes, offset_bytes + len_bytes)` of `page`, which the die's page
+    /// register still holds because the die's last operation was a one-page
+    /// [`Command::Read`] of it that suspended nothing ([`Device::register_holds`]). Bus
+    /// time only — a read command's cycles and the transfer — no array time. On a SOML
+    /// chip a read senses only the partial-read units it covers, so only those bytes
+    /// can be output again; on other chips the whole page was sensed.
+    RegisterRead {
+        /// The page the register holds.
+        page: PageAddr,
+        /// First byte within the page.
+        offset_bytes: u32,
+        /// Bytes to transfer (≥ 1).
+        len_bytes: u32,
+    },
 }
 
 /// A program or erase suspended by a read (mbm-ftl §IV-C).
@@ -200,6 +215,11 @@ pub enum NandError {
     /// A SOML read breaks the SOML constraints (soml-read §5.1).
     #[error("invalid SOML read: {0}")]
     Soml(&'static str),
+    /// A [`Command::RegisterRead`] of bytes the die's page register does not hold.
+    #[error(
+        "register read of {0:?}: the page register does not hold those bytes (the die's last operation was not a one-page read of them)"
+    )]
+    RegisterMiss(PageAddr),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,6 +257,18 @@ struct DieState {
     /// The last reserved program/erase, if it is the die's last reservation.
     pe: Option<PeOp>,
     busy_ns: u64,
+    /// What the page register holds after the die's last reservation: set by a one-page
+    /// read that suspended nothing, cleared by every other operation on the die.
+    register: Option<Register>,
+}
+
+/// Sensed data left in a die's page register ([`Command::RegisterRead`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Register {
+    ppa: u64,
+    /// Sensed byte range `[lo, hi)`.
+    lo: u32,
+    hi: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -268,6 +300,8 @@ pub struct DeviceStats {
     pub soml_parts: u64,
     /// Copy-back commands.
     pub copybacks: u64,
+    /// Register reads ([`Command::RegisterRead`]): data output without sensing.
+    pub register_reads: u64,
     /// Program/erase suspensions (reads joining an existing suspension not counted).
     pub suspensions: u64,
 }
@@ -468,6 +502,7 @@ impl Device {
             return Err(NandError::BlockOutOfRange(block));
         }
         self.blocks.erase(block.0);
+        self.forget_register(block);
         Ok(())
     }
 
@@ -478,6 +513,7 @@ impl Device {
         }
         let (first, len) = self.pb_range(pb)?;
         self.blocks.erase_range(block.0, first, len);
+        self.forget_register(block);
         Ok(())
     }
 
@@ -610,7 +646,27 @@ impl Device {
                 self.begin(at);
                 self.stats.reads += 1;
                 self.stats.pages_read += c.n;
-                Ok(self.timed_read(floor, &c, cmd_ns, array, out_ns, own))
+                let t = self.timed_read(floor, &c, cmd_ns, array, out_ns, own);
+                let sensed = (c.n == 1 && t.suspended.is_none()).then(|| {
+                    let ppa = self.geometry().ppa(pages[0]).0;
+                    self.sensed(ppa, offset_bytes, len_bytes)
+                });
+                self.dies[c.die.idx()].register = sensed;
+                Ok(t)
+            }
+            Command::RegisterRead { page, offset_bytes, len_bytes } => {
+                let c = self.check_multi(std::slice::from_ref(&page), true)?;
+                self.check_range(offset_bytes, len_bytes)?;
+                let ppa = self.geometry().ppa(page);
+                if !self.register_holds(ppa, offset_bytes, len_bytes) {
+                    return Err(NandError::RegisterMiss(page));
+                }
+                let t = self.spec.timing();
+                let (cmd_ns, out_ns) = (t.t_cmd_read.0, t.transfer(len_bytes as u64).0);
+                self.begin(at);
+                self.stats.register_reads += 1;
+                // The register stays as it is: the same bytes may be output again.
+                Ok(self.timed_read(floor, &c, cmd_ns, 0, out_ns, false))
             }
             Command::SomlRead { parts } => {
                 let rules = self.spec.soml().ok_or(NandError::NotEnabled("SOML read"))?;
@@ -669,6 +725,7 @@ impl Device {
                 self.begin(at);
                 self.stats.soml_reads += 1;
                 self.stats.soml_parts += n;
+                self.dies[c.die.idx()].register = None;
                 Ok(self.timed_read(floor, &c, cmd_ns, array, out_ns, own))
             }
             Command::Program { pages, tags } => {
@@ -700,6 +757,7 @@ impl Device {
                 self.begin(at);
                 self.stats.programs += 1;
                 self.stats.pages_programmed += c.n;
+                self.dies[c.die.idx()].register = None;
                 let first = pages[0];
                 Ok(self.timed_pe(
                     floor,
@@ -722,6 +780,7 @@ impl Device {
                 self.begin(at);
                 self.stats.erases += 1;
                 self.stats.blocks_erased += c.n;
+                self.dies[c.die.idx()].register = None;
                 Ok(self.timed_pe(floor, &c, PeKind::Erase, bus_ns, array, (0, 0, 0)))
             }
             Command::PartialErase { block, pb } => {
@@ -736,6 +795,7 @@ impl Device {
                 self.blocks.erase_range(b, first, len);
                 self.begin(at);
                 self.stats.partial_erases += 1;
+                self.dies[c.die.idx()].register = None;
                 Ok(self.timed_pe(floor, &c, PeKind::Erase, bus_ns, array, (0, 0, 0)))
             }
             Command::CopyBack { from, to } => {
@@ -770,6 +830,7 @@ impl Device {
                 }
                 self.begin(at);
                 self.stats.copybacks += 1;
+                self.dies[c.die.idx()].register = None;
                 Ok(self.timed_copyback(floor, &c, cmd1, read, cmd2, prog))
             }
         }
@@ -807,7 +868,10 @@ impl Device {
         self.begin(at);
         self.stats.reads += 1;
         self.stats.pages_read += 1;
-        Ok(self.timed_read(at.0, &o.check, cmd_ns, array, out_ns, own))
+        let t = self.timed_read(at.0, &o.check, cmd_ns, array, out_ns, own);
+        let sensed = t.suspended.is_none().then(|| self.sensed(ppa.0, offset_bytes, len_bytes));
+        self.dies[o.check.die.idx()].register = sensed;
+        Ok(t)
     }
 
     /// [`Device::issue`] of a one-page [`Command::Program`] of `ppa` with `tag` (see
@@ -823,6 +887,7 @@ impl Device {
         self.begin(at);
         self.stats.programs += 1;
         self.stats.pages_programmed += 1;
+        self.dies[o.check.die.idx()].register = None;
         Ok(self.timed_pe(
             at.0,
             &o.check,
@@ -848,6 +913,44 @@ impl Device {
             plane_in_die: plane.0 - die.0 * g.planes_per_die(),
             block_in_plane: block.0 - plane.0 * g.blocks_per_plane(),
         }
+    }
+
+    /// Does the page register of `ppa`'s die still hold bytes `[offset, offset + len)` of
+    /// `ppa`, so that a [`Command::RegisterRead`] of them would be accepted? True only
+    /// when the die's last reserved operation was a one-page [`Command::Read`] of `ppa`
+    /// that suspended no program or erase, and (on a SOML chip) sensed those bytes.
+    pub fn register_holds(&self, ppa: Ppa, offset: u32, len: u32) -> bool {
+        let g = self.geometry();
+        if ppa.0 >= g.total_pages() {
+            return false;
+        }
+        let die = g.die_of_plane(g.plane_of_block(g.block_of(ppa)));
+        self.dies[die.idx()]
+            .register
+            .is_some_and(|r| r.ppa == ppa.0 && offset >= r.lo && offset as u64 + len as u64 <= r.hi as u64)
+    }
+
+    /// What a one-page read of bytes `[offset, offset + len)` of `ppa` leaves in the page
+    /// register: the whole page, or on a SOML chip (partial-page sensing, soml-read §4)
+    /// the partial-read units the range covers.
+    fn sensed(&self, ppa: u64, offset: u32, len: u32) -> Register {
+        let g = self.geometry();
+        if self.spec.soml().is_none() {
+            return Register { ppa, lo: 0, hi: g.page_size_bytes() };
+        }
+        let unit = g.partial_read_bytes();
+        Register {
+            ppa,
+            lo: offset / unit * unit,
+            hi: ((offset + len).div_ceil(unit) * unit).min(g.page_size_bytes()),
+        }
+    }
+
+    /// An untimed erase in `block`: its die's page register no longer matches the flash.
+    fn forget_register(&mut self, block: BlockId) {
+        let g = self.geometry();
+        let die = g.die_of_plane(g.plane_of_block(block));
+        self.dies[die.idx()].register = None;
     }
 
     /// Bookkeeping common to every accepted operation.

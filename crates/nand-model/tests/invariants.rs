@@ -116,7 +116,7 @@ impl Harness {
             .find(|&x| self.dev.page_state(self.dev.geometry().ppa(x)) == PageState::Programmed)
     }
 
-    fn issue(&mut self, at: u64, cmd: &Command<'_>, kind: &'static str) {
+    fn issue(&mut self, at: u64, cmd: &Command<'_>, kind: &'static str) -> OpTiming {
         // One-page reads and programs also go through the one-page entry points on a
         // copy of the device: same timing, same counters, and the copy carries on (so
         // any state it left differently shows in later operations and in `finish`).
@@ -141,6 +141,7 @@ impl Harness {
             self.fast_ops += 1;
         }
         self.check(at, cmd, &t);
+        t
     }
 
     fn check(&mut self, at: u64, cmd: &Command<'_>, t: &OpTiming) {
@@ -153,6 +154,7 @@ impl Harness {
             Command::PartialErase { block, .. } => block,
             Command::SomlRead { parts } => parts[0].page,
             Command::CopyBack { from, .. } => from[0],
+            Command::RegisterRead { page, .. } => page,
         };
         let die = g.die_id(PageAddr { page: 0, ..first });
         let ch = g.channel_of_die(die).idx();
@@ -172,6 +174,10 @@ impl Harness {
                 assert!(a0 <= d0 && d0 <= d1 && d1 <= a1 && done == a1, "{t:?}");
                 self.bus[ch].push((d0, d1));
             }
+            Command::RegisterRead { .. } => {
+                assert!(a0 == a1 && a1 <= d0 && d0 <= d1 && d1 == done && t.suspended.is_none(), "{t:?}");
+                self.bus[ch].push((d0, d1));
+            }
             Command::Read { .. } | Command::SomlRead { .. } => {
                 assert!(a1 <= d0 && d0 <= d1 && d1 == done, "{t:?}");
                 self.bus[ch].push((d0, d1));
@@ -179,6 +185,7 @@ impl Harness {
             _ => assert!(a1 == d0 && d0 == d1 && d1 == done, "{t:?}"),
         }
         match cmd {
+            Command::RegisterRead { .. } => self.die_segs[die.idx()].push((a0, d1, op)),
             Command::Read { .. } | Command::SomlRead { .. } => {
                 // The read holds the die from sensing until its data left the register.
                 self.die_segs[die.idx()].push((a0, d1, op));
@@ -301,11 +308,23 @@ impl Harness {
                 if let Some(p) = self.programmed_page(a, x) {
                     let offset = (x % 4) * 1024;
                     let len = 1 + x % (4096 - offset);
-                    self.issue(
+                    let t = self.issue(
                         at,
                         &Command::Read { pages: &[p], offset_bytes: offset, len_bytes: len },
                         "read",
                     );
+                    // Sometimes the same bytes again from the page register: it holds them
+                    // unless the read suspended a program or erase.
+                    if x % 3 == 0 {
+                        let held = self.dev.register_holds(g.ppa(p), offset, len);
+                        let cmd = Command::RegisterRead { page: p, offset_bytes: offset, len_bytes: len };
+                        if held {
+                            self.issue(at, &cmd, "register read");
+                        } else {
+                            assert!(self.dev.clone().issue(SimTime(at), &cmd).is_err());
+                            assert!(t.suspended.is_some(), "a plain read left nothing in the register");
+                        }
+                    }
                 }
             }
             // Multi-plane read of the same page offset in both planes.
@@ -408,7 +427,10 @@ fn suspensions_happen_in_the_random_workload() {
     }
     h.finish();
     let s = h.dev.stats();
-    assert!(s.soml_reads > 0 && s.copybacks > 0 && s.partial_erases > 0 && s.reads > 0, "{s:?}");
+    assert!(
+        s.soml_reads > 0 && s.copybacks > 0 && s.partial_erases > 0 && s.reads > 0 && s.register_reads > 0,
+        "{s:?}"
+    );
     assert!(s.pages_programmed > s.programs, "multi-plane programs happened: {s:?}");
     assert!(h.fast_ops > 100, "one-page commands compared: {}", h.fast_ops);
 }

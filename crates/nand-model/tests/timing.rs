@@ -394,3 +394,56 @@ fn untimed_preconditioning_obeys_physics() {
     let past = BlockId(d.geometry().total_blocks());
     assert_eq!(d.erase_untimed(past), Err(lamina_nand_model::NandError::BlockOutOfRange(past)));
 }
+
+// Remapping's reads joined in flight (docs/model.md, "Register read"): after a one-page
+// read, the page register still holds the sensed page; a register read outputs bytes of
+// it again for a read command's cycles and the transfer, with no array time.
+#[test]
+fn a_register_read_is_ca_plus_transfer_while_the_register_holds_the_page() {
+    let mut d = dev("mbm");
+    let a = pa(0, 0, 0, 0, 7, 0);
+    fill(&mut d, a, 2);
+    let r = d.issue(SimTime(0), &Command::Read { pages: &[a], offset_bytes: 0, len_bytes: 4096 }).unwrap();
+    assert_eq!(r.done, SimTime(CA + T_R + 4096 * 10));
+    let ppa = d.geometry().ppa(a);
+    // The mbm chip senses whole pages: any byte range of the page is held.
+    assert!(d.register_holds(ppa, 4096, 4096));
+    let other = d.geometry().ppa(PageAddr { page: 1, ..a });
+    assert!(!d.register_holds(other, 0, 4096));
+    let at = r.done.0;
+    let t = d.issue(r.done, &Command::RegisterRead { page: a, offset_bytes: 4096, len_bytes: 4096 }).unwrap();
+    assert_eq!(t.start, SimTime(at));
+    assert_eq!(t.array_start, t.array_end, "no sensing");
+    assert_eq!(t.done, SimTime(at + CA + 4096 * 10));
+    assert_eq!(d.stats().register_reads, 1);
+    assert_eq!(d.stats().reads, 1, "not a flash read");
+    // Still held: the register read does not change it. A program on the die does.
+    assert!(d.register_holds(ppa, 0, 8192));
+    d.issue(t.done, &Command::Program { pages: &[PageAddr { page: 2, ..a }], tags: &[1] }).unwrap();
+    assert!(!d.register_holds(ppa, 0, 4096));
+    assert!(matches!(
+        d.issue(t.done, &Command::RegisterRead { page: a, offset_bytes: 0, len_bytes: 4096 }),
+        Err(lamina_nand_model::NandError::RegisterMiss(x)) if x == a
+    ));
+}
+
+#[test]
+fn a_soml_chip_register_holds_only_the_sensed_partial_units() {
+    let mut d = dev("soml-tlc64");
+    let a = pa(0, 0, 0, 0, 3, 0);
+    fill(&mut d, a, 1);
+    let ppa = d.geometry().ppa(a);
+    // A 2 KiB read at 5 KiB senses the 4 KiB unit [4, 8) KiB.
+    d.read_page(SimTime(0), ppa, 5 * 1024, 2048).unwrap();
+    assert!(d.register_holds(ppa, 4096, 4096));
+    assert!(!d.register_holds(ppa, 0, 4096));
+    assert!(!d.register_holds(ppa, 4096, 4097));
+    // Another die's operations leave this die's register alone.
+    let b = pa(0, 1, 0, 0, 3, 0);
+    fill(&mut d, b, 1);
+    d.issue(SimTime(1), &Command::Program { pages: &[PageAddr { page: 1, ..b }], tags: &[2] }).unwrap();
+    assert!(d.register_holds(ppa, 4096, 4096));
+    // An untimed erase of the block forgets it.
+    d.erase_untimed(d.geometry().block_id(a)).unwrap();
+    assert!(!d.register_holds(ppa, 4096, 4096));
+}

@@ -1188,7 +1188,9 @@ impl Simulation {
             } else {
                 self.ctl.counters.host_reads += 1;
                 if lpn >= self.remap_base {
-                    self.remap.as_mut().expect("remap on").page_mut(link >> 8).queued_read = NIL;
+                    let p = self.remap.as_mut().expect("remap on").page_mut(link >> 8);
+                    p.queued_read = NIL;
+                    p.in_flight += 1;
                 }
             }
             self.mark_start(req);
@@ -1196,6 +1198,35 @@ impl Simulation {
         let n = ids.len() as u32;
         self.note_command(die, kind, if kind == OpKind::SomlRead { 1 } else { n }, n);
         self.new_op(die, timing.done, ids, None, Phases::of(timing));
+    }
+
+    /// Issue `t`, a read of remap page `ppa` for host reads that joined the read of it
+    /// that just completed, as a register read (`Command::RegisterRead`: data output
+    /// from the die's page register, no sensing; docs/policies.md, "Remapping"). The
+    /// caller checked that the register holds the bytes. Not a flash read: counted in
+    /// `remap.register_reads` only.
+    pub(super) fn issue_register_read(
+        &mut self,
+        mut t: Txn,
+        ppa: lamina_nand_model::Ppa,
+    ) -> Result<(), RunError> {
+        t.seq = self.ctl.next_seq();
+        t.enq = self.now;
+        t.gc_mark = self.ctl.dies[t.die.idx()].gc_busy_until(self.now);
+        t.translated = true;
+        if self.verifier.enabled() {
+            let arrival = self.arrival_of(t.req);
+            self.verifier.check(&self.device, t.lpn, ppa, self.now, arrival)?;
+        }
+        let page = self.geo.addr(ppa);
+        let cmd = Command::RegisterRead { page, offset_bytes: t.offset, len_bytes: t.len };
+        let timing = self.device.issue(self.now, &cmd).map_err(|e| self.nand(e))?;
+        debug_assert!(timing.suspended.is_none());
+        let (die, req) = (t.die, t.req);
+        let id = self.ctl.txns.insert(t);
+        self.mark_start(req);
+        self.new_op(die, timing.done, &[id], None, Phases::of(&timing));
+        Ok(())
     }
 
     /// Issue the read command `picks` (positions in the die's read queue) describe: one

@@ -3,7 +3,9 @@
 //! member (partial, its units only) and, after the last, one program of the remap page
 //! (an FTL-internal logical page above the host's space, so the FTL maps it and GC moves
 //! it like any page). A host read of a remapped unit is queued on the remap page; later
-//! reads of the same page join it while it is queued (one flash read serves them all).
+//! reads of the same page join it while it is queued (one flash read serves them all),
+//! and reads arriving once it is issued wait for it and take their bytes from the die's
+//! page register (`remap.join_in_flight`: one sensing, then one more data output).
 
 use lamina_nand_model::{DieId, Lpn, PlaneId};
 use lamina_sched::TxnKind;
@@ -60,6 +62,15 @@ impl Simulation {
             e.offset = offset;
             e.len = len;
             self.mark_start(req);
+            return Ok(true);
+        }
+        if self.cfg.remap.join_in_flight && r.page(rd.page).in_flight > 0 {
+            // A read of the page is already sensing or sending: wait for it, then take
+            // these bytes from the page register (`serve_late_reads`).
+            r.counters.joined_in_flight += 1;
+            let p = r.page_mut(rd.page);
+            p.late.push(req);
+            p.late_range = (p.late_range.0.min(rd.offset), p.late_range.1.max(rd.offset + len));
             return Ok(true);
         }
         r.pin(rd.page);
@@ -122,8 +133,9 @@ impl Simulation {
         self.remap_trim_freed();
     }
 
-    /// A redirected read of remap page `link >> 8` completed with attribution `a`: the
-    /// reads that joined it complete too, and the page is no longer pinned by it.
+    /// A redirected read (or register read) of remap page `link >> 8` completed with
+    /// attribution `a`: the reads that joined it while queued complete too; the reads
+    /// that joined it in flight get their bytes now; the page is no longer pinned by it.
     pub(super) fn remap_read_done(&mut self, link: u32, a: &Attribution) -> Result<(), RunError> {
         let page = link >> 8;
         let r = self.remap.as_mut().expect("remap on");
@@ -134,10 +146,54 @@ impl Simulation {
         let r = self.remap.as_mut().expect("remap on");
         let mut joiners = joiners;
         joiners.clear();
-        r.page_mut(page).joiners = joiners;
-        r.unpin(page);
+        let p = r.page_mut(page);
+        p.joiners = joiners;
+        assert!(p.in_flight > 0, "remap page {page}: a read completed that was not in flight");
+        p.in_flight -= 1;
+        if p.in_flight == 0 && !p.late.is_empty() {
+            // Pins the page for the waiting reads before this read unpins it.
+            self.serve_late_reads(page)?;
+        }
+        self.remap.as_mut().expect("remap on").unpin(page);
         self.remap_trim_freed();
         Ok(())
+    }
+
+    /// The read of remap page `page` that reads joined in flight completed: one
+    /// transaction serves them all (the first request's; the others finish with it as
+    /// joiners) — a register read of their byte range if the die's page register still
+    /// holds the page, else a flash read of its own, queued as usual.
+    fn serve_late_reads(&mut self, page: u32) -> Result<(), RunError> {
+        let r = self.remap.as_mut().expect("remap on");
+        let remap_lpn = r.lpn_of(page);
+        let p = r.page_mut(page);
+        debug_assert!(p.joiners.is_empty() && p.queued_read == NIL);
+        let (lo, hi) = std::mem::replace(&mut p.late_range, (u32::MAX, 0));
+        let first = p.late[0];
+        let mut late = std::mem::take(&mut p.late);
+        p.joiners.extend_from_slice(&late[1..]);
+        late.clear();
+        p.late = late;
+        r.pin(page);
+        for i in 0..r.page(page).joiners.len() {
+            // Their service starts now, with the transaction they finish with.
+            let req = self.remap.as_ref().expect("remap on").page(page).joiners[i];
+            self.mark_start(req);
+        }
+        let ppa = self.ftl.lookup(Lpn(remap_lpn)).expect("a pinned remap page is mapped");
+        let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
+        let die = self.geo.die_of_plane(plane);
+        let mut t = Txn::new(TxnKind::Read, remap_lpn, first, die, plane, lo, hi - lo);
+        t.link = page << 8;
+        if self.device.register_holds(ppa, lo, hi - lo) {
+            let r = self.remap.as_mut().expect("remap on");
+            r.counters.register_reads += 1;
+            r.page_mut(page).in_flight += 1;
+            self.issue_register_read(t, ppa)
+        } else {
+            self.remap.as_mut().expect("remap on").counters.register_misses += 1;
+            self.push_txn(t)
+        }
     }
 
     /// Host page `lpn` is programmed or trimmed: its copies are stale.

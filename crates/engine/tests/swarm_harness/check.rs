@@ -367,8 +367,11 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
         cfg.buffer
     );
     // Remapping's copy programs are host programs to the FTL; a host read that joined a
-    // queued read of its remap page is served without a flash read of its own.
-    let (copy_programs, merged) = r.remap.as_ref().map_or((0, 0), |m| (m.copies, m.merged));
+    // queued read of its remap page is served without a flash read of its own, and so is
+    // one that joined a read in flight, except the first of a batch that found the page
+    // register overwritten (that one is a flash read).
+    let (copy_programs, merged) =
+        r.remap.as_ref().map_or((0, 0), |m| (m.copies, m.merged + m.joined_in_flight - m.register_misses));
     if buffered {
         // Overwrites coalesce in DRAM and dirty pages may stay there at the end.
         ensure!(
@@ -595,7 +598,28 @@ fn remap(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violation>)
         m.hits,
         m.partial_reads
     );
-    ensure!(out, "remap.merged", m.merged <= m.hits, "{} merged > {} hits", m.merged, m.hits);
+    ensure!(
+        out,
+        "remap.merged",
+        m.merged + m.joined_in_flight <= m.hits,
+        "{} merged + {} joined in flight > {} hits",
+        m.merged,
+        m.joined_in_flight,
+        m.hits
+    );
+    // Every register read serves at least one read joined in flight, and each wait for
+    // the register ends in a register read or a miss; none without the option.
+    ensure!(
+        out,
+        "remap.register_reads",
+        m.register_reads + m.register_misses <= m.joined_in_flight
+            && (cfg.remap.join_in_flight || m.joined_in_flight == 0),
+        "{} register reads + {} misses > {} joined in flight (join_in_flight {})",
+        m.register_reads,
+        m.register_misses,
+        m.joined_in_flight,
+        cfg.remap.join_in_flight
+    );
     ensure!(
         out,
         "remap.partial_reads",

@@ -314,6 +314,9 @@ impl RemapKnobs {
         let units = self.group_units.map_or(0, |g| 2 + u32::from(g) % (max_units - 1));
         let _ = writeln!(s, "group_units = {units}");
         let _ = writeln!(s, "threshold = {}", 1 + self.threshold % 3);
+        // Reads that arrive while their remap page's read is in flight: half of the runs
+        // serve them from the page register, half queue a read of their own.
+        let _ = writeln!(s, "join_in_flight = {}", self.threshold / 3 % 2 == 0);
         // A small pool so that eviction and `no_room` happen too.
         let _ = writeln!(s, "pages = {}", 1 + u64::from(self.pages) % max_pages.min(64));
         let _ = writeln!(s, "table_groups = {}", self.table_groups.map_or(65_536, |t| 1 + u32::from(t % 16)));
