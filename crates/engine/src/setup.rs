@@ -84,7 +84,9 @@ impl SimulationBuilder {
         crate::budget::check(&self)?;
         let cfg = self.cfg;
         let spec = cfg.nand.validate()?;
-        let device = Device::new(spec, DeviceOptions { store_tags: cfg.host.verify });
+        let mut device = Device::new(spec, DeviceOptions { store_tags: cfg.host.verify });
+        // Only remapping's reads joined in flight read a page register again.
+        device.set_register_tracking(cfg.remap.enabled() && cfg.remap.join_in_flight);
         let ftl: Box<dyn Ftl> = match self.ftl {
             Some(f) => {
                 assert_eq!(f.geometry(), device.geometry(), "custom FTL geometry differs from the device's");

@@ -316,6 +316,9 @@ pub struct Device {
     tags: Option<Vec<Option<Box<[u64]>>>>,
     last_at: u64,
     stats: DeviceStats,
+    /// Whether reads record what each die's page register holds
+    /// ([`Device::set_register_tracking`]).
+    track_register: bool,
 }
 
 /// What an op does to the die, derived from the validated command.
@@ -348,6 +351,7 @@ impl Device {
             tags: options.store_tags.then(|| vec![None; g.total_blocks() as usize]),
             last_at: 0,
             stats: DeviceStats::default(),
+            track_register: false,
             spec,
         }
     }
@@ -646,6 +650,11 @@ impl Device {
                 self.begin(at);
                 self.stats.reads += 1;
                 self.stats.pages_read += c.n;
+                if !self.track_register {
+                    // No register is ever held (`set_register_tracking`): the timing is
+                    // built in place.
+                    return Ok(self.timed_read(floor, &c, cmd_ns, array, out_ns, own));
+                }
                 let t = self.timed_read(floor, &c, cmd_ns, array, out_ns, own);
                 let sensed = (c.n == 1 && t.suspended.is_none()).then(|| {
                     let ppa = self.geometry().ppa(pages[0]).0;
@@ -868,6 +877,9 @@ impl Device {
         self.begin(at);
         self.stats.reads += 1;
         self.stats.pages_read += 1;
+        if !self.track_register {
+            return Ok(self.timed_read(at.0, &o.check, cmd_ns, array, out_ns, own));
+        }
         let t = self.timed_read(at.0, &o.check, cmd_ns, array, out_ns, own);
         let sensed = t.suspended.is_none().then(|| self.sensed(ppa.0, offset_bytes, len_bytes));
         self.dies[o.check.die.idx()].register = sensed;
@@ -912,6 +924,20 @@ impl Device {
             page: (ppa.0 - g.first_page(block).0) as u32,
             plane_in_die: plane.0 - die.0 * g.planes_per_die(),
             block_in_plane: block.0 - plane.0 * g.blocks_per_plane(),
+        }
+    }
+
+    /// Record, on every one-page read, what the die's page register holds, so that
+    /// [`Command::RegisterRead`] can serve it again ([`Device::register_holds`]). Off by
+    /// default: the bookkeeping costs every read, and only remapping's reads joined in
+    /// flight use it; while off, no register holds anything and a register read fails
+    /// with [`NandError::RegisterMiss`].
+    pub fn set_register_tracking(&mut self, on: bool) {
+        self.track_register = on;
+        if !on {
+            for d in &mut self.dies {
+                d.register = None;
+            }
         }
     }
 

@@ -80,7 +80,8 @@ struct Harness {
 
 impl Harness {
     fn new() -> Harness {
-        let dev = Device::new(config().validate().unwrap(), DeviceOptions { store_tags: true });
+        let mut dev = Device::new(config().validate().unwrap(), DeviceOptions { store_tags: true });
+        dev.set_register_tracking(true);
         let g = dev.geometry().clone();
         Harness {
             dev,

@@ -401,6 +401,7 @@ fn untimed_preconditioning_obeys_physics() {
 #[test]
 fn a_register_read_is_ca_plus_transfer_while_the_register_holds_the_page() {
     let mut d = dev("mbm");
+    d.set_register_tracking(true);
     let a = pa(0, 0, 0, 0, 7, 0);
     fill(&mut d, a, 2);
     let r = d.issue(SimTime(0), &Command::Read { pages: &[a], offset_bytes: 0, len_bytes: 4096 }).unwrap();
@@ -430,6 +431,7 @@ fn a_register_read_is_ca_plus_transfer_while_the_register_holds_the_page() {
 #[test]
 fn a_soml_chip_register_holds_only_the_sensed_partial_units() {
     let mut d = dev("soml-tlc64");
+    d.set_register_tracking(true);
     let a = pa(0, 0, 0, 0, 3, 0);
     fill(&mut d, a, 1);
     let ppa = d.geometry().ppa(a);
@@ -446,4 +448,20 @@ fn a_soml_chip_register_holds_only_the_sensed_partial_units() {
     // An untimed erase of the block forgets it.
     d.erase_untimed(d.geometry().block_id(a)).unwrap();
     assert!(!d.register_holds(ppa, 4096, 4096));
+}
+
+/// Register tracking is opt-in: without it a read leaves nothing in the register, and a
+/// register read is refused.
+#[test]
+fn without_register_tracking_no_register_holds_a_page() {
+    let mut d = dev("mbm");
+    let a = pa(0, 0, 0, 0, 7, 0);
+    fill(&mut d, a, 1);
+    let r = d.issue(SimTime(0), &Command::Read { pages: &[a], offset_bytes: 0, len_bytes: 4096 }).unwrap();
+    let ppa = d.geometry().ppa(a);
+    assert!(!d.register_holds(ppa, 0, 4096));
+    assert!(matches!(
+        d.issue(r.done, &Command::RegisterRead { page: a, offset_bytes: 0, len_bytes: 4096 }),
+        Err(lamina_nand_model::NandError::RegisterMiss(_))
+    ));
 }
