@@ -371,7 +371,9 @@ fn reproduce_quick_writes_figures_and_claims_identically_on_rerun() {
         ("die-binding", 3, 6, "svg"),
         ("lacr", 6, 10, "png"),
         ("soml", 5, 9, "svg"),
-        ("pen", 6, 8, "svg"),
+        // PEN: the main experiment's 7 figures and 10 claims, and 11 claims of its parts
+        // (Fig. 3-5, 14, 15a-c; their figures are in their own folders).
+        ("pen", 7, 21, "svg"),
         ("mbm", 5, 6, "svg"), // Fig. 11 (erases) is not drawn: no GC for tbm in 2,000 requests
     ] {
         let dir = tempfile::tempdir().unwrap();
@@ -424,6 +426,66 @@ fn reproduce_quick_writes_figures_and_claims_identically_on_rerun() {
     for p in ["static", "write-order", "queue", "state", "dynamic", "uq"] {
         assert!(s.has_text(p), "{p}");
     }
+}
+
+/// A paper with further experiments (PEN): each runs into its own folder with its own
+/// index, figures and claims, and the top level lists them all; `--part` runs one and
+/// writes only its folder; an unknown part and `--emit-slurm` without `--part` are usage
+/// errors naming the parts. `--quick` lists the part without a CI-sized experiment (the
+/// MSR analogues) as not run.
+#[test]
+fn reproduce_runs_a_papers_further_experiments_in_their_own_folders() {
+    if shared::shared_traces("reproduce_runs_a_papers_further_experiments_in_their_own_folders").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let e = failed(
+        lamina()
+            .args(["reproduce", "pen", "--quick", "--part", "fig99"])
+            .arg("--experiments")
+            .arg(root().join("experiments"))
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("--part fig99") && e.contains("main, fig3-5-blocksize"), "{e}");
+    let e = failed(
+        lamina()
+            .args(["reproduce", "pen", "--quick", "--emit-slurm"])
+            .arg("--experiments")
+            .arg(root().join("experiments"))
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("emit one at a time with --part"), "{e}");
+
+    let (stdout, _) = reproduce("pen", dir.path(), &["--part", "fig15b-timeline"]);
+    assert_eq!(stdout.lines().count(), 2 + 1, "one claim: {stdout}");
+    assert!(!dir.path().join("claims.csv").exists() && !dir.path().join("README.md").exists());
+    let part = dir.path().join("fig15b-timeline");
+    let index = std::fs::read_to_string(part.join("README.md")).unwrap();
+    // Both timelines drawn from the per-request logs, each with its window counts.
+    for f in ["fig15b-write-timeline", "fig15b-write-timeline-quarter-load"] {
+        assert!(index.contains(&format!("](figures/{f}.svg)")), "{f}:\n{index}");
+        assert!(part.join(format!("figures/{f}.csv")).is_file());
+    }
+    assert_eq!(index.matches("nftl-pen against nftl (").count(), 2, "{index}");
+    let csv = std::fs::read_to_string(part.join("claims.csv")).unwrap();
+    assert!(csv.lines().nth(1).unwrap().starts_with("pen-timeline-write-latency,"), "{csv}");
+
+    // The whole paper: the part's finished runs are resumed, the top level has them all.
+    let (_, err) = reproduce("pen", dir.path(), &[]);
+    assert!(err.contains("sweep pen-timeline-tiny: 8 runs; executed 0, skipped 8"), "{err}");
+    let top = std::fs::read_to_string(dir.path().join("README.md")).unwrap();
+    for p in ["fig3-5-blocksize", "fig14-sensitivity", "fig15ac-disturb-pbe", "fig15b-timeline"] {
+        assert!(top.contains(&format!("]({p}/README.md)")), "{p}:\n{top}");
+        assert!(dir.path().join(p).join("figures").is_dir(), "{p}");
+    }
+    assert!(top.contains("*Not run in --quick mode") && top.contains("pen-msr12-traces.sh"), "{top}");
+    let csv = std::fs::read_to_string(dir.path().join("claims.csv")).unwrap();
+    assert!(
+        csv.contains("\nfig15ac-disturb-pbe/pbe-waf,") && csv.contains("\nnftl-pen-write-latency,"),
+        "{csv}"
+    );
 }
 
 /// Sharding and Slurm go through the sweep's own code: a shard runs its slice and says

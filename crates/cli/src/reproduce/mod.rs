@@ -16,6 +16,7 @@
 
 pub mod claims;
 pub mod papers;
+pub mod parts;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -55,11 +56,14 @@ pub struct ReproduceArgs {
     format: Format,
     #[command(flatten)]
     slurm: SlurmArgs,
+    /// Only this experiment of the paper: `main`, or one of its further experiments
+    /// (their folder names, listed in the index) [default: all of them].
+    #[arg(long, value_name = "NAME")]
+    part: Option<String>,
 }
 
-/// The experiment file of `paper` in this mode.
-fn experiment_path(args: &ReproduceArgs, paper: &Paper) -> anyhow::Result<PathBuf> {
-    let rel = if args.quick { paper.quick } else { paper.full };
+/// The experiment file `rel` (relative to the experiments folder).
+fn experiment_path(args: &ReproduceArgs, rel: &str) -> anyhow::Result<PathBuf> {
     let dirs: Vec<PathBuf> = match &args.experiments {
         Some(d) => vec![d.clone()],
         None => vec![
@@ -75,10 +79,21 @@ fn experiment_path(args: &ReproduceArgs, paper: &Paper) -> anyhow::Result<PathBu
     })
 }
 
+/// One experiment of a paper to run: the main one (`part` None) or one of its parts.
+struct Unit {
+    /// The paper as this experiment sees it (its figures, claims and policy axis).
+    paper: Paper,
+    part: Option<&'static parts::Part>,
+    /// The experiment file, relative to the experiments folder.
+    rel_spec: &'static str,
+    /// Its output folder.
+    out: PathBuf,
+    plan: sweep::spec::Plan,
+}
+
 /// Run `lamina reproduce`.
 pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     let paper = papers::find(&args.paper).expect("clap checked the name");
-    let spec = experiment_path(&args, paper)?;
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("reproduce").join(if args.quick {
             format!("{}-quick", paper.id)
@@ -86,56 +101,179 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             paper.id.into()
         })
     });
-    let sweep_dir = out.join("sweep");
-    let plan = sweep::plan_for(&spec, args.exec.trace_root.as_deref())?;
+    let all_parts: Vec<&parts::Part> = parts::of(paper.id).collect();
+    if let Some(p) = &args.part
+        && p != MAIN_PART
+        && !all_parts.iter().any(|x| x.dir == *p)
+    {
+        let names: Vec<&str> = std::iter::once(MAIN_PART).chain(all_parts.iter().map(|x| x.dir)).collect();
+        return Err(usage(format!("--part {p}: {} has the parts {}", paper.id, names.join(", "))));
+    }
+    let wanted = |name: &str| args.part.as_deref().is_none_or(|p| p == name);
+    // Plan every experiment first, so a missing trace stops the command before any run.
+    let mut units = Vec::new();
+    let mut skipped = Vec::new();
+    if wanted(MAIN_PART) {
+        let rel_spec = if args.quick { paper.quick } else { paper.full };
+        let plan = sweep::plan_for(&experiment_path(&args, rel_spec)?, args.exec.trace_root.as_deref())?;
+        units.push(Unit { paper: *paper, part: None, rel_spec, out: out.clone(), plan });
+    }
+    for part in all_parts.iter().filter(|p| wanted(p.dir)) {
+        let rel_spec = match (args.quick, part.quick) {
+            (false, _) => part.full,
+            (true, Some(q)) => q,
+            (true, None) => {
+                skipped.push(*part);
+                continue;
+            }
+        };
+        let plan = sweep::plan_for(&experiment_path(&args, rel_spec)?, args.exec.trace_root.as_deref())?;
+        let out = out.join(part.dir);
+        units.push(Unit { paper: part.as_paper(paper), part: Some(part), rel_spec, out, plan });
+    }
+    let again = |u: &Unit| {
+        let part = match (&args.part, u.part) {
+            (None, _) => String::new(),
+            (Some(_), None) => format!(" --part {MAIN_PART}"),
+            (Some(_), Some(p)) => format!(" --part {}", p.dir),
+        };
+        format!(
+            "lamina reproduce {}{}{part} --out {}",
+            paper.id,
+            if args.quick { " --quick" } else { "" },
+            out.display()
+        )
+    };
     if args.slurm.emit_slurm {
-        let script = args.slurm.script(&spec, &sweep_dir, args.exec.trace_root.as_deref(), &plan.info)?;
+        if units.len() > 1 {
+            return Err(usage(format!(
+                "--emit-slurm: {} has {} experiments; emit one at a time with --part ({})",
+                paper.id,
+                units.len(),
+                units.iter().map(|u| u.part.map_or(MAIN_PART, |p| p.dir)).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        let u = &units[0];
+        let spec = experiment_path(&args, u.rel_spec)?;
+        let sweep_dir = u.out.join("sweep");
+        let script = args.slurm.script(&spec, &sweep_dir, args.exec.trace_root.as_deref(), &u.plan.info)?;
         crate::out::print(&script)?;
         return crate::out::print(&format!(
-            "# When the array is done: lamina reproduce {}{} --out {} (draws the figures and checks the claims)\n",
-            paper.id,
-            if args.quick { " --quick" } else { "" },
-            out.display()
+            "# When the array is done: {} (draws the figures and checks the claims)\n",
+            again(u)
         ));
     }
-    eprintln!("reproduce {}: experiment {} into {}", paper.id, spec.display(), out.display());
-    if !sweep::execute(&plan, &sweep_dir, args.exec.threads, args.exec.shard)? {
-        eprintln!(
-            "reproduce {}: once every shard is done, run `lamina reproduce {}{} --out {}` to draw the figures",
-            paper.id,
-            paper.id,
-            if args.quick { " --quick" } else { "" },
-            out.display()
-        );
+    let mut all_rows = Vec::new();
+    let mut done = Vec::new();
+    let mut unfinished = false;
+    for u in &units {
+        eprintln!("reproduce {}: experiment {} into {}", paper.id, u.rel_spec, u.out.display());
+        match run_unit(&args, u)? {
+            Some(rows) => {
+                all_rows.extend(rows.iter().map(|r| match u.part {
+                    Some(p) => claims::ClaimRow { id: format!("{}/{}", p.dir, r.id), ..r.clone() },
+                    None => r.clone(),
+                }));
+                done.push((u, rows));
+            }
+            None => {
+                eprintln!(
+                    "reproduce {}: once every shard is done, run `{}` to draw the figures",
+                    paper.id,
+                    again(u)
+                );
+                unfinished = true;
+            }
+        }
+    }
+    if unfinished {
         return Ok(());
     }
-    sweep::write_tables(&plan.info, &sweep_dir, false)?;
+    // The top-level index and claims: the main experiment's (written by run_unit) with
+    // the parts', when the paper has parts and every experiment was asked for.
+    if args.part.is_none() && (units.iter().any(|u| u.part.is_some()) || !skipped.is_empty()) {
+        let main = done.iter().find(|(u, _)| u.part.is_none());
+        let mut index = match main {
+            Some((u, _)) => std::fs::read_to_string(u.out.join("README.md"))
+                .with_context(|| format!("reading {}", u.out.join("README.md").display()))?,
+            None => format!("# Reproducing: {}\n\n", paper.title),
+        };
+        index.push_str(&parts_index(&done, &skipped, &out));
+        write_atomic(&out.join("claims.csv"), claims::to_csv(&all_rows).as_bytes())?;
+        write_atomic(&out.join("claims.json"), claims::to_json(&all_rows).as_bytes())?;
+        write_atomic(&out.join("README.md"), index.as_bytes())?;
+    }
+    eprintln!("reproduce {}: index {}", paper.id, out.join("README.md").display());
+    crate::out::print(&claims::to_markdown(&all_rows))
+}
+
+/// The `--part` name of a paper's main experiment.
+const MAIN_PART: &str = "main";
+
+/// Run one experiment and write its folder (figures, claims, index); None while shards
+/// are still to run.
+fn run_unit(args: &ReproduceArgs, u: &Unit) -> anyhow::Result<Option<Vec<claims::ClaimRow>>> {
+    let sweep_dir = u.out.join("sweep");
+    if !sweep::execute(&u.plan, &sweep_dir, args.exec.threads, args.exec.shard)? {
+        return Ok(None);
+    }
+    sweep::write_tables(&u.plan.info, &sweep_dir, false)?;
     let table = Table::read(&sweep_dir.join("results.csv"))?;
-    let figures_dir = out.join("figures");
+    let figures_dir = u.out.join("figures");
     std::fs::create_dir_all(&figures_dir)
         .map_err(|e| usage(format!("output directory {}: {e}", figures_dir.display())))?;
     let mut drawn = Vec::new();
-    for f in paper.figures {
-        let fig = match figure(paper, f, &table, &plan.info, &sweep_dir)? {
-            Ok(f) if f.is_empty() => Err("not drawn: the runs have no value for it".to_owned()),
+    for f in u.paper.figures {
+        let fig = match figure(&u.paper, f, &table, &u.plan.info, &sweep_dir)? {
+            Ok((f, _)) if f.is_empty() => Err("not drawn: the runs have no value for it".to_owned()),
             other => other,
         };
         let path = match &fig {
-            Ok(fig) => {
-                Ok(fig.write(&figures_dir.join(format!("{}.{}", f.file, args.format.ext())), args.format)?)
-            }
+            Ok((fig, note)) => Ok((
+                fig.write(&figures_dir.join(format!("{}.{}", f.file, args.format.ext())), args.format)?,
+                note.clone(),
+            )),
             Err(why) => Err(why.clone()),
         };
         drawn.push((f, path));
     }
-    let rows = claims::check(paper, &table)?;
-    write_atomic(&out.join("claims.csv"), claims::to_csv(&rows).as_bytes())?;
-    write_atomic(&out.join("claims.json"), claims::to_json(&rows).as_bytes())?;
-    let rel_spec = if args.quick { paper.quick } else { paper.full };
-    let index = index(paper, rel_spec, args.quick, &out, &drawn, &rows);
-    write_atomic(&out.join("README.md"), index.as_bytes())?;
-    eprintln!("reproduce {}: index {}", paper.id, out.join("README.md").display());
-    crate::out::print(&claims::to_markdown(&rows))
+    let rows = claims::check(&u.paper, &table)?;
+    write_atomic(&u.out.join("claims.csv"), claims::to_csv(&rows).as_bytes())?;
+    write_atomic(&u.out.join("claims.json"), claims::to_json(&rows).as_bytes())?;
+    let index = index(&u.paper, u.part, u.rel_spec, args.quick, &u.out, &drawn, &rows);
+    write_atomic(&u.out.join("README.md"), index.as_bytes())?;
+    Ok(Some(rows))
+}
+
+/// The top-level index's section on the paper's further experiments.
+fn parts_index(done: &[(&Unit, Vec<claims::ClaimRow>)], skipped: &[&parts::Part], out: &Path) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "## Further experiments of this paper\n");
+    let _ = writeln!(
+        s,
+        "Each ran into a folder of its own with its figures, tables and claims; every claim is also in \
+         this folder's `claims.csv` and `claims.json`, its id prefixed by the folder.\n"
+    );
+    for (u, rows) in done {
+        let Some(p) = u.part else { continue };
+        let rel = u.out.strip_prefix(out).unwrap_or(&u.out).display().to_string();
+        let _ = writeln!(s, "### {}\n", p.what);
+        let _ = writeln!(
+            s,
+            "Experiment `experiments/{}`; figures and tables: [{rel}/README.md]({rel}/README.md).\n",
+            u.rel_spec
+        );
+        let _ = writeln!(s, "{}", claims::to_markdown(rows));
+    }
+    for p in skipped {
+        let _ = writeln!(s, "### {}\n", p.what);
+        let _ = writeln!(
+            s,
+            "*Not run in --quick mode: it has no CI-sized experiment. The full one, `experiments/{}`, needs {}.*\n",
+            p.full, p.needs
+        );
+    }
+    s
 }
 
 /// Resolve registry filters against the table: a filter on an absent axis is dropped,
@@ -170,21 +308,22 @@ pub fn resolve_filters(t: &Table, filters: &[(&str, &str)]) -> Vec<(String, Stri
     out
 }
 
-/// A figure of the paper, or why it is not drawn (an axis the experiment lacks).
+/// A figure of the paper with a note for the index (what it measured beyond the
+/// drawing), or why it is not drawn (an axis the experiment lacks).
 fn figure(
     paper: &Paper,
     f: &papers::FigureSpec,
     t: &Table,
     plan: &sweep::spec::PlanInfo,
     sweep_dir: &Path,
-) -> anyhow::Result<Result<Figure, String>> {
+) -> anyhow::Result<Result<(Figure, Option<String>), String>> {
     let title = format!("{}: {}", paper.id, f.title);
     let policy = t.axis(paper.policy_axis)?;
     Ok(match &f.kind {
         FigureKind::Bars { metric, baseline, filters } => {
             let fl = t.filters(&resolve_filters(t, filters))?;
             let n = data::normalise(t, t.metric(metric)?, policy, baseline, &fl)?;
-            Ok(Figure::Bars(crate::plot::bars(&n, &title, &format!("{metric} ({baseline} = 1)"))))
+            Ok((Figure::Bars(crate::plot::bars(&n, &title, &format!("{metric} ({baseline} = 1)"))), None))
         }
         FigureKind::Line { metric, baseline, x, filters } => match x.iter().find(|a| t.axis(a).is_ok()) {
             None => Err(format!("not drawn: the experiment has no {} axis", x.join(" / "))),
@@ -199,11 +338,21 @@ fn figure(
                     &fl,
                     &title,
                 )?;
-                Ok(Figure::Lines(chart))
+                Ok((Figure::Lines(chart), None))
             }
         },
         FigureKind::WriteCdf { filters } => {
-            Ok(Figure::Lines(write_cdf(paper, filters, t, plan, sweep_dir, &title)?))
+            Ok((Figure::Lines(write_cdf(paper, filters, t, plan, sweep_dir, &title)?), None))
+        }
+        FigureKind::WriteTimeline { filters, windows } => {
+            if !plan.latency_logs {
+                Err("not drawn: the experiment writes no per-request logs (`latency_logs`)".to_owned())
+            } else {
+                match write_timeline(paper, filters, *windows, t, plan, sweep_dir, &title)? {
+                    Some((chart, note)) => Ok((Figure::Lines(chart), Some(note))),
+                    None => Err("not drawn: no runs at these axis values".to_owned()),
+                }
+            }
         }
     })
 }
@@ -218,9 +367,35 @@ fn write_cdf(
     sweep_dir: &Path,
     title: &str,
 ) -> anyhow::Result<LineChart> {
+    let (policy, want, runs) = one_per_policy(paper, filters, t, plan)?;
+    let mut series = Vec::new();
+    for r in runs {
+        let path = sweep::run_path(sweep_dir, &r.key);
+        let (_, d) = data::report_distributions(&path)?;
+        let d =
+            d.with_context(|| format!("{}: no histograms (a report older than schema v4)", path.display()))?;
+        if let Some((_, h)) = d.hists.iter().find(|(c, _)| *c == "write") {
+            series.push(Series { name: r.labels[policy].clone(), points: data::cdf_points(h) });
+        }
+    }
+    Ok(data::cdf_chart(
+        title,
+        &format!("write response time (µs, log scale); {}", fixed_axes(plan, &want)),
+        series,
+    ))
+}
+
+/// The runs of a figure drawn one series per policy: the policy axis's position, the
+/// wanted label of every other axis (the filter's value, else the first run's label),
+/// and the runs at those labels, in plan order.
+fn one_per_policy<'p>(
+    paper: &Paper,
+    filters: &[(&str, &str)],
+    t: &Table,
+    plan: &'p sweep::spec::PlanInfo,
+) -> anyhow::Result<(usize, Vec<Option<String>>, Vec<&'p sweep::spec::RunInfo>)> {
     let fl = resolve_filters(t, filters);
     let policy = plan.axes.iter().position(|a| a == paper.policy_axis).context("policy axis in the plan")?;
-    // Every non-policy axis: the filter's value, else the first run's label.
     let want: Vec<Option<String>> = plan
         .axes
         .iter()
@@ -233,39 +408,80 @@ fn write_cdf(
             })
         })
         .collect();
-    let mut series = Vec::new();
-    for r in &plan.runs {
-        if !want.iter().zip(&r.labels).all(|(w, l)| w.as_ref().is_none_or(|w| w == l)) {
-            continue;
-        }
-        let path = sweep::run_path(sweep_dir, &r.key);
-        let (_, d) = data::report_distributions(&path)?;
-        let d =
-            d.with_context(|| format!("{}: no histograms (a report older than schema v4)", path.display()))?;
-        if let Some((_, h)) = d.hists.iter().find(|(c, _)| *c == "write") {
-            series.push(Series { name: r.labels[policy].clone(), points: data::cdf_points(h) });
+    let runs = plan
+        .runs
+        .iter()
+        .filter(|r| want.iter().zip(&r.labels).all(|(w, l)| w.as_ref().is_none_or(|w| w == l)))
+        .collect();
+    Ok((policy, want, runs))
+}
+
+/// `axis=label` of every axis a figure fixes.
+fn fixed_axes(plan: &sweep::spec::PlanInfo, want: &[Option<String>]) -> String {
+    plan.axes
+        .iter()
+        .zip(want)
+        .filter_map(|(a, w)| w.as_ref().map(|w| format!("{a}={}", data::short_label(a, w))))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The write latency over time of each policy (the first policy is the one the others
+/// are compared with, window by window), and the comparison in words; None when no run
+/// has the wanted labels.
+fn write_timeline(
+    paper: &Paper,
+    filters: &[(&str, &str)],
+    windows: usize,
+    t: &Table,
+    plan: &sweep::spec::PlanInfo,
+    sweep_dir: &Path,
+    title: &str,
+) -> anyhow::Result<Option<(LineChart, String)>> {
+    let (policy, want, runs) = one_per_policy(paper, filters, t, plan)?;
+    let mut logs = Vec::with_capacity(runs.len());
+    for r in runs {
+        let lines = data::read_latency_log(&sweep::log_path(sweep_dir, &r.key))?;
+        if lines.iter().any(|l| !l.is_read) {
+            logs.push((r.labels[policy].clone(), lines));
         }
     }
-    let fixed: Vec<String> = plan
-        .axes
-        .iter()
-        .zip(&want)
-        .filter_map(|(a, w)| w.as_ref().map(|w| format!("{a}={}", data::short_label(a, w))))
-        .collect();
-    Ok(data::cdf_chart(title, &format!("write response time (µs, log scale); {}", fixed.join(", ")), series))
+    if logs.len() < 2 {
+        return Ok(None);
+    }
+    let title = format!("{title} ({})", fixed_axes(plan, &want));
+    let (chart, compared) = data::timeline_compare(&logs, windows, false, &title);
+    let mut note = String::new();
+    for c in compared {
+        let _ = write!(
+            note,
+            "{} against {} ({}): write mean lower in {} of {} windows, maximum lower in {}. ",
+            c.name,
+            logs[0].0,
+            fixed_axes(plan, &want),
+            c.mean_lower,
+            c.windows,
+            c.max_lower
+        );
+    }
+    Ok(Some((chart, note.trim_end().to_owned())))
 }
 
 /// The folder's README.md.
 fn index(
     paper: &Paper,
+    part: Option<&parts::Part>,
     rel_spec: &str,
     quick: bool,
     out: &Path,
-    drawn: &[(&papers::FigureSpec, Result<PathBuf, String>)],
+    drawn: &[(&papers::FigureSpec, Result<(PathBuf, Option<String>), String>)],
     rows: &[claims::ClaimRow],
 ) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Reproducing: {}\n", paper.title);
+    if let Some(p) = part {
+        let _ = writeln!(s, "{}.\n", p.what);
+    }
     let _ = writeln!(
         s,
         "Paper: `{}`. Experiment: `experiments/{rel_spec}` ({} mode). Made by\n`lamina reproduce {}{}`; \
@@ -280,11 +496,14 @@ fn index(
         let _ = writeln!(s, "### {}\n", f.title);
         let _ = writeln!(s, "Paper: {}. {}\n", f.paper_figure, f.caption);
         match path {
-            Ok(p) => {
+            Ok((p, note)) => {
                 let rel = p.strip_prefix(out).unwrap_or(p).display().to_string();
                 let csv = p.with_extension("csv");
                 let csv = csv.strip_prefix(out).unwrap_or(&csv).display().to_string();
                 let _ = writeln!(s, "![{}]({rel})\n\nData: [{csv}]({csv})\n", f.caption);
+                if let Some(n) = note {
+                    let _ = writeln!(s, "{n}\n");
+                }
             }
             Err(why) => {
                 let _ = writeln!(s, "*{why}.*\n");
