@@ -203,7 +203,11 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         write_atomic(&out.join("claims.json"), claims::to_json(&all_rows).as_bytes())?;
         write_atomic(&out.join("README.md"), index.as_bytes())?;
     }
-    eprintln!("reproduce {}: index {}", paper.id, out.join("README.md").display());
+    let index = match (&args.part, units.as_slice()) {
+        (Some(_), [u]) => u.out.join("README.md"),
+        _ => out.join("README.md"),
+    };
+    eprintln!("reproduce {}: index {}", paper.id, index.display());
     crate::out::print(&claims::to_markdown(&all_rows))
 }
 

@@ -232,7 +232,7 @@ pub const PARTS: &[Part] = &[
         claims: &[
             claim(
                 "pen-disturbance-costs-slightly",
-                "Disturbance-aware M-Merge (tolerance 1) slightly increases the write latency against ignoring disturbance (§6.2.1, Fig. 15a)",
+                "Disturbance-aware M-Merge (tolerance 1) increases the write latency against ignoring disturbance, \"slightly\" (§6.2.1, Fig. 15a; no number given: the verdict checks the direction only)",
                 "write.mean_ns",
                 ("pen", "pen-nodisturb"),
                 Direction::Higher,
