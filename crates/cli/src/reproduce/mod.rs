@@ -371,7 +371,7 @@ fn write_cdf(
     sweep_dir: &Path,
     title: &str,
 ) -> anyhow::Result<LineChart> {
-    let (policy, want, runs) = one_per_policy(paper, filters, t, plan)?;
+    let PolicyRuns { policy, want, runs } = one_per_policy(paper, filters, t, plan)?;
     let mut series = Vec::new();
     for r in runs {
         let path = sweep::run_path(sweep_dir, &r.key);
@@ -389,15 +389,24 @@ fn write_cdf(
     ))
 }
 
-/// The runs of a figure drawn one series per policy: the policy axis's position, the
-/// wanted label of every other axis (the filter's value, else the first run's label),
-/// and the runs at those labels, in plan order.
+/// The runs of a figure drawn one series per policy.
+struct PolicyRuns<'p> {
+    /// The policy axis's position.
+    policy: usize,
+    /// The wanted label of every other axis (the filter's value, else the first run's
+    /// label); None at the policy axis.
+    want: Vec<Option<String>>,
+    /// The runs at those labels, in plan order.
+    runs: Vec<&'p sweep::spec::RunInfo>,
+}
+
+/// The runs of a figure drawn one series per policy, under `filters`.
 fn one_per_policy<'p>(
     paper: &Paper,
     filters: &[(&str, &str)],
     t: &Table,
     plan: &'p sweep::spec::PlanInfo,
-) -> anyhow::Result<(usize, Vec<Option<String>>, Vec<&'p sweep::spec::RunInfo>)> {
+) -> anyhow::Result<PolicyRuns<'p>> {
     let fl = resolve_filters(t, filters);
     let policy = plan.axes.iter().position(|a| a == paper.policy_axis).context("policy axis in the plan")?;
     let want: Vec<Option<String>> = plan
@@ -417,7 +426,7 @@ fn one_per_policy<'p>(
         .iter()
         .filter(|r| want.iter().zip(&r.labels).all(|(w, l)| w.as_ref().is_none_or(|w| w == l)))
         .collect();
-    Ok((policy, want, runs))
+    Ok(PolicyRuns { policy, want, runs })
 }
 
 /// `axis=label` of every axis a figure fixes.
@@ -442,7 +451,7 @@ fn write_timeline(
     sweep_dir: &Path,
     title: &str,
 ) -> anyhow::Result<Option<(LineChart, String)>> {
-    let (policy, want, runs) = one_per_policy(paper, filters, t, plan)?;
+    let PolicyRuns { policy, want, runs } = one_per_policy(paper, filters, t, plan)?;
     let mut logs = Vec::with_capacity(runs.len());
     for r in runs {
         let lines = data::read_latency_log(&sweep::log_path(sweep_dir, &r.key))?;
@@ -471,6 +480,9 @@ fn write_timeline(
     Ok(Some((chart, note.trim_end().to_owned())))
 }
 
+/// A figure as written (its file and the index's note) or why it was not drawn.
+type Drawn = Result<(PathBuf, Option<String>), String>;
+
 /// The folder's README.md.
 fn index(
     paper: &Paper,
@@ -478,7 +490,7 @@ fn index(
     rel_spec: &str,
     quick: bool,
     out: &Path,
-    drawn: &[(&papers::FigureSpec, Result<(PathBuf, Option<String>), String>)],
+    drawn: &[(&papers::FigureSpec, Drawn)],
     rows: &[claims::ClaimRow],
 ) -> String {
     let mut s = String::new();
