@@ -578,7 +578,7 @@ pub const PAPERS: &[Paper] = &[
                 file: "fig12a-write-latency",
                 title: "Fig. 12a: mean write latency, NFTL baseline = 1",
                 paper_figure: "Fig. 12a",
-                caption: "Mean write response time of NFTL and the Superblock FTL (4 + 1 and 4 + 4 blocks) with block erase only and with PEN, relative to NFTL with block erase, at the traces' recorded rate (the full experiment's synthetic traces need `scripts/pen-synth-traces.sh` and `--trace-root target/pen-synth`).",
+                caption: "Mean write response time of NFTL and the Superblock FTL (4 + 1 and 4 + 4 blocks) with block erase only and with PEN, relative to NFTL with block erase, at the traces' recorded rate (the full experiment's synthetic traces: `scripts/pen-synth-traces.sh target/pen-synth`, the experiment's own trace root).",
                 kind: FigureKind::Bars {
                     metric: "write.mean_ns",
                     baseline: "nftl",
