@@ -371,7 +371,9 @@ fn reproduce_quick_writes_figures_and_claims_identically_on_rerun() {
         ("die-binding", 3, 6, "svg"),
         ("lacr", 6, 10, "png"),
         ("soml", 5, 9, "svg"),
-        ("pen", 6, 8, "svg"),
+        // PEN: 7 figures and 10 claims of the main experiment, 11 figures and 11 claims
+        // of the four extras with a CI-sized experiment (Fig. 3-5, 14, 15a-c, 15b).
+        ("pen", 18, 21, "svg"),
         // Fig. 11 (erases) is not drawn: no GC for tbm in 2,000 requests. 9 figures of
         // the main experiment and 5 of the extras (Fig. 9, ablation, suspension, erases,
         // shared traces); 11 + 6 (Fig. 9) + 1 (shared traces) claims.
@@ -448,6 +450,74 @@ fn reproduce_quick_writes_figures_and_claims_identically_on_rerun() {
     for p in ["static", "write-order", "queue", "state", "dynamic", "uq"] {
         assert!(s.has_text(p), "{p}");
     }
+}
+
+/// A paper's further experiments (PEN's extras) one at a time: `--part NAME` runs one
+/// and writes its own index and claims (`README-NAME.md`, `claims-NAME.csv`) beside the
+/// whole paper's; a later run without `--part` reuses its runs and lists every
+/// experiment. An unknown name is a usage error naming them all (`main` first); the
+/// extra without a CI-sized experiment (the MSR analogues) is listed as not run in
+/// `--quick`, and asked for alone is a usage error saying what it needs; `--emit-slurm
+/// --part NAME` emits that one experiment's array.
+#[test]
+fn reproduce_part_runs_one_experiment_of_a_paper() {
+    if shared::shared_traces("reproduce_part_runs_one_experiment_of_a_paper").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        lamina()
+            .args(["reproduce", "pen", "--quick"])
+            .args(args)
+            .arg("--experiments")
+            .arg(root().join("experiments"))
+            .output()
+            .unwrap()
+    };
+    let e = failed(run(&["--part", "fig99"]));
+    assert!(e.contains("--part fig99") && e.contains("main, fig3-5-blocksize"), "{e}");
+    let e = failed(run(&["--part", "headline-msr12"]));
+    assert!(e.contains("no --quick experiment") && e.contains("pen-msr12-traces.sh"), "{e}");
+    let (script, _) = ok(run(&["--emit-slurm", "--part", "fig15b-timeline"]));
+    assert_eq!(script.matches("--array=").count(), 1, "{script}");
+    assert!(script.contains("sweep-fig15b-timeline") && !script.contains("pen-blocksize-tiny"), "{script}");
+    assert!(script.contains("# When the array is done: lamina reproduce pen --quick --part fig15b-timeline"));
+    let (script, _) = ok(run(&["--emit-slurm"]));
+    assert_eq!(script.matches("--array=").count(), 5, "main and four extras: {script}");
+
+    let (stdout, _) = reproduce("pen", dir.path(), &["--part", "fig15b-timeline"]);
+    assert_eq!(stdout.lines().count(), 2 + 1, "one claim: {stdout}");
+    assert!(!dir.path().join("claims.csv").exists() && !dir.path().join("README.md").exists());
+    assert!(!dir.path().join("sweep").exists());
+    let index = std::fs::read_to_string(dir.path().join("README-fig15b-timeline.md")).unwrap();
+    // Both timelines drawn from the per-request logs, each with its window counts.
+    for f in ["fig15b-write-timeline", "fig15b-write-timeline-quarter-load"] {
+        assert!(index.contains(&format!("](figures/{f}.svg)")), "{f}:\n{index}");
+        assert!(dir.path().join(format!("figures/{f}.csv")).is_file());
+    }
+    assert_eq!(index.matches("nftl-pen against nftl (").count(), 2, "{index}");
+    let csv = std::fs::read_to_string(dir.path().join("claims-fig15b-timeline.csv")).unwrap();
+    assert!(csv.lines().nth(1).unwrap().starts_with("pen-timeline-write-latency,"), "{csv}");
+
+    // The whole paper: the part's finished runs are reused, the index has them all.
+    let (_, err) = reproduce("pen", dir.path(), &[]);
+    assert!(err.contains("sweep pen-timeline-tiny: 8 runs; executed 0, skipped 8"), "{err}");
+    let top = std::fs::read_to_string(dir.path().join("README.md")).unwrap();
+    for (x, spec) in [
+        ("fig3-5-blocksize", "blocksize"),
+        ("fig14-sensitivity", "sensitivity"),
+        ("fig15ac-disturb-pbe", "disturb"),
+        ("fig15b-timeline", "timeline"),
+    ] {
+        let section = format!("## Experiment {x}: `experiments/ci/pen-{spec}-tiny.toml`");
+        assert!(top.contains(&section), "{section}:\n{top}");
+        assert!(dir.path().join(format!("sweep-{x}/results.compare.md")).is_file(), "{x}");
+    }
+    assert!(top.contains("## Experiment headline-msr12: not run"), "{top}");
+    assert!(top.contains("*Not run in --quick mode") && top.contains("pen-msr12-traces.sh"), "{top}");
+    let csv = std::fs::read_to_string(dir.path().join("claims.csv")).unwrap();
+    assert!(csv.contains("\npbe-waf,") && csv.contains("[experiment fig15ac-disturb-pbe]"), "{csv}");
+    assert!(csv.contains("\nnftl-pen-write-latency,"), "{csv}");
 }
 
 /// Sharding and Slurm go through the sweep's own code: a shard runs its slice and says

@@ -426,7 +426,11 @@ fn tiny_experiments_run() {
         ("lacr-tiny", &["static", "ocr", "lacr"][..], 72),
         ("soml-tiny", &["base8", "soml8", "base16", "base8-susp", "remap"][..], 10),
         ("soml-sens-tiny", &["base8", "base8-dram64", "base8-4k", "soml8-dram64", "base8-rain1"][..], 5),
-        ("pen-tiny", &["nftl", "nftl-pen", "sb4+5", "sb4+5-pen", "gftl", "gftl-keepup"][..], 12),
+        (
+            "pen-tiny",
+            &["nftl", "nftl-pen", "sb4+5", "sb4+5-pen", "sb4+8", "sb4+8-pen", "gftl", "gftl-keepup"][..],
+            16,
+        ),
         ("soml-remap-tiny", &["base8", "remap", "remap-t1", "base8-susp", "soml8"][..], 5),
         ("soml-isodie-tiny", &["base8", "soml8", "base8x32", "soml8x32"][..], 4),
         ("soml-granularity-tiny", &["4", "2", "8"][..], 3),

@@ -9,7 +9,12 @@
 //! - `claims.csv`, `claims.json`: one row per headline claim (also printed at the end);
 //! - `figures/<name>.<svg|png>` with `figures/<name>.csv` (the figure's data);
 //! - `sweep/`: the sweep's directory (`plan.json`, `runs/`, `results.csv`,
-//!   `results.compare.csv`, `results.compare.md`).
+//!   `results.compare.csv`, `results.compare.md`);
+//! - `sweep-<name>/`: the same for each further experiment of the paper
+//!   ([`papers::Extra`]), whose figures, index sections and claims join the above.
+//!
+//! `--part NAME` runs one experiment (`main` or an extra's name) and writes its index
+//! and claims to `README-<NAME>.md` and `claims-<NAME>.{csv,json}`.
 //!
 //! Everything written is a function of the experiment, the traces and the engine, so a
 //! rerun (or a resumed run) gives the same bytes.
@@ -28,7 +33,7 @@ use crate::out::write_atomic;
 use crate::plot::chart::{Figure, Format, LineChart, Series};
 use crate::plot::data::{self, Table};
 use crate::sweep::{self, ExecArgs, SlurmArgs};
-use papers::{FigureKind, FigureSpec, Paper};
+use papers::{Extra, FigureKind, FigureSpec, Paper};
 
 /// Arguments of `lamina reproduce`.
 #[derive(Args, Debug)]
@@ -55,7 +60,16 @@ pub struct ReproduceArgs {
     format: Format,
     #[command(flatten)]
     slurm: SlurmArgs,
+    /// Only this experiment of the paper: `main`, or one of its further experiments
+    /// (the names after `sweep-` in the output folder, listed in the index) [default:
+    /// every one]. Its index and claims go to `README-<NAME>.md` and
+    /// `claims-<NAME>.{csv,json}`; a later run without `--part` reuses its runs.
+    #[arg(long, value_name = "NAME")]
+    part: Option<String>,
 }
+
+/// The `--part` name of a paper's main experiment.
+const MAIN_PART: &str = "main";
 
 /// The experiment file `rel` (relative to the experiments folder).
 fn experiment_path(args: &ReproduceArgs, rel: &str) -> anyhow::Result<PathBuf> {
@@ -80,6 +94,7 @@ struct Job {
     name: Option<&'static str>,
     about: &'static str,
     rel: &'static str,
+    needs: &'static str,
     policy_axis: &'static str,
     join: Option<&'static str>,
     figures: &'static [FigureSpec],
@@ -89,31 +104,64 @@ struct Job {
     plan: sweep::spec::Plan,
 }
 
+/// A figure as written (its file, and a note for the index on what it measured beyond
+/// the drawing) or why it was not drawn.
+type Drawn = Result<(PathBuf, Option<String>), String>;
+
 /// What one experiment produced: its figures (or why not drawn) and its claims.
 struct Done<'a> {
     job: &'a Job,
-    drawn: Vec<(&'static FigureSpec, Result<PathBuf, String>)>,
+    drawn: Vec<(&'static FigureSpec, Drawn)>,
 }
 
-/// Plan the main experiment and every extra of `paper` in this mode.
-fn plan_jobs(args: &ReproduceArgs, paper: &'static Paper, out: &Path) -> anyhow::Result<Vec<Job>> {
-    let main = (None, "", if args.quick { paper.quick } else { paper.full }, paper.policy_axis, None);
-    let main = std::iter::once((main, paper.figures, paper.claims));
-    let extras = paper.extras.iter().map(|e| {
-        (
-            (Some(e.name), e.about, if args.quick { e.quick } else { e.full }, e.policy_axis, e.join),
-            e.figures,
-            e.claims,
-        )
-    });
-    main.chain(extras)
-        .map(|((name, about, rel, policy_axis, join), figures, claims)| {
+/// Plan the main experiment and every extra of `paper` in this mode (only the one
+/// `--part` names, when given), every one before any runs, so a missing trace stops
+/// the command first. With them, the extras `--quick` cannot run (no CI-sized
+/// experiment).
+fn plan_jobs(
+    args: &ReproduceArgs,
+    paper: &'static Paper,
+    out: &Path,
+) -> anyhow::Result<(Vec<Job>, Vec<&'static Extra>)> {
+    let names: Vec<&str> = std::iter::once(MAIN_PART).chain(paper.extras.iter().map(|e| e.name)).collect();
+    if let Some(p) = &args.part
+        && !names.contains(&p.as_str())
+    {
+        return Err(usage(format!("--part {p}: {} has the experiments {}", paper.id, names.join(", "))));
+    }
+    let wanted = |name: &str| args.part.as_deref().is_none_or(|p| p == name);
+    let main = (None, "", if args.quick { paper.quick } else { paper.full }, "", paper.policy_axis, None);
+    let main = wanted(MAIN_PART).then_some((main, paper.figures, paper.claims));
+    let mut skipped = Vec::new();
+    let mut extras = Vec::new();
+    for e in paper.extras.iter().filter(|e| wanted(e.name)) {
+        let rel = match (args.quick, e.quick) {
+            (false, _) => e.full,
+            (true, Some(q)) => q,
+            (true, None) => {
+                skipped.push(e);
+                continue;
+            }
+        };
+        extras.push(((Some(e.name), e.about, rel, e.needs, e.policy_axis, e.join), e.figures, e.claims));
+    }
+    if let ([e], Some(p)) = (skipped.as_slice(), &args.part) {
+        return Err(usage(format!(
+            "--part {p}: it has no --quick experiment; the full one, experiments/{}, needs {}",
+            e.full, e.needs
+        )));
+    }
+    let jobs = main
+        .into_iter()
+        .chain(extras)
+        .map(|((name, about, rel, needs, policy_axis, join), figures, claims)| {
             let spec = experiment_path(args, rel)?;
             let plan = sweep::plan_for(&spec, args.exec.trace_root.as_deref())?;
             let sweep_dir = out.join(name.map_or_else(|| "sweep".to_owned(), |n| format!("sweep-{n}")));
-            Ok(Job { name, about, rel, policy_axis, join, figures, claims, spec, sweep_dir, plan })
+            Ok(Job { name, about, rel, needs, policy_axis, join, figures, claims, spec, sweep_dir, plan })
         })
-        .collect()
+        .collect::<anyhow::Result<_>>()?;
+    Ok((jobs, skipped))
 }
 
 /// Run `lamina reproduce`.
@@ -126,9 +174,10 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             paper.id.into()
         })
     });
-    let jobs = plan_jobs(&args, paper, &out)?;
+    let (jobs, skipped) = plan_jobs(&args, paper, &out)?;
+    let part = args.part.as_deref().map(|p| format!(" --part {p}")).unwrap_or_default();
     let again = format!(
-        "lamina reproduce {}{} --out {}",
+        "lamina reproduce {}{}{part} --out {}",
         paper.id,
         if args.quick { " --quick" } else { "" },
         out.display()
@@ -168,15 +217,15 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         let mut drawn = Vec::new();
         for f in j.figures {
             let fig = match figure(paper.id, j, f, &table)? {
-                Ok(f) if f.is_empty() => Err("not drawn: the runs have no value for it".to_owned()),
+                Ok((f, _)) if f.is_empty() => Err("not drawn: the runs have no value for it".to_owned()),
                 other => other,
             };
-            let path = match &fig {
-                Ok(fig) => {
-                    Ok(fig
-                        .write(&figures_dir.join(format!("{}.{}", f.file, args.format.ext())), args.format)?)
-                }
-                Err(why) => Err(why.clone()),
+            let path = match fig {
+                Ok((fig, note)) => Ok((
+                    fig.write(&figures_dir.join(format!("{}.{}", f.file, args.format.ext())), args.format)?,
+                    note,
+                )),
+                Err(why) => Err(why),
             };
             drawn.push((f, path));
         }
@@ -190,11 +239,14 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         rows.extend(checked);
         done.push(Done { job: j, drawn });
     }
-    write_atomic(&out.join("claims.csv"), claims::to_csv(&rows).as_bytes())?;
-    write_atomic(&out.join("claims.json"), claims::to_json(&rows).as_bytes())?;
-    let index = index(paper, args.quick, &out, &done, &rows);
-    write_atomic(&out.join("README.md"), index.as_bytes())?;
-    eprintln!("reproduce {}: index {}", paper.id, out.join("README.md").display());
+    // One experiment (`--part`) writes its own index and claims beside the whole paper's.
+    let suffix = args.part.as_deref().map(|p| format!("-{p}")).unwrap_or_default();
+    write_atomic(&out.join(format!("claims{suffix}.csv")), claims::to_csv(&rows).as_bytes())?;
+    write_atomic(&out.join(format!("claims{suffix}.json")), claims::to_json(&rows).as_bytes())?;
+    let index = index(paper, args.quick, &out, &done, &skipped, &rows);
+    let index_path = out.join(format!("README{suffix}.md"));
+    write_atomic(&index_path, index.as_bytes())?;
+    eprintln!("reproduce {}: index {}", paper.id, index_path.display());
     crate::out::print(&claims::to_markdown(&rows))
 }
 
@@ -253,15 +305,21 @@ pub fn resolve_filters(t: &Table, filters: &[(&str, &str)]) -> Vec<(String, Stri
     out
 }
 
-/// A figure of the paper, or why it is not drawn (an axis the experiment lacks).
-fn figure(paper_id: &str, job: &Job, f: &FigureSpec, t: &Table) -> anyhow::Result<Result<Figure, String>> {
+/// A figure of the paper with a note for the index (what it measured beyond the
+/// drawing), or why it is not drawn (an axis the experiment lacks).
+fn figure(
+    paper_id: &str,
+    job: &Job,
+    f: &FigureSpec,
+    t: &Table,
+) -> anyhow::Result<Result<(Figure, Option<String>), String>> {
     let title = format!("{paper_id}: {}", f.title);
     let policy = t.axis(job.policy_axis)?;
     Ok(match &f.kind {
         FigureKind::Bars { metric, baseline, filters } => {
             let fl = t.filters(&resolve_filters(t, filters))?;
             let n = data::normalise(t, t.metric(metric)?, policy, baseline, &fl)?;
-            Ok(Figure::Bars(crate::plot::bars(&n, &title, &format!("{metric} ({baseline} = 1)"))))
+            Ok((Figure::Bars(crate::plot::bars(&n, &title, &format!("{metric} ({baseline} = 1)"))), None))
         }
         FigureKind::Line { metric, baseline, x, filters } => match x.iter().find(|a| t.axis(a).is_ok()) {
             None => Err(format!("not drawn: the experiment has no {} axis", x.join(" / "))),
@@ -276,11 +334,23 @@ fn figure(paper_id: &str, job: &Job, f: &FigureSpec, t: &Table) -> anyhow::Resul
                     &fl,
                     &title,
                 )?;
-                Ok(Figure::Lines(chart))
+                Ok((Figure::Lines(chart), None))
             }
         },
-        FigureKind::WriteCdf { filters } => Ok(Figure::Lines(write_cdf(job, filters, t, &title)?)),
-        FigureKind::Tail { class, filters } => tail(job.policy_axis, class, filters, t, &title)?,
+        FigureKind::WriteCdf { filters } => Ok((Figure::Lines(write_cdf(job, filters, t, &title)?), None)),
+        FigureKind::Tail { class, filters } => {
+            tail(job.policy_axis, class, filters, t, &title)?.map(|f| (f, None))
+        }
+        FigureKind::WriteTimeline { filters, windows } => {
+            if !job.plan.info.latency_logs {
+                Err("not drawn: the experiment writes no per-request logs (`latency_logs`)".to_owned())
+            } else {
+                match write_timeline(job, filters, *windows, t, &title)? {
+                    Some((chart, note)) => Ok((Figure::Lines(chart), Some(note))),
+                    None => Err("not drawn: no runs at these axis values".to_owned()),
+                }
+            }
+        }
     })
 }
 
@@ -311,21 +381,39 @@ fn fixed_caption(t: &Table, want: &[Option<String>]) -> String {
     fixed.join(", ")
 }
 
-/// The write CDF of each policy: the runs matching the filters, every other axis at its
-/// first value.
-fn write_cdf(job: &Job, filters: &[(&str, &str)], t: &Table, title: &str) -> anyhow::Result<LineChart> {
+/// The runs of a figure drawn one series per policy: the runs matching the filters,
+/// every other axis at its first value.
+struct PolicyRuns<'p> {
+    /// The policy axis's position in the plan's labels.
+    policy: usize,
+    /// `axis=value, …` of the configuration, for the axis caption.
+    fixed: String,
+    /// The runs, in plan order.
+    runs: Vec<&'p sweep::spec::RunInfo>,
+}
+
+/// The runs of `job` a figure of one configuration (under `filters`) draws.
+fn one_per_policy<'p>(job: &'p Job, filters: &[(&str, &str)], t: &Table) -> anyhow::Result<PolicyRuns<'p>> {
     let plan = &job.plan.info;
-    let policy = t.axis(job.policy_axis)?;
-    let want = one_configuration(t, policy, filters);
+    let want = one_configuration(t, t.axis(job.policy_axis)?, filters);
     // The plan's runs label their axes in the plan's order.
     let want_in_plan: Vec<Option<String>> =
         plan.axes.iter().map(|a| t.axis(a).map(|i| want[i].clone())).collect::<anyhow::Result<_>>()?;
     let policy = plan.axes.iter().position(|a| a == job.policy_axis).context("policy axis in the plan")?;
+    let runs = plan
+        .runs
+        .iter()
+        .filter(|r| want_in_plan.iter().zip(&r.labels).all(|(w, l)| w.as_ref().is_none_or(|w| w == l)))
+        .collect();
+    Ok(PolicyRuns { policy, fixed: fixed_caption(t, &want), runs })
+}
+
+/// The write CDF of each policy: the runs matching the filters, every other axis at its
+/// first value.
+fn write_cdf(job: &Job, filters: &[(&str, &str)], t: &Table, title: &str) -> anyhow::Result<LineChart> {
+    let PolicyRuns { policy, fixed, runs } = one_per_policy(job, filters, t)?;
     let mut series = Vec::new();
-    for r in &plan.runs {
-        if !want_in_plan.iter().zip(&r.labels).all(|(w, l)| w.as_ref().is_none_or(|w| w == l)) {
-            continue;
-        }
+    for r in runs {
         let path = sweep::run_path(&job.sweep_dir, &r.key);
         let (_, d) = data::report_distributions(&path)?;
         let d =
@@ -334,8 +422,42 @@ fn write_cdf(job: &Job, filters: &[(&str, &str)], t: &Table, title: &str) -> any
             series.push(Series { name: r.labels[policy].clone(), points: data::cdf_points(h) });
         }
     }
-    let x_label = format!("write response time (µs, log scale); {}", fixed_caption(t, &want));
+    let x_label = format!("write response time (µs, log scale); {fixed}");
     Ok(data::cdf_chart(title, &x_label, series))
+}
+
+/// The write latency over time of each policy (from the runs' per-request logs; the
+/// first policy is the one the others are compared with, window by window), and the
+/// comparison in words; None when fewer than two runs have writes.
+fn write_timeline(
+    job: &Job,
+    filters: &[(&str, &str)],
+    windows: usize,
+    t: &Table,
+    title: &str,
+) -> anyhow::Result<Option<(LineChart, String)>> {
+    let PolicyRuns { policy, fixed, runs } = one_per_policy(job, filters, t)?;
+    let mut logs = Vec::with_capacity(runs.len());
+    for r in runs {
+        let lines = data::read_latency_log(&sweep::log_path(&job.sweep_dir, &r.key))?;
+        if lines.iter().any(|l| !l.is_read) {
+            logs.push((r.labels[policy].clone(), lines));
+        }
+    }
+    if logs.len() < 2 {
+        return Ok(None);
+    }
+    let (chart, compared) = data::timeline_compare(&logs, windows, false, &format!("{title} ({fixed})"));
+    let note: Vec<String> = compared
+        .iter()
+        .map(|c| {
+            format!(
+                "{} against {} ({fixed}): write mean lower in {} of {} windows, maximum lower in {}.",
+                c.name, logs[0].0, c.mean_lower, c.windows, c.max_lower
+            )
+        })
+        .collect();
+    Ok(Some((chart, note.join(" "))))
 }
 
 /// The percentiles of `class` the results tabulate (`read.p99_5_ns` → 99.5), ascending,
@@ -398,16 +520,19 @@ fn tail(
 }
 
 /// The index lines of one experiment's figures.
-fn index_figures(s: &mut String, out: &Path, drawn: &[(&FigureSpec, Result<PathBuf, String>)]) {
+fn index_figures(s: &mut String, out: &Path, drawn: &[(&FigureSpec, Drawn)]) {
     for (f, path) in drawn {
         let _ = writeln!(s, "### {}\n", f.title);
         let _ = writeln!(s, "Paper: {}. {}\n", f.paper_figure, f.caption);
         match path {
-            Ok(p) => {
+            Ok((p, note)) => {
                 let rel = p.strip_prefix(out).unwrap_or(p).display().to_string();
                 let csv = p.with_extension("csv");
                 let csv = csv.strip_prefix(out).unwrap_or(&csv).display().to_string();
                 let _ = writeln!(s, "![{}]({rel})\n\nData: [{csv}]({csv})\n", f.caption);
+                if let Some(n) = note {
+                    let _ = writeln!(s, "{n}\n");
+                }
             }
             Err(why) => {
                 let _ = writeln!(s, "*{why}.*\n");
@@ -417,7 +542,14 @@ fn index_figures(s: &mut String, out: &Path, drawn: &[(&FigureSpec, Result<PathB
 }
 
 /// The folder's README.md.
-fn index(paper: &Paper, quick: bool, out: &Path, done: &[Done], rows: &[claims::ClaimRow]) -> String {
+fn index(
+    paper: &Paper,
+    quick: bool,
+    out: &Path,
+    done: &[Done],
+    skipped: &[&Extra],
+    rows: &[claims::ClaimRow],
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Reproducing: {}\n", paper.title);
     let specs: Vec<String> = done.iter().map(|d| format!("`experiments/{}`", d.job.rel)).collect();
@@ -436,8 +568,19 @@ fn index(paper: &Paper, quick: bool, out: &Path, done: &[Done], rows: &[claims::
     for d in done {
         if let Some(name) = d.job.name {
             let _ = writeln!(s, "## Experiment {name}: `experiments/{}`\n\n{}\n", d.job.rel, d.job.about);
+            if !quick && !d.job.needs.is_empty() {
+                let _ = writeln!(s, "Its traces: {}.\n", d.job.needs);
+            }
         }
         index_figures(&mut s, out, &d.drawn);
+    }
+    for e in skipped {
+        let _ = writeln!(s, "## Experiment {}: not run\n\n{}\n", e.name, e.about);
+        let _ = writeln!(
+            s,
+            "*Not run in --quick mode: it has no CI-sized experiment. The full one, `experiments/{}`, needs {}.*\n",
+            e.full, e.needs
+        );
     }
     let _ = writeln!(s, "## Tables\n");
     for d in done {
