@@ -10,34 +10,10 @@
 use std::time::{Duration, Instant};
 
 use lamina_engine::budget::{MemoryLimit, estimate};
-use lamina_engine::config::{ConfigBuilder, SimConfig};
 use lamina_engine::{BuildError, SimulationBuilder};
 
-/// The tests here read the process's resident memory, which tests running in parallel
-/// in the same process would disturb: each takes this lock first.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn cfg(preset: &str, sets: &[&str]) -> SimConfig {
-    let mut b = ConfigBuilder::new().preset(preset).unwrap();
-    for s in sets {
-        b = b.set(s).unwrap();
-    }
-    b.build().unwrap()
-}
-
-/// A `/proc/self/status` figure in bytes (`VmHWM` peak or `VmRSS` current resident
-/// memory), where the system reports it.
-fn status_bytes(field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = text.lines().find(|l| l.starts_with(field))?;
-    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
-}
-
-const GIB: u64 = 1 << 30;
+mod budget_support;
+use budget_support::{GIB, cfg, footprint_matches, serial, status_bytes};
 
 /// (preset, overrides, memory limit, substrings the error must contain).
 type Case = (&'static str, &'static [&'static str], u64, &'static [&'static str]);
@@ -177,61 +153,4 @@ fn the_estimate_grows_with_what_drives_it() {
 fn the_full_footprint_estimate_matches_resident_memory() {
     let _serial = serial();
     footprint_matches(&["nand.geometry.blocks_per_plane=4096", "host.verify=true"]);
-}
-
-/// The same for the cached mapping (issue #16): before the estimate counted them, its
-/// translation-page content (4 B per logical page) and a CMT holding every page (48 B
-/// per entry, ≈ 45 MiB here) were missing from it: resident memory grew 62.6 MB against
-/// an estimate of 9.3 MB, so a configuration 6× over the limit passed the memory check. The CMT holds every logical page (`cmt_entries` ≥
-/// them), so both the CMT and the content are fully populated after prefill and replay.
-#[test]
-fn the_cached_mappings_estimate_matches_resident_memory() {
-    let _serial = serial();
-    let sets = ["nand.geometry.blocks_per_plane=1024", "ftl.mapping=\"cached\"", "ftl.cmt_entries=1048576"];
-    let c = cfg("die-binding-4x2", &sets);
-    let g = c.nand.geometry.validate().unwrap();
-    let lp = c.ftl.validate(&g).unwrap().logical_pages();
-    let b = estimate(&c, &g, lp, true);
-    let part = |key: &str| b.items.iter().filter(|i| i.key == key).map(|i| i.full_bytes).sum::<u64>();
-    // 975,175 logical pages, 512 entries per 2 KiB translation page: 1905 pages.
-    assert_eq!(part("ftl.mapping"), 975_175 * 4 + 1905 * 5);
-    assert_eq!(part("ftl.cmt_entries"), 975_175 * 48);
-    footprint_matches(&sets);
-}
-
-/// Build `die-binding-4x2` with `sets`, prefill and write every logical page, and check
-/// the growth of resident memory against the full-footprint estimate.
-fn footprint_matches(sets: &[&str]) {
-    use lamina_engine::trace::{IoOp, IoRequest};
-    let c = cfg("die-binding-4x2", sets);
-    let g = c.nand.geometry.validate().unwrap();
-    let lp = c.ftl.validate(&g).unwrap().logical_pages();
-    let want = estimate(&c, &g, lp, true).full_bytes();
-    let Some(before) = status_bytes("VmRSS:") else { return };
-    let mut sim = SimulationBuilder::new(c).memory_limit(MemoryLimit::Bytes(GIB)).build().unwrap();
-    const PAGES: u64 = 64;
-    let writes = move || {
-        (0..lp.div_ceil(PAGES)).map(move |i| {
-            let first = i * PAGES;
-            Ok(IoRequest {
-                arrival: lamina_engine::trace::TraceTime(i * 20_000_000),
-                device: 0,
-                offset_bytes: first * 2048,
-                size_bytes: (PAGES.min(lp - first)) * 2048,
-                op: IoOp::Write,
-            })
-        })
-    };
-    sim.prefill(writes()).unwrap();
-    sim.run(writes()).unwrap();
-    let grown = status_bytes("VmRSS:").unwrap().saturating_sub(before);
-    // Within 15 % (the trace touches ~93 % of the blocks: over-provisioned ones stay
-    // free) plus 8 MiB for allocator and event-queue noise. Arrivals are spaced so that
-    // requests never queue: per-request state is not part of the estimate.
-    assert!(grown <= want + (8 << 20), "{sets:?}: resident memory grew {grown} B, estimate {want} B");
-    assert!(
-        grown + (8 << 20) >= want * 85 / 100,
-        "{sets:?}: resident memory grew {grown} B, estimate {want} B"
-    );
-    drop(sim);
 }
