@@ -224,10 +224,7 @@ impl Simulation {
     /// plane needing it; returns the pages written (0: the first one takes the full path).
     /// Clears `state.runs` for good when the FTL has no such path.
     fn write_run(&mut self, lpns: &[u64], run: &mut [Lpn; WARM_WINDOW], state: &mut Candidates) -> usize {
-        let run = &mut run[..lpns.len()];
-        for (r, &lpn) in run.iter_mut().zip(lpns) {
-            *r = Lpn(lpn);
-        }
+        let run = as_lpns(lpns, run);
         state.ppas.clear();
         let Some(n) = self.ftl.write_unmapped_run(run, &mut state.ppas) else {
             state.runs = false;
@@ -248,13 +245,18 @@ impl Simulation {
     /// Read the map entries of a window of candidates in one batch (a speed hint).
     fn warm_window(&self, window: Option<&[u64]>) {
         if let Some(window) = window {
-            let mut w = [Lpn(0); WARM_WINDOW];
-            for (w, &lpn) in w.iter_mut().zip(window) {
-                *w = Lpn(lpn);
-            }
-            self.ftl.warm_writes(&w[..window.len()]);
+            self.ftl.warm_writes(as_lpns(window, &mut [Lpn(0); WARM_WINDOW]));
         }
     }
+}
+
+/// The first [`WARM_WINDOW`] pages of `lpns` as [`Lpn`]s, in `buf`.
+fn as_lpns<'a>(lpns: &[u64], buf: &'a mut [Lpn; WARM_WINDOW]) -> &'a [Lpn] {
+    let n = lpns.len().min(WARM_WINDOW);
+    for (b, &lpn) in buf.iter_mut().zip(&lpns[..n]) {
+        *b = Lpn(lpn);
+    }
+    &buf[..n]
 }
 
 /// Walk `trace` with [`FirstReads`], handing the candidates to `sink` in batches of
