@@ -381,3 +381,34 @@ fn cached_mapping_write_miss_waits_for_its_translation_read() {
     let t = a.translation.expect("a write had a translation read");
     assert_eq!((t.max_ns, a.queue_wait.max_ns), (translation, 0));
 }
+
+/// Issue #16's sweep of the CMT size ends at the ideal mapping: a CMT that holds every
+/// logical page answers every access from DRAM, so each request takes exactly the ideal
+/// mapping's time (docs/model.md, "Cached mapping": the curve flattens to the ideal
+/// case), while with no CMT every read pays its translation read first. Pages 8–15 are
+/// prefilled, pages 0–7 written, then all 16 read, 2 ms apart (an idle device).
+#[test]
+fn a_cmt_holding_every_page_gives_the_ideal_mappings_times() {
+    const MS: u64 = 1_000_000;
+    let prefill: Vec<u64> = (8..16).collect();
+    let mut reqs: Vec<_> = (0..8).map(|i| req(2 * MS * i, IoOp::Write, i * PAGE, PAGE)).collect();
+    reqs.extend((0..16).map(|i| req(2 * MS * (8 + i), IoOp::Read, i * PAGE, PAGE)));
+    let times = |ftl: &str| -> (Vec<u64>, lamina_engine::report::Report) {
+        let (done, sim) = run_sim(config(&format!("[ftl]\noverprovisioning = 0.5\n{ftl}")), &prefill, &reqs);
+        (done.iter().map(response).collect(), report_of(&sim))
+    };
+    let (ideal, _) = times("");
+    let read = T_CMD + T_R + XFER_PAGE;
+    assert_eq!(ideal[8..], [read; 16], "the ideal mapping reads at the closed form");
+    // 1024 entries: more than the device's logical pages.
+    let (full, r) = times("mapping = \"cached\"\ncmt_entries = 1024\n");
+    assert_eq!(full, ideal, "a CMT of every page is the ideal mapping");
+    let m = r.mapping.expect("the cached mapping reports its counters");
+    assert_eq!((m.read_hits, m.read_misses, m.translation_page_reads), (16, 0, 0));
+    // No CMT: every read misses and reads its translation page (written back by the
+    // writes' evictions) before the data.
+    let (none, r) = times("mapping = \"cached\"\ncmt_entries = 0\n");
+    let translation = T_CMD + T_R + 64;
+    assert_eq!(none[8..], [translation + read; 16], "each read pays one translation read");
+    assert_eq!(r.mapping.expect("counters").read_misses, 16);
+}
