@@ -3,7 +3,7 @@
 # exit and peak RSS (`/usr/bin/time -v`), median of several runs, for the workloads of
 # issue #14 and README's Performance section.
 #
-#   scripts/bench-e2e.sh [--quick] [--runs N] [--bin PATH] [CASE...]
+#   scripts/bench-e2e.sh [--quick] [--runs N] [--bin PATH | --pgo] [CASE...]
 #
 # Cases (default: all but sweep):
 #   mqsim      1 M requests of ../shared/bench/gen_trace.py (its defaults) on mqsim-default
@@ -17,7 +17,8 @@
 #
 # --quick: 20 k-request traces, 8 GiB preconditioning, one run each (a smoke test of the
 # script; CI runs it). Needs python3 and ../shared beside the repository for the
-# generated traces; builds `lamina` with the dist profile unless --bin is given.
+# generated traces; builds `lamina` with the dist profile unless --bin is given, or with
+# the dist profile and profile-guided optimisation (scripts/build-pgo.sh) with --pgo.
 # Only public tools: bash, python3, /usr/bin/time, sort, awk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,13 +27,15 @@ SHARED=${LAMINA_SHARED:-$ROOT/../shared}
 RUNS=3
 QUICK=0
 BIN=
+PGO=0
 CASES=()
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) QUICK=1; RUNS=1 ;;
     --runs) RUNS=$2; shift ;;
     --bin) BIN=$2; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --pgo) PGO=1 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) echo "bench-e2e: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) CASES+=("$1") ;;
   esac
@@ -41,7 +44,10 @@ done
 [ ${#CASES[@]} -gt 0 ] || CASES=(mqsim mqsim-zero ssdsim saturated scale4m pc256 pc512)
 [ -x /usr/bin/time ] || { echo "bench-e2e: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
 [ -f "$SHARED/bench/gen_trace.py" ] || { echo "bench-e2e: $SHARED/bench/gen_trace.py not found (set LAMINA_SHARED)" >&2; exit 2; }
-if [ -z "$BIN" ]; then
+if [ -z "$BIN" ] && [ $PGO = 1 ]; then
+  bash scripts/build-pgo.sh >&2
+  BIN=$ROOT/target/pgo/lamina
+elif [ -z "$BIN" ]; then
   cargo build --quiet --profile dist -p lamina-cli
   BIN=$ROOT/target/dist/lamina
 fi
