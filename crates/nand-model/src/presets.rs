@@ -319,7 +319,10 @@ pub fn preset(name: &str) -> Option<NandConfig> {
         // t_WB 100, t_RR 20, t_ADL 70, t_WPST 6, t_WPSTH 15, t_DBSY 500 ns): read
         // t_CS + 6 t_WC + t_WB + t_RR = 290 ns, program t_CS + 6 t_WC + t_ADL + t_WPST +
         // t_WPSTH + t_WB = 361 ns, erase t_CS + 4 t_WC + t_WB = 220 ns; a suspend costs
-        // the suspend command t_CS + 3 t_WC = 95 ns plus the suspend time.
+        // the suspend command t_CS + 3 t_WC = 95 ns plus the suspend time. Not charged:
+        // the 20 ns ready/busy delay MQSim's Flash_Chip adds to every read's tR (with
+        // its byte time truncated to 3 ns, MQSim's unloaded 4 KiB read is 7 ns longer
+        // than this preset's; docs/model.md, "MQSim on the same trace").
         "mqsim-default" => {
             let mut t = timing(
                 Nanos(290),
