@@ -371,9 +371,10 @@ fn reproduce_quick_writes_figures_and_claims_identically_on_rerun() {
         ("die-binding", 3, 6, "svg"),
         ("lacr", 6, 10, "png"),
         ("soml", 5, 9, "svg"),
-        // PEN: 7 figures and 10 claims of the main experiment, 11 figures and 11 claims
-        // of the four extras with a CI-sized experiment (Fig. 3-5, 14, 15a-c, 15b).
-        ("pen", 18, 21, "svg"),
+        // PEN: 7 figures and 10 claims of the main experiment, 13 figures and 15 claims
+        // of the five extras with a CI-sized experiment (Fig. 3-5, 14, 15a-c, 15b, the
+        // write-dominant shared traces).
+        ("pen", 20, 25, "svg"),
         // Fig. 11 (erases) is not drawn: no GC for tbm in 2,000 requests. 9 figures of
         // the main experiment and 5 of the extras (Fig. 9, ablation, suspension, erases,
         // shared traces); 11 + 6 (Fig. 9) + 1 (shared traces) claims.
@@ -483,7 +484,7 @@ fn reproduce_part_runs_one_experiment_of_a_paper() {
     assert!(script.contains("sweep-fig15b-timeline") && !script.contains("pen-blocksize-tiny"), "{script}");
     assert!(script.contains("# When the array is done: lamina reproduce pen --quick --part fig15b-timeline"));
     let (script, _) = ok(run(&["--emit-slurm"]));
-    assert_eq!(script.matches("--array=").count(), 5, "main and four extras: {script}");
+    assert_eq!(script.matches("--array=").count(), 6, "main and five extras: {script}");
 
     let (stdout, _) = reproduce("pen", dir.path(), &["--part", "fig15b-timeline"]);
     assert_eq!(stdout.lines().count(), 2 + 1, "one claim: {stdout}");
@@ -508,6 +509,7 @@ fn reproduce_part_runs_one_experiment_of_a_paper() {
         ("fig14-sensitivity", "sensitivity"),
         ("fig15ac-disturb-pbe", "disturb"),
         ("fig15b-timeline", "timeline"),
+        ("shared", "shared"),
     ] {
         let section = format!("## Experiment {x}: `experiments/ci/pen-{spec}-tiny.toml`");
         assert!(top.contains(&section), "{section}:\n{top}");

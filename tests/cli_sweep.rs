@@ -443,6 +443,7 @@ fn tiny_experiments_run() {
             12,
         ),
         ("mbm-shared-tiny", &["tbm", "sprinkler", "mbm"][..], 36),
+        ("pen-shared-tiny", &["nftl", "nftl-pen", "sb4+5", "sb4+5-pen"][..], 16),
         (
             "mbm-ablation-tiny",
             &["tbm", "ws", "rs", "mcs", "rs-layout", "all", "all-no-layout", "susp", "all-realloc", "all-x0"]
@@ -468,7 +469,7 @@ fn tiny_experiments_run() {
         let results = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
         let distinct: std::collections::BTreeSet<&str> =
             results.lines().skip(1).map(|l| l.split(',').nth_back(1).unwrap()).collect();
-        if spec == "pen-tiny" {
+        if spec == "pen-tiny" || spec == "pen-shared-tiny" {
             // PEN M-Merges, partially erases and copies fewer pages than block erase alone.
             for l in results.lines().skip(1) {
                 let f: Vec<&str> = l.split(',').collect();
@@ -611,6 +612,48 @@ fn soml_table2_tiny_runs_on_generated_analogues() {
         let r: Vec<&str> = l.split(',').collect();
         assert_eq!(r[soml].parse::<u64>().unwrap() > 0, r[system] == "soml8", "{l}");
     }
+}
+
+/// The CI-sized versions of the SOML experiments on the synthetic traces (Fig. 9 and 10a,
+/// Fig. 12, Fig. 14a, Fig. 15): the script generates the traces (tiny), every run ends, and
+/// each experiment's own mechanism shows: SOML reads form on the SOML systems only, RAIN 1
+/// reads from the mirror, the 64 MB buffer absorbs the host programs, smaller pages split
+/// reads into more flash reads.
+#[test]
+fn soml_synth_tiny_specs_run_on_generated_traces() {
+    let rows = |spec: &str, runs: usize| -> (Vec<String>, Vec<Vec<String>>) {
+        let results = sweep_generated("scripts/soml-synth-traces.sh", spec, runs);
+        let mut lines = results.lines().map(|l| l.split(',').map(str::to_owned).collect::<Vec<String>>());
+        let header = lines.next().unwrap();
+        (header, lines.collect())
+    };
+    let col = |header: &[String], name: &str| {
+        header.iter().position(|h| h == name).unwrap_or_else(|| panic!("{name}: {header:?}"))
+    };
+    let num = |r: &[String], i: usize| -> f64 { r[i].parse().unwrap_or_else(|_| panic!("{r:?}")) };
+    for (spec, runs) in [("soml-synth-tiny", 4), ("soml-replication-tiny", 3), ("soml-dram-tiny", 4)] {
+        let (header, rows) = rows(spec, runs);
+        let (system, soml) = (col(&header, "system"), col(&header, "flash_ops.soml_read.ops"));
+        for r in &rows {
+            assert_eq!(num(r, soml) > 0.0, r[system].starts_with("soml"), "{spec}: {r:?}");
+        }
+        if spec == "soml-replication-tiny" {
+            let mirror = col(&header, "flash.mirror_reads");
+            for r in &rows {
+                assert_eq!(num(r, mirror) > 0.0, r[system] == "rain1", "{r:?}");
+            }
+        }
+        if spec == "soml-dram-tiny" {
+            let (dram, programs) = (col(&header, "dram"), col(&header, "flash.host_programs"));
+            for r in &rows {
+                assert_eq!(num(r, programs) == 0.0, r[dram] == "64MB", "{r:?}");
+            }
+        }
+    }
+    let (header, rows) = rows("soml-pages-tiny", 4);
+    let (system, reads) = (col(&header, "system"), col(&header, "flash.host_reads"));
+    let reads_of = |s: &str| num(rows.iter().find(|r| r[system] == s).unwrap(), reads);
+    assert!(reads_of("base16k") < reads_of("base8k") && reads_of("base8k") < reads_of("base4k"), "{rows:?}");
 }
 
 /// The CI-sized PEN headline on the 12 MSR-volume analogues: the script generates them
