@@ -571,7 +571,7 @@ pub struct EventReport {
 }
 
 /// Version of the JSON report schema (see the module docs).
-pub const SCHEMA_VERSION: u32 = 11;
+pub const SCHEMA_VERSION: u32 = 12;
 
 /// The simulated device and policies, in words (issue #8, item 16).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]

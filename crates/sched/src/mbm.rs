@@ -190,6 +190,22 @@ pub struct McsCounters {
     #[serde(skip_serializing_if = "is_zero")]
     #[schemars(default)]
     pub realloc_skipped: u64,
+    /// RS reallocation: of `realloc_skipped`, excess pages refused because every
+    /// migration slot was taken (`sched.mcs.reallocate_queue`; schema v12).
+    #[serde(skip_serializing_if = "is_zero")]
+    #[schemars(default)]
+    pub realloc_skipped_queue_full: u64,
+    /// RS reallocation: of `realloc_skipped`, excess pages with no channel below its
+    /// balanced share to go to, or bound to their plane (schema v12).
+    #[serde(skip_serializing_if = "is_zero")]
+    #[schemars(default)]
+    pub realloc_skipped_no_target: u64,
+    /// RS reallocation: of `realloc_skipped`, migrations started and then dropped because
+    /// their page was rewritten, trimmed or moved by GC (or a host write of it queued)
+    /// before the rewrite (schema v12).
+    #[serde(skip_serializing_if = "is_zero")]
+    #[schemars(default)]
+    pub realloc_skipped_stale: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -748,6 +748,9 @@ impl Simulation {
                     m.realloc_requests = r.requests;
                     m.realloc_pages = r.moved;
                     m.realloc_skipped = r.skipped;
+                    m.realloc_skipped_queue_full = r.skipped_queue_full;
+                    m.realloc_skipped_no_target = r.skipped_no_target;
+                    m.realloc_skipped_stale = r.skipped_stale;
                 }
                 m
             }),

@@ -39,8 +39,16 @@ pub(crate) struct Realloc {
     pub(crate) requests: u64,
     /// Pages migrated (programmed on the target channel).
     pub(crate) moved: u64,
-    /// Excess pages not migrated.
+    /// Excess pages not migrated (the sum of the three below).
     pub(crate) skipped: u64,
+    /// Of `skipped`: no migration slot free (the `reallocate_queue` cap reached).
+    pub(crate) skipped_queue_full: u64,
+    /// Of `skipped`: no channel below its balanced share, or the page is bound to its
+    /// plane (`WriteConstraint::Plane`).
+    pub(crate) skipped_no_target: u64,
+    /// Of `skipped`: the page was rewritten, trimmed or moved by GC (or a host write of
+    /// it was queued) after the migration started; the migration was dropped.
+    pub(crate) skipped_stale: u64,
 }
 
 impl Realloc {
@@ -55,6 +63,9 @@ impl Realloc {
             requests: 0,
             moved: 0,
             skipped: 0,
+            skipped_queue_full: 0,
+            skipped_no_target: 0,
+            skipped_stale: 0,
         }
     }
 
@@ -107,10 +118,12 @@ impl Simulation {
             let (to, &n) = r.per_channel.iter().enumerate().min_by_key(|&(i, &n)| (n, i)).expect("channels");
             if n + 1 > share || matches!(self.ftl.write_constraint(Lpn(lpn)), WriteConstraint::Plane(_)) {
                 r.skipped += 1;
+                r.skipped_no_target += 1;
                 continue;
             }
             let Some(s) = r.free.pop() else {
                 r.skipped += 1;
+                r.skipped_queue_full += 1;
                 continue;
             };
             let die = self.realloc_die(to as u32);
@@ -160,6 +173,7 @@ impl Simulation {
         let r = self.realloc.as_mut().expect("reallocation on");
         r.release(s);
         r.skipped += 1;
+        r.skipped_stale += 1;
     }
 
     /// The read of migration `s` is done: queue the rewrite on its target die, unless
