@@ -108,7 +108,24 @@ impl Simulation {
         if self.ftl.gc_begin(plane).is_some() {
             let seq = self.ctl.next_seq();
             self.gc.active[plane.idx()] = true;
+            let queued_before = self.ctl.dies[die.idx()].queues.gc.len();
             self.ctl.dies[die.idx()].queues.gc.push_back(GcJobRef { plane, seq });
+            if self.gc_timeline.is_some() {
+                self.note_gc_job_started(die, plane, queued_before);
+            }
+        }
+    }
+
+    /// [`crate::gc_timeline::GcTimeline::job_started`] for a job of `plane` just queued on `die`.
+    #[cold]
+    fn note_gc_job_started(&mut self, die: DieId, plane: PlaneId, queued_before: usize) {
+        let first = self.geo.plane_of_die(die, 0).0;
+        let siblings_waiting = (first..first + self.geo.planes_per_die())
+            .map(PlaneId)
+            .filter(|&q| q != plane && !self.gc.active[q.idx()] && self.ftl.needs_gc(q))
+            .count() as u32;
+        if let Some(tl) = self.gc_timeline.as_deref_mut() {
+            tl.job_started(self.now, die, queued_before, siblings_waiting);
         }
     }
 
@@ -121,6 +138,9 @@ impl Simulation {
         // The plane may still be short of free blocks.
         self.maybe_start_gc(plane);
         if self.ctl.dies[die.idx()].queues.gc.is_empty() {
+            if let Some(tl) = self.gc_timeline.as_deref_mut() {
+                tl.queue_emptied(self.now, die);
+            }
             // No GC left to wait for: a stalled write retries (and fails with the FTL's
             // error if the device is truly out of space).
             self.ctl.dies[die.idx()].write_stalled = false;
