@@ -20,6 +20,11 @@
 //!   of host writes at one instant (a write group the FTL did not allocate at one
 //!   block and page: the report's `misaligned_groups`), with the span the die is busy
 //!   with them.
+//! - **GC reads that suspended a program or erase** (the device suspends a running
+//!   program/erase for any read its rules allow). GC is only dispatched to a free die,
+//!   so when a GC read stays on its job's die (every FTL's moves but cross-die ones),
+//!   the operation it suspended was issued by the same GC dispatch: another picked
+//!   job's erase or move.
 //! - **Host read transactions** (each page of a host read served by a flash
 //!   operation): their die-queue wait, split into the part the die spent on GC (the
 //!   attribution's `gc_blocked`, classed by the widest GC period it overlapped) and the
@@ -111,6 +116,8 @@ pub struct GcTimelineSummary {
     pub periods: [PeriodClass; 2],
     /// Dispatches that issued several single-plane programs of host writes at once.
     pub multi_program_dispatches: u64,
+    /// GC reads (move reads, spare-area reads) that suspended a program or erase.
+    pub gc_read_suspensions: u64,
     /// Host read transactions completed.
     pub reads: u64,
     /// Reads with GC-blocked time, by the widest GC period they overlapped (index as
@@ -183,6 +190,11 @@ impl GcTimeline {
         self.dies[die.idx()].multi.push((now, busy_until));
     }
 
+    /// A GC read suspended a program or erase.
+    pub(crate) fn gc_read_suspended(&mut self) {
+        self.sum.gc_read_suspensions += 1;
+    }
+
     /// A host read transaction of `die`, queued at `enq` and issued at `issued`,
     /// completed with `gc_blocked_ns` of its wait spent on the die's GC.
     pub(crate) fn read_done(&mut self, die: DieId, enq: SimTime, issued: SimTime, gc_blocked_ns: u64) {
@@ -240,6 +252,7 @@ impl fmt::Display for GcTimeline {
             "multi-program dispatches (several single-plane host programs at once) {}",
             s.multi_program_dispatches
         )?;
+        writeln!(f, "GC reads that suspended a program or erase {}", s.gc_read_suspensions)?;
         writeln!(f, "host read transactions {}", s.reads)?;
         for (name, c) in ["one plane at a time", "several planes at once"].iter().zip(&s.blocked) {
             writeln!(f, "  GC-blocked in a period of {name}: {}, mean {:.1} ms", c.reads, c.mean_ms())?;

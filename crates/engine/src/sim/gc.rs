@@ -238,6 +238,16 @@ impl Simulation {
         Ok(true)
     }
 
+    /// Account for GC read `t`'s suspension of a program/erase, if it caused one.
+    fn note_gc_read(&mut self, t: &lamina_nand_model::OpTiming) {
+        if t.suspended.is_some()
+            && let Some(tl) = self.gc_timeline.as_deref_mut()
+        {
+            tl.gc_read_suspended();
+        }
+        self.note_suspension(t);
+    }
+
     /// Issue one group of aligned GC steps as one command (two for a move without
     /// copy-back: the read, then the program).
     fn issue_gc_group(&mut self, group: &[Work]) -> Result<(), RunError> {
@@ -273,7 +283,7 @@ impl Simulation {
                         .device
                         .issue(self.now, &Command::Read { pages: &a[..n], offset_bytes: 0, len_bytes: ps })
                         .map_err(|e| self.nand(e))?;
-                    self.note_suspension(&r);
+                    self.note_gc_read(&r);
                     self.ctl.counters.gc_reads += n as u64;
                     self.note_command(from_die, OpKind::Read, n as u32, 0);
                     let not_before = if to_die == from_die { self.now } else { r.done };
@@ -358,7 +368,7 @@ impl Simulation {
                     .device
                     .issue(self.now, &Command::Read { pages: &[page], offset_bytes: 0, len_bytes: len })
                     .map_err(|e| self.nand(e))?;
-                self.note_suspension(&t);
+                self.note_gc_read(&t);
                 self.note_command(die, OpKind::Read, 1, 0);
                 self.gc.time.spare_reads_ns += t.done.saturating_since(t.start).0;
                 self.gc.time.spare_reads += 1;
