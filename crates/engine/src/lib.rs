@@ -25,6 +25,7 @@
 pub mod budget;
 pub mod buffer;
 pub mod config;
+pub mod gc_timeline;
 pub mod hostif;
 pub mod latency_log;
 mod prefill;
@@ -42,6 +43,7 @@ mod wear;
 /// `lamina_engine::trace::…` paths keep working.
 pub use lamina_trace as trace;
 
+pub use gc_timeline::{GcTimeline, GcTimelineSummary};
 pub use latency_log::LatencyLog;
 pub use setup::{
     BuildError, Progress, RunTraceError, SimulationBuilder, run_built, run_trace, run_trace_with_progress,

@@ -43,6 +43,7 @@ pub struct SimulationBuilder {
     pub(crate) memory_limit: crate::budget::MemoryLimit,
     latency_log: Option<crate::latency_log::LatencyLog>,
     stats_thread: crate::StatsThreadMode,
+    gc_timeline: bool,
 }
 
 impl SimulationBuilder {
@@ -54,6 +55,7 @@ impl SimulationBuilder {
             memory_limit: Default::default(),
             latency_log: None,
             stats_thread: Default::default(),
+            gc_timeline: false,
         }
     }
 
@@ -68,6 +70,15 @@ impl SimulationBuilder {
     /// [`Simulation::take_latency_log`] and [`crate::LatencyLog::finish`] it).
     pub fn latency_log(mut self, log: crate::latency_log::LatencyLog) -> Self {
         self.latency_log = Some(log);
+        self
+    }
+
+    /// Record the GC timeline diagnostic ([`crate::gc_timeline`]): per die, the GC
+    /// periods, the GC job starts, the dispatches of several host programs, and what
+    /// host reads waited for. Read it after the run with [`Simulation::gc_timeline`].
+    /// Observational only: the report is the same with or without it.
+    pub fn gc_timeline(mut self) -> Self {
+        self.gc_timeline = true;
         self
     }
 
@@ -122,6 +133,10 @@ impl SimulationBuilder {
         });
         let mut sim = Simulation::new(cfg, device, ftl, placement, scheduler);
         sim.latency_log = self.latency_log;
+        if self.gc_timeline {
+            sim.gc_timeline =
+                Some(Box::new(crate::gc_timeline::GcTimeline::new(sim.geo.total_dies() as usize)));
+        }
         sim.set_stats_thread(self.stats_thread);
         Ok(sim)
     }

@@ -1671,6 +1671,13 @@ impl Simulation {
                 self.ctl.counters.misaligned_groups += 1;
             }
             self.program_group(&ids[start..end], &ppas[start..end])?;
+            if end == ids.len() && start > 0 {
+                // The group was split into several programs (a misaligned group).
+                let busy_until = self.device.die_free_at(die);
+                if let Some(tl) = self.gc_timeline.as_deref_mut() {
+                    tl.multi_program(self.now, die, busy_until);
+                }
+            }
             start = end;
         }
         self.ctl.ids = ids;
@@ -1848,6 +1855,9 @@ impl Simulation {
         }
         let all = if o.more == NIL { [o.txn; MAX_OP_TXNS] } else { self.ctl.op_txns.remove(o.more) };
         for &t in &all[..o.ntxns as usize] {
+            if self.gc_timeline.is_some() {
+                self.note_timeline_read(&o, t);
+            }
             let x = self.ctl.txns.get(t);
             if matches!(x.kind, TxnKind::Read | TxnKind::Write) && x.req != NIL && x.lpn < self.remap_base {
                 let r = self.host.reqs.get_mut(x.req);
@@ -1882,6 +1892,23 @@ impl Simulation {
             self.retry_undecided()?;
         }
         Ok(())
+    }
+
+    /// [`crate::gc_timeline::GcTimeline::read_done`] if transaction `t`, served by `o`,
+    /// is a host read (with its GC-blocked time as the latency attribution computes it).
+    #[cold]
+    fn note_timeline_read(&mut self, o: &Op, t: u32) {
+        let x = self.ctl.txns.get(t);
+        if x.kind != TxnKind::Read || x.req == NIL || x.lpn >= self.remap_base {
+            return;
+        }
+        let d = &self.ctl.dies[o.die.idx()];
+        let gc_blocked =
+            d.gc_busy_until(o.issued).saturating_sub(x.gc_mark).min(o.issued.saturating_since(x.enq).0);
+        let (die, enq) = (o.die, x.enq);
+        if let Some(tl) = self.gc_timeline.as_deref_mut() {
+            tl.read_done(die, enq, o.issued, gc_blocked);
+        }
     }
 
     /// Bookkeeping when a transaction's flash work is done.

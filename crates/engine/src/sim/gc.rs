@@ -108,7 +108,24 @@ impl Simulation {
         if self.ftl.gc_begin(plane).is_some() {
             let seq = self.ctl.next_seq();
             self.gc.active[plane.idx()] = true;
+            let queued_before = self.ctl.dies[die.idx()].queues.gc.len();
             self.ctl.dies[die.idx()].queues.gc.push_back(GcJobRef { plane, seq });
+            if self.gc_timeline.is_some() {
+                self.note_gc_job_started(die, plane, queued_before);
+            }
+        }
+    }
+
+    /// [`crate::gc_timeline::GcTimeline::job_started`] for a job of `plane` just queued on `die`.
+    #[cold]
+    fn note_gc_job_started(&mut self, die: DieId, plane: PlaneId, queued_before: usize) {
+        let first = self.geo.plane_of_die(die, 0).0;
+        let siblings_waiting = (first..first + self.geo.planes_per_die())
+            .map(PlaneId)
+            .filter(|&q| q != plane && !self.gc.active[q.idx()] && self.ftl.needs_gc(q))
+            .count() as u32;
+        if let Some(tl) = self.gc_timeline.as_deref_mut() {
+            tl.job_started(self.now, die, queued_before, siblings_waiting);
         }
     }
 
@@ -121,6 +138,9 @@ impl Simulation {
         // The plane may still be short of free blocks.
         self.maybe_start_gc(plane);
         if self.ctl.dies[die.idx()].queues.gc.is_empty() {
+            if let Some(tl) = self.gc_timeline.as_deref_mut() {
+                tl.queue_emptied(self.now, die);
+            }
             // No GC left to wait for: a stalled write retries (and fails with the FTL's
             // error if the device is truly out of space).
             self.ctl.dies[die.idx()].write_stalled = false;
@@ -218,6 +238,16 @@ impl Simulation {
         Ok(true)
     }
 
+    /// Account for GC read `t`'s suspension of a program/erase, if it caused one.
+    fn note_gc_read(&mut self, t: &lamina_nand_model::OpTiming) {
+        if t.suspended.is_some()
+            && let Some(tl) = self.gc_timeline.as_deref_mut()
+        {
+            tl.gc_read_suspended();
+        }
+        self.note_suspension(t);
+    }
+
     /// Issue one group of aligned GC steps as one command (two for a move without
     /// copy-back: the read, then the program).
     fn issue_gc_group(&mut self, group: &[Work]) -> Result<(), RunError> {
@@ -253,7 +283,7 @@ impl Simulation {
                         .device
                         .issue(self.now, &Command::Read { pages: &a[..n], offset_bytes: 0, len_bytes: ps })
                         .map_err(|e| self.nand(e))?;
-                    self.note_suspension(&r);
+                    self.note_gc_read(&r);
                     self.ctl.counters.gc_reads += n as u64;
                     self.note_command(from_die, OpKind::Read, n as u32, 0);
                     let not_before = if to_die == from_die { self.now } else { r.done };
@@ -338,7 +368,7 @@ impl Simulation {
                     .device
                     .issue(self.now, &Command::Read { pages: &[page], offset_bytes: 0, len_bytes: len })
                     .map_err(|e| self.nand(e))?;
-                self.note_suspension(&t);
+                self.note_gc_read(&t);
                 self.note_command(die, OpKind::Read, 1, 0);
                 self.gc.time.spare_reads_ns += t.done.saturating_since(t.start).0;
                 self.gc.time.spare_reads += 1;

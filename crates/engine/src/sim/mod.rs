@@ -164,6 +164,8 @@ pub struct Simulation {
     pub(crate) replicated: bool,
     /// Per-request CSV log (`--latency-log`), if any.
     pub(crate) latency_log: Option<crate::latency_log::LatencyLog>,
+    /// The GC timeline diagnostic ([`crate::SimulationBuilder::gc_timeline`]), if on.
+    pub(crate) gc_timeline: Option<Box<crate::gc_timeline::GcTimeline>>,
     /// The host interface (`[host.interface]`), `None` when off (the default).
     pub(crate) hif: Option<Box<hostif::HostIf>>,
     /// Remapping's bookkeeping (`[remap]`), if on.
@@ -227,6 +229,7 @@ impl Simulation {
             logical_pages,
             replicated,
             latency_log: None,
+            gc_timeline: None,
             remap,
             remap_base,
             realloc,
@@ -241,6 +244,12 @@ impl Simulation {
     /// The write buffer, if configured.
     pub(crate) fn buffer(&self) -> Option<&crate::buffer::WriteBuffer> {
         self.host.buffer.as_ref()
+    }
+
+    /// The GC timeline, if the builder asked for one
+    /// ([`crate::SimulationBuilder::gc_timeline`]).
+    pub fn gc_timeline(&self) -> Option<&crate::gc_timeline::GcTimeline> {
+        self.gc_timeline.as_deref()
     }
 
     /// The simulated present.
