@@ -5,7 +5,7 @@
 //! another).
 
 use lamina_ftl::GcStep;
-use lamina_nand_model::{Command, DieId, Geometry, PageAddr, PlaneId};
+use lamina_nand_model::{Command, DieId, Geometry, PageAddr, PlaneId, SimTime};
 use lamina_sched::GcJobRef;
 
 use super::controller::{PeKind, Phases, SPARE_READ_BYTES};
@@ -216,24 +216,43 @@ impl Simulation {
         }
         // Group: each remaining step anchors a command joined by the later steps that
         // align with it (same kind, distinct planes, same block index and page).
-        let mut used = [false; super::controller::MAX_OP_TXNS];
+        const MAX: usize = super::controller::MAX_OP_TXNS;
+        let mut grouped = [work[0]; MAX];
+        let mut bounds = [(0usize, 0usize); MAX];
+        let (mut filled, mut groups) = (0, 0);
+        let mut used = [false; MAX];
         for i in 0..w {
             if used[i] {
                 continue;
             }
             used[i] = true;
-            let mut group = [work[i]; super::controller::MAX_OP_TXNS];
-            let mut g = 1;
+            let start = filled;
+            grouped[filled] = work[i];
+            filled += 1;
             let mut mask = 1u64 << plane_of(&work[i]);
             for j in i + 1..w {
                 if !used[j] && mask >> plane_of(&work[j]) & 1 == 0 && aligned(&work[i], &work[j]) {
                     used[j] = true;
                     mask |= 1 << plane_of(&work[j]);
-                    group[g] = work[j];
-                    g += 1;
+                    grouped[filled] = work[j];
+                    filled += 1;
                 }
             }
-            self.issue_gc_group(&group[..g])?;
+            bounds[groups] = (start, filled);
+            groups += 1;
+        }
+        // Reads first: the device suspends whatever program or erase runs on a die when
+        // a read arrives (if its rules allow), so a read issued behind a program or erase
+        // of this same dispatch would suspend the controller's own work a moment after
+        // issuing it. A controller issues the dispatch's reads, then its programs and
+        // erases (docs/model.md, "GC commands").
+        let mut reads = [None; MAX];
+        let mut busy = DieBusy { die, end: self.now };
+        for (g, &(s, e)) in bounds[..groups].iter().enumerate() {
+            reads[g] = self.issue_gc_reads(&grouped[s..e], &mut busy)?;
+        }
+        for (g, &(s, e)) in bounds[..groups].iter().enumerate() {
+            self.issue_gc_group(&grouped[s..e], reads[g], &mut busy)?;
         }
         Ok(true)
     }
@@ -248,9 +267,64 @@ impl Simulation {
         self.note_suspension(t);
     }
 
-    /// Issue one group of aligned GC steps as one command (two for a move without
-    /// copy-back: the read, then the program).
-    fn issue_gc_group(&mut self, group: &[Work]) -> Result<(), RunError> {
+    /// Issue the read part of one group of aligned GC steps: the read of a move without
+    /// copy-back (its timing, for [`Self::issue_gc_group`] to program after), or a spare
+    /// read (whole; `None`). Nothing for the other kinds.
+    fn issue_gc_reads(
+        &mut self,
+        group: &[Work],
+        busy: &mut DieBusy,
+    ) -> Result<Option<lamina_nand_model::OpTiming>, RunError> {
+        let n = group.len();
+        match group[0] {
+            Work::Move { copyback: false, .. } => {
+                let mut a = [PageAddr::default(); super::controller::MAX_OP_TXNS];
+                for (i, s) in group.iter().enumerate() {
+                    let Work::Move { from, .. } = *s else { unreachable!("grouped by kind") };
+                    a[i] = from;
+                }
+                let ps = self.page_size;
+                let r = self
+                    .device
+                    .issue(self.now, &Command::Read { pages: &a[..n], offset_bytes: 0, len_bytes: ps })
+                    .map_err(|e| self.nand(e))?;
+                self.note_gc_read(&r);
+                self.ctl.counters.gc_reads += n as u64;
+                let die = self.geo.die_id(a[0]);
+                self.note_command(die, OpKind::Read, n as u32, 0);
+                busy.bump(die, r.done);
+                Ok(Some(r))
+            }
+            Work::SpareRead { page } => {
+                // As a host lookup's translation read: the page's spare-area bytes.
+                let die = self.geo.die_id(page);
+                let len = SPARE_READ_BYTES.min(self.page_size);
+                let t = self
+                    .device
+                    .issue(self.now, &Command::Read { pages: &[page], offset_bytes: 0, len_bytes: len })
+                    .map_err(|e| self.nand(e))?;
+                self.note_gc_read(&t);
+                self.note_command(die, OpKind::Read, 1, 0);
+                self.gc.time.spare_reads_ns += t.done.saturating_since(t.start).0;
+                self.gc.time.spare_reads += 1;
+                self.note_gc_busy(die, t.start, t.done);
+                self.new_op(die, t.done, &[], None, Phases::of(&t));
+                busy.bump(die, t.done);
+                Ok(None)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Issue the rest of one group of aligned GC steps as one command: a move's program
+    /// (after `read`, its read from [`Self::issue_gc_reads`]) or copy-back, a program,
+    /// an erase.
+    fn issue_gc_group(
+        &mut self,
+        group: &[Work],
+        read: Option<lamina_nand_model::OpTiming>,
+        busy: &mut DieBusy,
+    ) -> Result<(), RunError> {
         let n = group.len();
         let mut a = [PageAddr::default(); super::controller::MAX_OP_TXNS];
         let mut b = [PageAddr::default(); super::controller::MAX_OP_TXNS];
@@ -278,14 +352,7 @@ impl Simulation {
                     self.gc.time.copies_ns += t.done.saturating_since(t.start).0;
                     (t, t.done)
                 } else {
-                    let ps = self.page_size;
-                    let r = self
-                        .device
-                        .issue(self.now, &Command::Read { pages: &a[..n], offset_bytes: 0, len_bytes: ps })
-                        .map_err(|e| self.nand(e))?;
-                    self.note_gc_read(&r);
-                    self.ctl.counters.gc_reads += n as u64;
-                    self.note_command(from_die, OpKind::Read, n as u32, 0);
+                    let r = read.expect("a move without copy-back has its read issued first");
                     let not_before = if to_die == from_die { self.now } else { r.done };
                     let p = self
                         .device
@@ -296,11 +363,12 @@ impl Simulation {
                         )
                         .map_err(|e| self.nand(e))?;
                     self.note_command(to_die, OpKind::Program, n as u32, 0);
-                    self.gc.time.copies_ns += if to_die != from_die {
-                        r.done.saturating_since(r.start).0 + p.done.saturating_since(p.start).0
-                    } else {
-                        p.done.saturating_since(r.start).0
-                    };
+                    // Die time: the read, and the program from when the die was done with
+                    // what this dispatch issued before it (the read alone, unless other
+                    // groups' reads or programs ran in between: they count as theirs).
+                    let program_from = if to_die == from_die { r.done.max(busy.end) } else { p.start };
+                    self.gc.time.copies_ns +=
+                        r.done.saturating_since(r.start).0 + p.done.saturating_since(program_from).0;
                     if to_die != from_die {
                         // The read occupies its own die until its data is out.
                         self.note_gc_busy(from_die, r.start, r.done);
@@ -315,6 +383,7 @@ impl Simulation {
                 self.ctl.dies[to_die.idx()].writes_done += n as u64;
                 self.note_gc_busy(to_die, first.start, done);
                 self.new_op(to_die, done, &[], Some(PeKind::Program), Phases::of(&first));
+                busy.bump(to_die, done);
             }
             Work::Program { .. } => {
                 for (i, s) in group.iter().enumerate() {
@@ -333,6 +402,7 @@ impl Simulation {
                 self.ctl.dies[die.idx()].writes_done += n as u64;
                 self.note_gc_busy(die, p.start, p.done);
                 self.new_op(die, p.done, &[], Some(PeKind::Program), Phases::of(&p));
+                busy.bump(die, p.done);
             }
             Work::Erase { .. } => {
                 for (i, s) in group.iter().enumerate() {
@@ -348,6 +418,7 @@ impl Simulation {
                 self.gc.time.erases_ns += t.done.saturating_since(t.start).0;
                 self.note_gc_busy(die, t.start, t.done);
                 self.new_op(die, t.done, &[], Some(PeKind::Erase), Phases::of(&t));
+                busy.bump(die, t.done);
             }
             Work::PartialErase { block, pb } => {
                 let die = self.geo.die_id(block);
@@ -359,24 +430,27 @@ impl Simulation {
                 self.gc.time.partial_erases_ns += t.done.saturating_since(t.start).0;
                 self.note_gc_busy(die, t.start, t.done);
                 self.new_op(die, t.done, &[], Some(PeKind::Erase), Phases::of(&t));
+                busy.bump(die, t.done);
             }
-            Work::SpareRead { page } => {
-                // As a host lookup's translation read: the page's spare-area bytes.
-                let die = self.geo.die_id(page);
-                let len = SPARE_READ_BYTES.min(self.page_size);
-                let t = self
-                    .device
-                    .issue(self.now, &Command::Read { pages: &[page], offset_bytes: 0, len_bytes: len })
-                    .map_err(|e| self.nand(e))?;
-                self.note_gc_read(&t);
-                self.note_command(die, OpKind::Read, 1, 0);
-                self.gc.time.spare_reads_ns += t.done.saturating_since(t.start).0;
-                self.gc.time.spare_reads += 1;
-                self.note_gc_busy(die, t.start, t.done);
-                self.new_op(die, t.done, &[], None, Phases::of(&t));
-            }
+            // Issued whole with the dispatch's reads.
+            Work::SpareRead { .. } => {}
         }
         Ok(())
+    }
+}
+
+/// When the dispatch's die is done with the GC commands issued on it so far in one
+/// dispatch (for the die time of a move whose program waits behind other groups).
+struct DieBusy {
+    die: DieId,
+    end: SimTime,
+}
+
+impl DieBusy {
+    fn bump(&mut self, die: DieId, done: SimTime) {
+        if die == self.die {
+            self.end = self.end.max(done);
+        }
     }
 }
 
