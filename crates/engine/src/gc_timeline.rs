@@ -24,7 +24,10 @@
 //!   program/erase for any read its rules allow). GC is only dispatched to a free die,
 //!   so when a GC read stays on its job's die (every FTL's moves but cross-die ones),
 //!   the operation it suspended was issued by the same GC dispatch: another picked
-//!   job's erase or move.
+//!   job's erase or move. The GC driver issues a dispatch's reads before its programs
+//!   and erases, so this counts 0 unless a cross-die move's read lands on a die that
+//!   another dispatch left programming or erasing (the counter shows that the rule
+//!   holds; docs/model.md, "GC steps").
 //! - **Host read transactions** (each page of a host read served by a flash
 //!   operation): their die-queue wait, split into the part the die spent on GC (the
 //!   attribution's `gc_blocked`, classed by the widest GC period it overlapped) and the
