@@ -1253,7 +1253,7 @@ pub const PAPERS: &[Paper] = &[
                 file: "fig8-mean-response",
                 title: "Fig. 8: mean response time, TBM = 1",
                 paper_figure: "Fig. 8",
-                caption: "Mean response time (reads and writes) of TBM, Sprinkler and MBM relative to TBM, on the `mbm` preset (the full experiment's Table II analogues need `scripts/mbm-synth-traces.sh` and `--trace-root target/mbm-synth`), every GC mode and load of the experiment. The paper's values (§VI-A): MBM −43.6 % on average and up to −66.8 %; on src1-1vm2 MBM +7.5 % and Sprinkler 2.18× (the claims below check each).",
+                caption: "Mean response time (reads and writes) of TBM, Sprinkler and MBM relative to TBM, on the `mbm` preset (the full experiment's Table II analogues: `scripts/mbm-synth-traces.sh target/mbm-synth`, the experiment's `trace_root`), every GC mode and load of the experiment. The paper's values (§VI-A): MBM −43.6 % on average and up to −66.8 %; on src1-1vm2 MBM +7.5 % and Sprinkler 2.18× (the claims below check each).",
                 kind: FigureKind::Bars { metric: "all.mean_ns", baseline: "tbm", filters: &[] },
             },
             FigureSpec {
