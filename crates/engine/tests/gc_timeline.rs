@@ -47,16 +47,7 @@ fn run_with(scheduler: &str, timeline: bool) -> (Option<GcTimelineSummary>, Stri
     let builder = SimulationBuilder::new(cfg);
     let builder = if timeline { builder.gc_timeline() } else { builder };
     let mut sim = builder.build().expect("config builds");
-    let pages: Vec<_> = prefill.iter().map(|&l| Ok(req(0, IoOp::Read, l * PAGE, PAGE))).collect();
-    sim.prefill(pages.into_iter()).expect("prefill");
-    for r in &reqs {
-        sim.submit(*r).expect("submit");
-    }
-    sim.drain().expect("run");
-    let mut done = Vec::new();
-    sim.take_completions(&mut done);
-    done.sort_by_key(|c| c.id);
-    assert_eq!(done.len(), reqs.len(), "every request completes");
+    let done = replay(&mut sim, PAGE, &prefill, &reqs);
     let report = serde_json::to_string(&report_of(&sim)).expect("report serialises");
     (sim.gc_timeline().map(|t| t.summary()), report, done)
 }
@@ -139,12 +130,8 @@ fn no_gc_read_suspends_a_command_of_its_own_dispatch() {
             }
         }
         let mut sim = SimulationBuilder::new(cfg).gc_timeline().build().expect("config builds");
-        let die0 = (0..80u64).filter(|l| l % 4 < 2).map(|l| Ok(req(0, IoOp::Read, l * PAGE, PAGE)));
-        sim.prefill(die0).expect("prefill");
-        for r in &reqs {
-            sim.submit(*r).expect("submit");
-        }
-        sim.drain().expect("run");
+        let die0: Vec<u64> = (0..80u64).filter(|l| l % 4 < 2).collect();
+        replay(&mut sim, PAGE, &die0, &reqs);
         let s = sim.gc_timeline().expect("on").summary();
         let report = report_of(&sim);
         assert!(s.jobs > 20, "{scheduler}: GC runs ({} jobs)", s.jobs);

@@ -5,7 +5,7 @@
 //! another).
 
 use lamina_ftl::GcStep;
-use lamina_nand_model::{Command, DieId, Geometry, PageAddr, PlaneId, SimTime};
+use lamina_nand_model::{Command, DieId, Geometry, OpTiming, PageAddr, PlaneId, SimTime};
 use lamina_sched::GcJobRef;
 
 use super::controller::{PeKind, Phases, SPARE_READ_BYTES};
@@ -245,7 +245,7 @@ impl Simulation {
         // a read arrives (if its rules allow), so a read issued behind a program or erase
         // of this same dispatch would suspend the controller's own work a moment after
         // issuing it. A controller issues the dispatch's reads, then its programs and
-        // erases (docs/model.md, "GC commands").
+        // erases (docs/model.md, "GC steps").
         let mut reads = [None; MAX];
         let mut busy = DieBusy { die, end: self.now };
         for (g, &(s, e)) in bounds[..groups].iter().enumerate() {
@@ -258,7 +258,7 @@ impl Simulation {
     }
 
     /// Account for GC read `t`'s suspension of a program/erase, if it caused one.
-    fn note_gc_read(&mut self, t: &lamina_nand_model::OpTiming) {
+    fn note_gc_read(&mut self, t: &OpTiming) {
         if t.suspended.is_some()
             && let Some(tl) = self.gc_timeline.as_deref_mut()
         {
@@ -270,11 +270,7 @@ impl Simulation {
     /// Issue the read part of one group of aligned GC steps: the read of a move without
     /// copy-back (its timing, for [`Self::issue_gc_group`] to program after), or a spare
     /// read (whole; `None`). Nothing for the other kinds.
-    fn issue_gc_reads(
-        &mut self,
-        group: &[Work],
-        busy: &mut DieBusy,
-    ) -> Result<Option<lamina_nand_model::OpTiming>, RunError> {
+    fn issue_gc_reads(&mut self, group: &[Work], busy: &mut DieBusy) -> Result<Option<OpTiming>, RunError> {
         let n = group.len();
         match group[0] {
             Work::Move { copyback: false, .. } => {
@@ -322,7 +318,7 @@ impl Simulation {
     fn issue_gc_group(
         &mut self,
         group: &[Work],
-        read: Option<lamina_nand_model::OpTiming>,
+        read: Option<OpTiming>,
         busy: &mut DieBusy,
     ) -> Result<(), RunError> {
         let n = group.len();

@@ -64,6 +64,13 @@ pub fn req(at: u64, op: IoOp, offset_bytes: u64, size_bytes: u64) -> IoRequest {
 pub fn run_sim(cfg: SimConfig, prefill: &[u64], reqs: &[IoRequest]) -> (Vec<Completion>, Simulation) {
     let page = u64::from(cfg.nand.geometry.page_size_bytes);
     let mut sim = SimulationBuilder::new(cfg).build().expect("config builds");
+    let done = replay(&mut sim, page, prefill, reqs);
+    (done, sim)
+}
+
+/// Replay on a built simulation (pages of `page` bytes): prefill (untimed) the LPNs
+/// `prefill`, submit `reqs` and run to the end; the completions in submission order.
+pub fn replay(sim: &mut Simulation, page: u64, prefill: &[u64], reqs: &[IoRequest]) -> Vec<Completion> {
     let reads: Vec<_> = prefill.iter().map(|&l| Ok(req(0, IoOp::Read, l * page, page))).collect();
     sim.prefill(reads.into_iter()).expect("prefill");
     for r in reqs {
@@ -74,7 +81,7 @@ pub fn run_sim(cfg: SimConfig, prefill: &[u64], reqs: &[IoRequest]) -> (Vec<Comp
     sim.take_completions(&mut done);
     done.sort_by_key(|c| c.id);
     assert_eq!(done.len(), reqs.len(), "every request completes");
-    (done, sim)
+    done
 }
 
 /// [`run_sim`]'s completions alone.
