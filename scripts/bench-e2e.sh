@@ -14,6 +14,25 @@
 #   pc256      preconditioning a 256 GiB device to steady state (8 KiB pages)
 #   pc512      the same at 512 GiB
 #   sweep      lamina sweep experiments/die-binding.toml with --threads 1 and 2
+#   vs-mqsim   the mqsim case side by side with MQSim (needs --mqsim DIR): RUNS pairs,
+#              Lamina then MQSim, and the ratio of each pair's wall times
+#   vs-ssdsim  the ssdsim case side by side with SSDsim 2.1 (needs --ssdsim DIR)
+#
+# --mqsim DIR: a built MQSim (github.com/CMU-SAFARI/MQSim, `make`): DIR holds the MQSim
+# binary and its default ssdconfig.xml. MQSim replays the same trace through one
+# trace-based flow over every channel, chip, die and plane with
+# Initial_Occupancy_Percentage 70 (its sample workload.xml's value). Speeds differ
+# between VMs of this machine class by up to 3x, and not by the same factor for both
+# simulators, so a speed ratio is only meaningful from pairs run together.
+#
+# --ssdsim DIR: a built SSDsim 2.1 (e.g. github.com/huaicheng/ssdsim; gcc -O2 -fcommon):
+# DIR holds the binary `ssd` and SSDsim's default page.parameters, of which the script
+# changes only the channel and chip counts (8 channels x 4 chips; the rest of the default
+# file is ../shared/bench/ssdsim-geometry.toml). The trace's addresses are wrapped as
+# Lamina wraps them, inside the 60,397,976 logical sectors both simulators have on this
+# geometry. Stock SSDsim 2.1 never finishes a trace: at its end it stops advancing its
+# clock while requests are outstanding; it needs the one-line fix of moving the clock to
+# the next device event there, as it does mid-trace (docs/performance.md, "2026-11-28").
 #
 # --quick: 20 k-request traces, 8 GiB preconditioning, one run each (a smoke test of the
 # script; CI runs it). Needs python3 and ../shared beside the repository for the
@@ -28,6 +47,8 @@ RUNS=3
 QUICK=0
 BIN=
 PGO=0
+MQSIM_DIR=
+SSDSIM_DIR=
 CASES=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -35,7 +56,9 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=$2; shift ;;
     --bin) BIN=$2; shift ;;
     --pgo) PGO=1 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    --mqsim) MQSIM_DIR=$2; shift ;;
+    --ssdsim) SSDSIM_DIR=$2; shift ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     -*) echo "bench-e2e: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) CASES+=("$1") ;;
   esac
@@ -76,6 +99,62 @@ measure() {
   printf '%s\n' "${walls[@]}" | sort -g | awk -v rss="$rss" '{a[NR]=$1} END {printf "%.2f %.2f %.2f %d\n", a[int((NR+1)/2)], a[1], a[NR], rss}'
 }
 
+# One run of a command: prints "wall_s cpu_s peak_rss_mib".
+once() {
+  local out=$WORK/time1.txt
+  if ! /usr/bin/time -v -o "$out" "$@" >/dev/null 2>"$WORK/stderr.txt" </dev/null; then
+    cat "$WORK/stderr.txt" >&2; echo "bench-e2e: failed: $*" >&2; exit 1
+  fi
+  awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,a,":"); w=0; for(i=1;i<=n;i++) w=w*60+a[i]}
+    /User time/{c+=$2} /System time/{c+=$2} /Maximum resident set size/{r=int($2/1024)}
+    END {printf "%.2f %.2f %d\n", w, c, r}' "$out"
+}
+
+# MQSim's workload file for trace $1 (MQSim's ASCII layout, which gen_trace.py writes).
+mqsim_workload() {
+  cat <<EOF
+<?xml version="1.0" encoding="us-ascii"?>
+<MQSim_IO_Scenarios>
+  <IO_Scenario>
+    <IO_Flow_Parameter_Set_Trace_Based>
+      <Priority_Class>HIGH</Priority_Class>
+      <Device_Level_Data_Caching_Mode>WRITE_CACHE</Device_Level_Data_Caching_Mode>
+      <Channel_IDs>0,1,2,3,4,5,6,7</Channel_IDs>
+      <Chip_IDs>0,1,2,3</Chip_IDs>
+      <Die_IDs>0,1</Die_IDs>
+      <Plane_IDs>0,1</Plane_IDs>
+      <Initial_Occupancy_Percentage>70</Initial_Occupancy_Percentage>
+      <File_Path>$1</File_Path>
+      <Percentage_To_Be_Executed>100</Percentage_To_Be_Executed>
+      <Relay_Count>1</Relay_Count>
+      <Time_Unit>NANOSECOND</Time_Unit>
+    </IO_Flow_Parameter_Set_Trace_Based>
+  </IO_Scenario>
+</MQSim_IO_Scenarios>
+EOF
+}
+
+# Median, minimum and maximum of the arguments.
+med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {printf "%s %s %s\n", a[int((NR+1)/2)], a[1], a[NR]}'; }
+
+# RUNS alternating pairs of two commands, the functions side_a then side_b: one line per
+# pair on stderr, then a row with each side's median wall time and the median ratio B/A.
+pairs() { # NAME_A NAME_B
+  local ra=() rb=() ratios=() wa ca ma wb cb mb rss_a=0 rss_b=0
+  for i in $(seq "$RUNS"); do
+    read -r wa ca ma < <(side_a)
+    read -r wb cb mb < <(side_b)
+    [ "$ma" -gt "$rss_a" ] && rss_a=$ma; [ "$mb" -gt "$rss_b" ] && rss_b=$mb
+    ra+=("$wa"); rb+=("$wb"); ratios+=("$(awk -v a="$wa" -v b="$wb" 'BEGIN {printf "%.1f", b / a}')")
+    echo "pair $i: $1 $wa s wall ($ca s CPU, $ma MiB), $2 $wb s wall ($cb s CPU, $mb MiB): ${ratios[-1]}x" >&2
+  done
+  local a b r
+  read -r -a a < <(med "${ra[@]}"); read -r -a b < <(med "${rb[@]}"); read -r -a r < <(med "${ratios[@]}")
+  printf '| %-10s | %6s s | %6s–%s s | %5s MiB |\n' "$1" "${a[0]}" "${a[1]}" "${a[2]}" "$rss_a"
+  printf '| %-10s | %6s s | %6s–%s s | %5s MiB |\n' "$2" "${b[0]}" "${b[1]}" "${b[2]}" "$rss_b"
+  printf '| %-10s | %6sx | %6s–%sx | pairwise wall-time ratio %s / %s |\n' "ratio" "${r[0]}" "${r[1]}" "${r[2]}" "$2" "$1"
+}
+
 row() { # CASE COMMAND...
   local name=$1; shift
   read -r med lo hi rss < <(measure "$@")
@@ -104,6 +183,12 @@ EOF
 }
 
 echo "lamina: $("$BIN" --version 2>/dev/null || echo "$BIN"); $RUNS run(s) per case; $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ)"
+# The host CPU and its caches: the same VM class has run on hosts whose speed for Lamina
+# differs 3x (docs/performance.md, "How we measure").
+cpu=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
+caches=$(for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+  [ -r "$d/size" ] && printf 'L%s %s %s, ' "$(cat "$d/level")" "$(cat "$d/type")" "$(cat "$d/size")"; done 2>/dev/null || true)
+echo "cpu: ${cpu:-unknown}; ${caches%, } (as the guest sees them)"
 echo
 echo '| case       | median   | range          | peak RSS  |'
 echo '|---|---|---|---|'
@@ -123,6 +208,32 @@ for c in "${CASES[@]}"; do
         rm -rf "$WORK/sweep$t"
         row "sweep -j$t" "$BIN" sweep "$spec" --out "$WORK/sweep$t" --threads $t
       done ;;
+    vs-mqsim)
+      [ -n "$MQSIM_DIR" ] || { echo "bench-e2e: case vs-mqsim needs --mqsim DIR (a built MQSim)" >&2; exit 2; }
+      [ -x "$MQSIM_DIR/MQSim" ] && [ -f "$MQSIM_DIR/ssdconfig.xml" ] \
+        || { echo "bench-e2e: --mqsim $MQSIM_DIR: no MQSim binary or ssdconfig.xml there (build MQSim with make)" >&2; exit 2; }
+      T=$(trace base -n $N)
+      mqsim_workload "$T" >"$WORK/mqsim-wl.xml"
+      cp "$MQSIM_DIR/ssdconfig.xml" "$WORK/mqsim-ssd.xml"
+      side_a() { once "$BIN" run --preset mqsim-default -q "$T"; }
+      side_b() { once "$MQSIM_DIR/MQSim" -i "$WORK/mqsim-ssd.xml" -w "$WORK/mqsim-wl.xml"; }
+      pairs lamina MQSim ;;
+    vs-ssdsim)
+      [ -n "$SSDSIM_DIR" ] || { echo "bench-e2e: case vs-ssdsim needs --ssdsim DIR (a built SSDsim 2.1)" >&2; exit 2; }
+      [ -x "$SSDSIM_DIR/ssd" ] && [ -f "$SSDSIM_DIR/page.parameters" ] \
+        || { echo "bench-e2e: --ssdsim $SSDSIM_DIR: no ssd binary or page.parameters there (build SSDsim first)" >&2; exit 2; }
+      T=$(trace base -n $N)
+      S=$WORK/ssdsim; mkdir -p "$S"
+      awk '/^chip number\[[0-9]+\]/ {split($0, f, /[][]/); sub(/=.*/, f[2] < 8 ? "= 4;" : "= 0;")}
+        /^channel number/ {sub(/=.*/, "= 8;")}
+        /^chip number *=/ {sub(/=.*/, "= 32;")} {print}' "$SSDSIM_DIR/page.parameters" >"$S/page.parameters"
+      # Same columns and units (time ns, device, sector, sectors, 1 = read); Lamina's wrap.
+      awk -v cap=60397976 '{ if ($3 + $4 > cap) { $3 %= cap; if ($3 + $4 > cap) $3 = cap - $4 } print }' "$T" >"$S/trace"
+      printf '#!/usr/bin/env bash\ncd "%s" && echo trace | "%s/ssd" >stdout.txt; rc=$?\n[ $rc -le 1 ]  # SSDsim exits 1 when done\n' \
+        "$S" "$SSDSIM_DIR" >"$S/run"; chmod +x "$S/run"
+      side_a() { once "$BIN" run --config "$SHARED/bench/ssdsim-geometry.toml" -q "$T"; }
+      side_b() { once "$S/run"; }
+      pairs lamina SSDsim ;;
     *) echo "bench-e2e: unknown case $c (see --help)" >&2; exit 2 ;;
   esac
 done
