@@ -19,9 +19,8 @@
 #   vs-ssdsim  the ssdsim case side by side with SSDsim 2.1 (needs --ssdsim DIR)
 #
 # --mqsim DIR: a built MQSim (github.com/CMU-SAFARI/MQSim, `make`): DIR holds the MQSim
-# binary and its default ssdconfig.xml. MQSim replays the same trace through one
-# trace-based flow over every channel, chip, die and plane with
-# Initial_Occupancy_Percentage 70 (its sample workload.xml's value). Speeds differ
+# binary and its default ssdconfig.xml. MQSim replays the same trace with the workload
+# file of scripts/mqsim-workload.sh (Initial_Occupancy_Percentage 70). Speeds differ
 # between VMs of this machine class by up to 3x, and not by the same factor for both
 # simulators, so a speed ratio is only meaningful from pairs run together.
 #
@@ -110,30 +109,6 @@ once() {
     END {printf "%.2f %.2f %d\n", w, c, r}' "$out"
 }
 
-# MQSim's workload file for trace $1 (MQSim's ASCII layout, which gen_trace.py writes).
-mqsim_workload() {
-  cat <<EOF
-<?xml version="1.0" encoding="us-ascii"?>
-<MQSim_IO_Scenarios>
-  <IO_Scenario>
-    <IO_Flow_Parameter_Set_Trace_Based>
-      <Priority_Class>HIGH</Priority_Class>
-      <Device_Level_Data_Caching_Mode>WRITE_CACHE</Device_Level_Data_Caching_Mode>
-      <Channel_IDs>0,1,2,3,4,5,6,7</Channel_IDs>
-      <Chip_IDs>0,1,2,3</Chip_IDs>
-      <Die_IDs>0,1</Die_IDs>
-      <Plane_IDs>0,1</Plane_IDs>
-      <Initial_Occupancy_Percentage>70</Initial_Occupancy_Percentage>
-      <File_Path>$1</File_Path>
-      <Percentage_To_Be_Executed>100</Percentage_To_Be_Executed>
-      <Relay_Count>1</Relay_Count>
-      <Time_Unit>NANOSECOND</Time_Unit>
-    </IO_Flow_Parameter_Set_Trace_Based>
-  </IO_Scenario>
-</MQSim_IO_Scenarios>
-EOF
-}
-
 # Median, minimum and maximum of the arguments.
 med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {printf "%s %s %s\n", a[int((NR+1)/2)], a[1], a[NR]}'; }
 
@@ -213,7 +188,7 @@ for c in "${CASES[@]}"; do
       [ -x "$MQSIM_DIR/MQSim" ] && [ -f "$MQSIM_DIR/ssdconfig.xml" ] \
         || { echo "bench-e2e: --mqsim $MQSIM_DIR: no MQSim binary or ssdconfig.xml there (build MQSim with make)" >&2; exit 2; }
       T=$(trace base -n $N)
-      mqsim_workload "$T" >"$WORK/mqsim-wl.xml"
+      bash scripts/mqsim-workload.sh "$T" >"$WORK/mqsim-wl.xml"
       cp "$MQSIM_DIR/ssdconfig.xml" "$WORK/mqsim-ssd.xml"
       side_a() { once "$BIN" run --preset mqsim-default -q "$T"; }
       side_b() { once "$MQSIM_DIR/MQSim" -i "$WORK/mqsim-ssd.xml" -w "$WORK/mqsim-wl.xml"; }

@@ -47,26 +47,7 @@ trace=$dir/light-4k.trace
 # The trace is already MQSim's ASCII layout (time_ns device start_sector sectors
 # type, 1 = read); the workload file points one trace-based flow at it, every
 # channel, chip, die and plane, with the sample workload's write cache mode.
-cat > "$dir/workload.xml" <<EOF
-<?xml version="1.0" encoding="us-ascii"?>
-<MQSim_IO_Scenarios>
-  <IO_Scenario>
-    <IO_Flow_Parameter_Set_Trace_Based>
-      <Priority_Class>HIGH</Priority_Class>
-      <Device_Level_Data_Caching_Mode>WRITE_CACHE</Device_Level_Data_Caching_Mode>
-      <Channel_IDs>0,1,2,3,4,5,6,7</Channel_IDs>
-      <Chip_IDs>0,1,2,3</Chip_IDs>
-      <Die_IDs>0,1</Die_IDs>
-      <Plane_IDs>0,1</Plane_IDs>
-      <Initial_Occupancy_Percentage>70</Initial_Occupancy_Percentage>
-      <File_Path>$trace</File_Path>
-      <Percentage_To_Be_Executed>100</Percentage_To_Be_Executed>
-      <Relay_Count>1</Relay_Count>
-      <Time_Unit>NANOSECOND</Time_Unit>
-    </IO_Flow_Parameter_Set_Trace_Based>
-  </IO_Scenario>
-</MQSim_IO_Scenarios>
-EOF
+bash scripts/mqsim-workload.sh "$trace" > "$dir/workload.xml"
 
 # Mean response (µs) of type $2 (1 = read, 0 = write) from a per-request log.
 log_mean() { awk -v t="$2" '$1 == "H" && $2 == t { s += $7 - $5; n++ } END { if (n) printf "%.3f", s / n / 1000; else printf "n/a" }' "$1"; }
