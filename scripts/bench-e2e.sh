@@ -20,9 +20,9 @@
 #
 # --mqsim DIR: a built MQSim (github.com/CMU-SAFARI/MQSim, `make`): DIR holds the MQSim
 # binary and its default ssdconfig.xml. MQSim replays the same trace with the workload
-# file of scripts/mqsim-workload.sh (Initial_Occupancy_Percentage 70). Speeds differ
-# between VMs of this machine class by up to 3x, and not by the same factor for both
-# simulators, so a speed ratio is only meaningful from pairs run together.
+# file of scripts/mqsim-workload.sh (Initial_Occupancy_Percentage 70). The machine
+# class's VM has run on hosts where Lamina's speed differs 3x; whether another simulator
+# slows by the same factor is unknown, so a ratio counts only from pairs run together.
 #
 # --ssdsim DIR: a built SSDsim 2.1 (e.g. github.com/huaicheng/ssdsim; gcc -O2 -fcommon):
 # DIR holds the binary `ssd` and SSDsim's default page.parameters, of which the script
@@ -30,8 +30,8 @@
 # file is ../shared/bench/ssdsim-geometry.toml). The trace's addresses are wrapped as
 # Lamina wraps them, inside the 60,397,976 logical sectors both simulators have on this
 # geometry. Stock SSDsim 2.1 never finishes a trace: at its end it stops advancing its
-# clock while requests are outstanding; it needs the one-line fix of moving the clock to
-# the next device event there, as it does mid-trace (docs/performance.md, "2026-11-28").
+# clock while requests are outstanding. It needs a small fix: move the clock to the next
+# device event there, as it does mid-trace (docs/performance.md, "2026-11-28").
 #
 # --quick: 20 k-request traces, 8 GiB preconditioning, one run each (a smoke test of the
 # script; CI runs it). Needs python3 and ../shared beside the repository for the
@@ -57,7 +57,7 @@ while [ $# -gt 0 ]; do
     --pgo) PGO=1 ;;
     --mqsim) MQSIM_DIR=$2; shift ;;
     --ssdsim) SSDSIM_DIR=$2; shift ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     -*) echo "bench-e2e: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) CASES+=("$1") ;;
   esac
