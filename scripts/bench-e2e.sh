@@ -119,6 +119,7 @@ pairs() { # NAME_A NAME_B
   for i in $(seq "$RUNS"); do
     read -r wa ca ma < <(side_a)
     read -r wb cb mb < <(side_b)
+    [ -n "$wa" ] && [ -n "$wb" ] || exit 1 # a run failed (its error is printed above)
     [ "$ma" -gt "$rss_a" ] && rss_a=$ma; [ "$mb" -gt "$rss_b" ] && rss_b=$mb
     ra+=("$wa"); rb+=("$wb"); ratios+=("$(awk -v a="$wa" -v b="$wb" 'BEGIN {printf "%.1f", b / a}')")
     echo "pair $i: $1 $wa s wall ($ca s CPU, $ma MiB), $2 $wb s wall ($cb s CPU, $mb MiB): ${ratios[-1]}x" >&2
@@ -133,6 +134,7 @@ pairs() { # NAME_A NAME_B
 row() { # CASE COMMAND...
   local name=$1; shift
   read -r med lo hi rss < <(measure "$@")
+  [ -n "$med" ] || exit 1 # the run failed (its error is printed above)
   printf '| %-10s | %6s s | %6s–%s s | %5s MiB |\n' "$name" "$med" "$lo" "$hi" "$rss"
 }
 
