@@ -84,6 +84,9 @@ trace() { # NAME ARGS... -> path of a generated trace (made once)
   echo "$f"
 }
 
+# Median, minimum and maximum of the arguments.
+med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {printf "%s %s %s\n", a[int((NR+1)/2)], a[1], a[NR]}'; }
+
 # One measured command, RUNS times: prints "median_s min_s max_s peak_rss_mib".
 measure() {
   local walls=() rss=0 out=$WORK/time.txt
@@ -95,7 +98,7 @@ measure() {
     local r; r=$(awk -F': ' '/Maximum resident set size/{print int($2/1024)}' "$out")
     walls+=("$w"); [ "$r" -gt "$rss" ] && rss=$r
   done
-  printf '%s\n' "${walls[@]}" | sort -g | awk -v rss="$rss" '{a[NR]=$1} END {printf "%.2f %.2f %.2f %d\n", a[int((NR+1)/2)], a[1], a[NR], rss}'
+  echo "$(med "${walls[@]}") $rss"
 }
 
 # One run of a command: prints "wall_s cpu_s peak_rss_mib".
@@ -108,9 +111,6 @@ once() {
     /User time/{c+=$2} /System time/{c+=$2} /Maximum resident set size/{r=int($2/1024)}
     END {printf "%.2f %.2f %d\n", w, c, r}' "$out"
 }
-
-# Median, minimum and maximum of the arguments.
-med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {printf "%s %s %s\n", a[int((NR+1)/2)], a[1], a[NR]}'; }
 
 # RUNS alternating pairs of two commands, the functions side_a then side_b: one line per
 # pair on stderr, then a row with each side's median wall time and the median ratio B/A.

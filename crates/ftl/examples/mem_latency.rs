@@ -20,24 +20,24 @@ const LINE: usize = 64;
 const STEPS: u32 = 20_000_000;
 
 /// An anonymous mapping of `bytes` zeroed bytes, with or without huge-page advice.
-fn table(bytes: usize, huge: bool) -> memmap2::MmapMut {
-    let m = memmap2::MmapMut::map_anon(bytes).expect("an anonymous mapping");
+fn table(bytes: usize, huge: bool) -> std::io::Result<memmap2::MmapMut> {
+    let m = memmap2::MmapMut::map_anon(bytes)?;
     #[cfg(target_os = "linux")]
     {
         // Advice only: without transparent huge pages both rows measure 4 KiB pages.
         let advice = if huge { memmap2::Advice::HugePage } else { memmap2::Advice::NoHugePage };
         let _ = m.advise(advice);
     }
-    m
+    Ok(m)
 }
 
 /// Nanoseconds per dependent load through a random cycle over `bytes` of table.
 // The wall clock is banned in simulation code (clippy.toml); measuring it is this
 // example's whole purpose.
 #[allow(clippy::disallowed_methods)]
-fn chase(bytes: usize, huge: bool, rng: &mut Xoshiro256PlusPlus) -> f64 {
+fn chase(bytes: usize, huge: bool, rng: &mut Xoshiro256PlusPlus) -> std::io::Result<f64> {
     let n = bytes / LINE;
-    let mut m = table(n * LINE, huge);
+    let mut m = table(n * LINE, huge)?;
     // Sattolo's algorithm: a uniformly random permutation that is one single cycle.
     let mut order: Vec<u32> = (0..n as u32).collect();
     for i in (1..n).rev() {
@@ -57,10 +57,10 @@ fn chase(bytes: usize, huge: bool, rng: &mut Xoshiro256PlusPlus) -> f64 {
     }
     let ns = start.elapsed().as_nanos() as f64 / STEPS as f64;
     std::hint::black_box(at);
-    ns
+    Ok(ns)
 }
 
-fn main() {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sizes: Vec<usize> = {
         let args: Vec<String> = std::env::args().skip(1).collect();
         if args.is_empty() {
@@ -82,8 +82,10 @@ fn main() {
     println!("|---|---|---|");
     for &bytes in &sizes {
         let bytes = bytes.max(2 * LINE);
-        let small = chase(bytes, false, &mut rng);
-        let huge = chase(bytes, true, &mut rng);
+        let mapping = |e: std::io::Error| format!("mem_latency: cannot map {bytes} bytes of memory: {e}");
+        let small = chase(bytes, false, &mut rng).map_err(mapping)?;
+        let huge = chase(bytes, true, &mut rng).map_err(mapping)?;
         println!("| {:.2} MiB | {small:.1} ns | {huge:.1} ns |", bytes as f64 / (1 << 20) as f64);
     }
+    Ok(())
 }
