@@ -13,6 +13,11 @@
 #   scale4m    4 M requests (gen_trace.py -n 4000000), mqsim-default
 #   pc256      preconditioning a 256 GiB device to steady state (8 KiB pages)
 #   pc512      the same at 512 GiB
+#   scale-pairs  RUNS alternating pairs of the mqsim case and scale4m, with the ratio
+#              of each pair's wall times (issue #14: 4 M requests in <= 4.2x the time of 1 M)
+#   sat-pairs  RUNS alternating pairs of the mqsim case and the saturated trace with a
+#              bounded host queue (host.queue_depth = 256), with each pair's ratio of
+#              rates (issue #14: the saturated trace at >= 70 % of the unsaturated rate)
 #   sweep      lamina sweep experiments/die-binding.toml with --threads 1 and 2
 #   vs-mqsim   the mqsim case side by side with MQSim (needs --mqsim DIR): RUNS pairs,
 #              Lamina then MQSim, and the ratio of each pair's wall times
@@ -57,13 +62,13 @@ while [ $# -gt 0 ]; do
     --pgo) PGO=1 ;;
     --mqsim) MQSIM_DIR=$2; shift ;;
     --ssdsim) SSDSIM_DIR=$2; shift ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     -*) echo "bench-e2e: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) CASES+=("$1") ;;
   esac
   shift
 done
-[ ${#CASES[@]} -gt 0 ] || CASES=(mqsim mqsim-zero ssdsim saturated scale4m pc256 pc512)
+[ ${#CASES[@]} -gt 0 ] || CASES=(mqsim mqsim-zero ssdsim saturated scale4m pc256 pc512 scale-pairs sat-pairs)
 [ -x /usr/bin/time ] || { echo "bench-e2e: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
 [ -f "$SHARED/bench/gen_trace.py" ] || { echo "bench-e2e: $SHARED/bench/gen_trace.py not found (set LAMINA_SHARED)" >&2; exit 2; }
 if [ -z "$BIN" ] && [ $PGO = 1 ]; then
@@ -113,22 +118,30 @@ once() {
 }
 
 # RUNS alternating pairs of two commands, the functions side_a then side_b: one line per
-# pair on stderr, then a row with each side's median wall time and the median ratio B/A.
+# pair on stderr, then a row with each side's median wall time and the median ratio B/A
+# (or, with RATIO=a/b, A/B: the ratio of B's rate to A's when both run the same requests).
 pairs() { # NAME_A NAME_B
-  local ra=() rb=() ratios=() wa ca ma wb cb mb rss_a=0 rss_b=0
+  local ra=() rb=() ratios=() wa ca ma wb cb mb rss_a=0 rss_b=0 inv=0
+  [ "${RATIO:-b/a}" = a/b ] && inv=1
   for i in $(seq "$RUNS"); do
     read -r wa ca ma < <(side_a)
     read -r wb cb mb < <(side_b)
     [ -n "$wa" ] && [ -n "$wb" ] || exit 1 # a run failed (its error is printed above)
     [ "$ma" -gt "$rss_a" ] && rss_a=$ma; [ "$mb" -gt "$rss_b" ] && rss_b=$mb
-    ra+=("$wa"); rb+=("$wb"); ratios+=("$(awk -v a="$wa" -v b="$wb" 'BEGIN {printf "%.1f", b / a}')")
-    echo "pair $i: $1 $wa s wall ($ca s CPU, $ma MiB), $2 $wb s wall ($cb s CPU, $mb MiB): ${ratios[-1]}x" >&2
+    ra+=("$wa"); rb+=("$wb")
+    ratios+=("$(awk -v a="$wa" -v b="$wb" -v inv=$inv 'BEGIN {if (inv) printf "%.3f", a / b; else printf "%.2f", b / a}')")
+    echo "pair $i: $1 $wa s wall ($ca s CPU, $ma MiB), $2 $wb s wall ($cb s CPU, $mb MiB): ${ratios[-1]}$([ $inv = 1 ] || echo x)" >&2
   done
   local a b r
   read -r -a a < <(med "${ra[@]}"); read -r -a b < <(med "${rb[@]}"); read -r -a r < <(med "${ratios[@]}")
   printf '| %-10s | %6s s | %6s–%s s | %5s MiB |\n' "$1" "${a[0]}" "${a[1]}" "${a[2]}" "$rss_a"
   printf '| %-10s | %6s s | %6s–%s s | %5s MiB |\n' "$2" "${b[0]}" "${b[1]}" "${b[2]}" "$rss_b"
-  printf '| %-10s | %6sx | %6s–%sx | pairwise wall-time ratio %s / %s |\n' "ratio" "${r[0]}" "${r[1]}" "${r[2]}" "$2" "$1"
+  if [ $inv = 1 ]; then
+    printf '| %-10s | %6s | %6s–%s | pairwise wall-time ratio %s / %s (rate of %s / rate of %s) |\n' \
+      "ratio" "${r[0]}" "${r[1]}" "${r[2]}" "$1" "$2" "$2" "$1"
+  else
+    printf '| %-10s | %6sx | %6s–%sx | pairwise wall-time ratio %s / %s |\n' "ratio" "${r[0]}" "${r[1]}" "${r[2]}" "$2" "$1"
+  fi
 }
 
 row() { # CASE COMMAND...
@@ -178,6 +191,16 @@ for c in "${CASES[@]}"; do
     scale4m) row scale4m "$BIN" run --preset mqsim-default -q "$(trace four -n $N4)" ;;
     pc256) row pc${PCGIB}g "$BIN" run --config "$(pc_config $PCGIB)" -q "$(trace tiny -n 1000)" ;;
     pc512) row pc${PCGIB2}g "$BIN" run --config "$(pc_config $PCGIB2)" -q "$(trace tiny -n 1000)" ;;
+    scale-pairs)
+      T1=$(trace base -n $N); T4=$(trace four -n $N4)
+      side_a() { once "$BIN" run --preset mqsim-default -q "$T1"; }
+      side_b() { once "$BIN" run --preset mqsim-default -q "$T4"; }
+      RATIO=b/a pairs "n=$N" "n=$N4" ;;
+    sat-pairs)
+      T1=$(trace base -n $N); TS=$(trace sat -n $N --iops 200000)
+      side_a() { once "$BIN" run --preset mqsim-default -q "$T1"; }
+      side_b() { once "$BIN" run --preset mqsim-default -q --set host.queue_depth=256 "$TS"; }
+      RATIO=a/b pairs unsat sat-qd256 ;;
     sweep)
       spec=experiments/die-binding.toml
       [ $QUICK = 1 ] && spec=experiments/ci/die-binding-tiny.toml
