@@ -119,29 +119,27 @@ once() {
 
 # RUNS alternating pairs of two commands, the functions side_a then side_b: one line per
 # pair on stderr, then a row with each side's median wall time and the median ratio B/A
-# (or, with RATIO=a/b, A/B: the ratio of B's rate to A's when both run the same requests).
-pairs() { # NAME_A NAME_B
-  local ra=() rb=() ratios=() wa ca ma wb cb mb rss_a=0 rss_b=0 inv=0
-  [ "${RATIO:-b/a}" = a/b ] && inv=1
+# (or, with a third argument `rate`, A/B: B's rate over A's when both run the same requests).
+pairs() { # NAME_A NAME_B [rate]
+  local ra=() rb=() ratios=() wa ca ma wb cb mb rss_a=0 rss_b=0
+  local fmt='%.2f' expr='b / a' unit=x what="pairwise wall-time ratio $2 / $1"
+  if [ "${3:-}" = rate ]; then
+    fmt='%.3f' expr='a / b' unit= what="pairwise wall-time ratio $1 / $2 (rate of $2 / rate of $1)"
+  fi
   for i in $(seq "$RUNS"); do
     read -r wa ca ma < <(side_a)
     read -r wb cb mb < <(side_b)
     [ -n "$wa" ] && [ -n "$wb" ] || exit 1 # a run failed (its error is printed above)
     [ "$ma" -gt "$rss_a" ] && rss_a=$ma; [ "$mb" -gt "$rss_b" ] && rss_b=$mb
     ra+=("$wa"); rb+=("$wb")
-    ratios+=("$(awk -v a="$wa" -v b="$wb" -v inv=$inv 'BEGIN {if (inv) printf "%.3f", a / b; else printf "%.2f", b / a}')")
-    echo "pair $i: $1 $wa s wall ($ca s CPU, $ma MiB), $2 $wb s wall ($cb s CPU, $mb MiB): ${ratios[-1]}$([ $inv = 1 ] || echo x)" >&2
+    ratios+=("$(awk -v a="$wa" -v b="$wb" "BEGIN {printf \"$fmt\", $expr}")")
+    echo "pair $i: $1 $wa s wall ($ca s CPU, $ma MiB), $2 $wb s wall ($cb s CPU, $mb MiB): ${ratios[-1]}$unit" >&2
   done
   local a b r
   read -r -a a < <(med "${ra[@]}"); read -r -a b < <(med "${rb[@]}"); read -r -a r < <(med "${ratios[@]}")
   printf '| %-10s | %6s s | %6s–%s s | %5s MiB |\n' "$1" "${a[0]}" "${a[1]}" "${a[2]}" "$rss_a"
   printf '| %-10s | %6s s | %6s–%s s | %5s MiB |\n' "$2" "${b[0]}" "${b[1]}" "${b[2]}" "$rss_b"
-  if [ $inv = 1 ]; then
-    printf '| %-10s | %6s | %6s–%s | pairwise wall-time ratio %s / %s (rate of %s / rate of %s) |\n' \
-      "ratio" "${r[0]}" "${r[1]}" "${r[2]}" "$1" "$2" "$2" "$1"
-  else
-    printf '| %-10s | %6sx | %6s–%sx | pairwise wall-time ratio %s / %s |\n' "ratio" "${r[0]}" "${r[1]}" "${r[2]}" "$2" "$1"
-  fi
+  printf '| %-10s | %6s%s | %6s–%s%s | %s |\n' "ratio" "${r[0]}" "$unit" "${r[1]}" "${r[2]}" "$unit" "$what"
 }
 
 row() { # CASE COMMAND...
@@ -195,12 +193,12 @@ for c in "${CASES[@]}"; do
       T1=$(trace base -n $N); T4=$(trace four -n $N4)
       side_a() { once "$BIN" run --preset mqsim-default -q "$T1"; }
       side_b() { once "$BIN" run --preset mqsim-default -q "$T4"; }
-      RATIO=b/a pairs "n=$N" "n=$N4" ;;
+      pairs "n=$N" "n=$N4" ;;
     sat-pairs)
       T1=$(trace base -n $N); TS=$(trace sat -n $N --iops 200000)
       side_a() { once "$BIN" run --preset mqsim-default -q "$T1"; }
       side_b() { once "$BIN" run --preset mqsim-default -q --set host.queue_depth=256 "$TS"; }
-      RATIO=a/b pairs unsat sat-qd256 ;;
+      pairs unsat sat-qd256 rate ;;
     sweep)
       spec=experiments/die-binding.toml
       [ $QUICK = 1 ] && spec=experiments/ci/die-binding-tiny.toml
