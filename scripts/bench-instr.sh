@@ -11,7 +11,7 @@
 # Cases (default: both):
 #   mqsim   the first N requests (default 200,000) of ../shared/bench/gen_trace.py's
 #           default trace on mqsim-default, prefill on (the `mqsim` case of
-#           scripts/bench-e2e.sh, shortened: callgrind runs about 50x slower)
+#           scripts/bench-e2e.sh, shortened: callgrind runs about 20x slower)
 #   ssdsim  the first N requests (default 50,000) of the same trace on SSDsim 2.1's
 #           geometry (../shared/bench/ssdsim-geometry.toml)
 #
@@ -21,7 +21,8 @@
 # main thread's instructions per request and per flash page operation (host and GC
 # reads and programs, read-modify-write reads: the report's counts).
 # --base PATH: the same for a second binary, and the change in percent; both reports
-# must be identical (a speed change must not change a result), or the script fails.
+# must say the same (scripts/same-report.py: a speed change must not change a result),
+# or the script fails.
 #
 # Instructions are not time: a cache miss costs hundreds of instructions' time and is
 # one instruction here. Use this for changes that remove work; judge changes that move
@@ -128,15 +129,10 @@ for c in "${CASES[@]}"; do
       'BEGIN { printf "%-8s %-10s %14.0f %14.0f %12.0f %12.0f\n", c, side, t, m, m / r, m / p }'
   done
   if [ -n "$BASE" ]; then
-    # A speed change may not change a result: the reports must agree (the version aside).
-    python3 - "$WORK/$c-base.json" "$WORK/$c-new.json" <<'EOF' || { echo "bench-instr: $c: the two binaries' reports differ" >&2; exit 1; }
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-for r in (a, b):
-    r.pop("lamina_version", None)
-    r.pop("schema_version", None)
-sys.exit(0 if a == b else 1)
-EOF
+    # A speed change may not change a result: the reports must agree, as
+    # scripts/ref-compare.sh requires (a later schema may only add null or 0 fields).
+    python3 "$ROOT/scripts/same-report.py" "$WORK/$c-base.json" "$WORK/$c-new.json" \
+      || { echo "bench-instr: $c: the two binaries' reports differ" >&2; exit 1; }
     awk -v c="$c" -v a="${main[base]}" -v b="${main[new]}" \
       'BEGIN { printf "%-8s %-10s %14s %+13.2f%%\n", c, "change", "", (b - a) * 100 / a }'
   fi

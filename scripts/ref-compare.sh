@@ -39,28 +39,9 @@ cases=(
   "precond-verify|--preset mqsim-default --set nand.geometry.blocks_per_plane=64 --set precondition.fill_fraction=0.9 --verify"
 )
 
-# Same results: old ⊆ new as described above (python3, standard library only).
+# Same results: old ⊆ new as described above (scripts/same-report.py).
 same() {
-  python3 - "$1" "$2" <<'PY'
-import json, sys
-old, new = (json.load(open(p)) for p in sys.argv[1:3])
-IGNORED = {"schema_version", "lamina_version"}
-def same(a, b, path):
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in a:
-            if k in IGNORED:
-                continue
-            if k not in b or not same(a[k], b[k], path + "." + k):
-                print("  differs at " + path + "." + k, file=sys.stderr)
-                return False
-        extra = [k for k in b if k not in a and k not in IGNORED and b[k] not in (None, 0)]
-        if extra:
-            print("  new non-null fields at " + path + ": " + ", ".join(extra), file=sys.stderr)
-            return False
-        return True
-    return a == b
-sys.exit(0 if same(old, new, "") else 1)
-PY
+  python3 "$root/scripts/same-report.py" "$1" "$2"
 }
 
 fail=0
