@@ -150,6 +150,29 @@ fn threads_do_not_change_a_byte() {
 }
 
 #[test]
+fn the_trace_cache_does_not_change_a_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = small_spec(dir.path());
+    let (a, b) = (dir.path().join("cached"), dir.path().join("streamed"));
+    let cached = sweep(&spec, &a, &["--threads", "2"]);
+    let streamed = sweep(&spec, &b, &["--threads", "2", "--trace-cache-mib", "0"]);
+    // 2 traces × 2 presets (two capacities): 4 parses for 16 runs; none without a cache.
+    assert!(
+        cached.stderr.contains("traces parsed 4 times, replayed from memory 12 times, streamed 0 times"),
+        "{cached}"
+    );
+    assert!(
+        streamed.stderr.contains("traces parsed 0 times, replayed from memory 0 times, streamed 16 times"),
+        "{streamed}"
+    );
+    let (ta, tb) = (tree(&a), tree(&b));
+    assert_eq!(ta.keys().collect::<Vec<_>>(), tb.keys().collect::<Vec<_>>());
+    for (k, v) in &ta {
+        assert!(v == &tb[k], "{k} differs between a cached and a streamed sweep");
+    }
+}
+
+#[test]
 fn shards_merge_to_the_unsharded_sweep_and_merge_checks_completeness() {
     let dir = tempfile::tempdir().unwrap();
     let spec = small_spec(dir.path());

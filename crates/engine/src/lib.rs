@@ -38,6 +38,7 @@ pub mod slab;
 pub mod stats;
 mod stats_thread;
 pub mod table;
+pub mod trace_cache;
 mod wear;
 /// Trace ingestion lives in its own crate, [`lamina_trace`]; re-exported here so
 /// `lamina_engine::trace::…` paths keep working.
@@ -46,10 +47,12 @@ pub use lamina_trace as trace;
 pub use gc_timeline::{GcTimeline, GcTimelineSummary};
 pub use latency_log::LatencyLog;
 pub use setup::{
-    BuildError, Progress, RunTraceError, SimulationBuilder, run_built, run_trace, run_trace_with_progress,
+    BuildError, Progress, RunTraceError, SimulationBuilder, run_built, run_built_cached, run_trace,
+    run_trace_with_progress,
 };
 pub use sim::{Completion, FlashCounters, RunError, Simulation, VerifyError};
 pub use stats_thread::{AUTO_INLINE_FIRST, StatsThreadMode};
+pub use trace_cache::{ParsedCursor, ParsedTrace, TraceCache, TraceCacheStats};
 
 /// The Lamina version recorded in every report.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

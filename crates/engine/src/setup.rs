@@ -621,9 +621,36 @@ pub fn run_built(
     path: &Path,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<(Report, Simulation), RunTraceError> {
+    run_built_cached(builder, path, None, progress)
+}
+
+/// [`run_built`], taking the trace's requests from `cache` when it holds them or can
+/// parse them (runs that replay the same trace share one parse; see
+/// [`crate::TraceCache`]), else streaming the file as [`run_built`] does. The result is
+/// identical either way.
+pub fn run_built_cached(
+    builder: SimulationBuilder,
+    path: &Path,
+    cache: Option<&crate::TraceCache>,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<(Report, Simulation), RunTraceError> {
     let cfg = &builder.cfg.clone();
     let mut sim = builder.build()?;
     let cap = sim.logical_capacity_bytes();
+    if let Some(parsed) = cache.and_then(|c| c.get(path, &cfg.trace, cap)) {
+        sim.precondition()?;
+        if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
+            sim.prefill_streamed(parsed.cursor())?;
+        }
+        let mut cursor = parsed.cursor();
+        let file_bytes = parsed.file_bytes();
+        let bytes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(file_bytes));
+        let state = Progress { total_bytes: Some(file_bytes), ..Progress::default() };
+        sim.run(ProgressIter { inner: &mut cursor, state, bytes, progress })?;
+        // Only regular files are cached, so the name is the file's.
+        let name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        return Ok(finish(cfg, sim, name, &cursor.summary()));
+    }
     let input = TraceInput::open(path)?;
     sim.precondition()?;
     if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
@@ -638,15 +665,19 @@ pub fn run_built(
     let mut reader = TraceReader::from_reader(input.name(), counted, None, &cfg.trace, cap)?;
     let state = Progress { total_bytes, ..Progress::default() };
     sim.run(ProgressIter { inner: &mut reader, state, bytes, progress })?;
-    let summary = reader.summary();
     // A pipe's file name (`63` of `/dev/fd/63`) says nothing: name it whole (`stdin` for `-`).
     let name = if input.is_spooled() {
         input.name().to_owned()
     } else {
         path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
     };
+    Ok(finish(cfg, sim, name, &reader.summary()))
+}
+
+/// The report of a finished replay of the trace `name`, read as `summary` says.
+fn finish(cfg: &SimConfig, sim: Simulation, name: String, summary: &TraceSummary) -> (Report, Simulation) {
     let mut warnings = summary.warnings.clone();
-    warnings.extend(mode_warning(cfg, &summary));
+    warnings.extend(mode_warning(cfg, summary));
     let info = TraceInfo {
         name,
         format: summary.format.to_string(),
@@ -657,7 +688,7 @@ pub fn run_built(
         changes: summary.changes.clone(),
         warnings,
     };
-    Ok((sim.report(info), sim))
+    (sim.report(info), sim)
 }
 
 /// A generated trace declares the host mode it was made for (`# lamina-trace-gen:

@@ -197,7 +197,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     let mut complete = true;
     for j in &jobs {
         eprintln!("reproduce {}: experiment {} into {}", paper.id, j.spec.display(), j.sweep_dir.display());
-        complete &= sweep::execute(&j.plan, &j.sweep_dir, args.exec.threads, args.exec.shard)?;
+        complete &= sweep::execute(&j.plan, &j.sweep_dir, &args.exec)?;
     }
     if !complete {
         eprintln!("reproduce {}: once every shard is done, run `{again}` to draw the figures", paper.id);

@@ -83,7 +83,14 @@ pub struct ExecArgs {
     /// the spec's `trace_root`).
     #[arg(long, value_name = "DIR")]
     pub trace_root: Option<PathBuf>,
+    /// Memory for traces parsed once and shared by the runs that replay them (MiB; 0:
+    /// every run parses its trace). Results do not depend on it.
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_TRACE_CACHE_MIB)]
+    pub trace_cache_mib: u64,
 }
+
+/// Default of `--trace-cache-mib`: 6.7 M parsed requests of 40 bytes.
+pub const DEFAULT_TRACE_CACHE_MIB: u64 = 256;
 
 /// The `--emit-slurm` flags (of `lamina sweep` and `lamina reproduce`).
 #[derive(Args, Debug)]
@@ -165,14 +172,16 @@ fn replay_run(
     exec: &spec::RunExec,
     log: Option<&Path>,
     stats: lamina_engine::StatsThreadMode,
+    cache: &lamina_engine::TraceCache,
 ) -> anyhow::Result<lamina_engine::report::Report> {
     let builder = lamina_engine::SimulationBuilder::new(exec.cfg.clone()).stats_thread(stats);
+    let run = |builder| lamina_engine::run_built_cached(builder, &exec.trace, Some(cache), &mut |_| {});
     let Some(log) = log else {
-        return Ok(lamina_engine::run_built(builder, &exec.trace, &mut |_| {})?.0);
+        return Ok(run(builder)?.0);
     };
     let mut file = OutputFile::create(log)?;
     let builder = builder.latency_log(lamina_engine::LatencyLog::new(file.stream()?));
-    let (report, mut sim) = lamina_engine::run_built(builder, &exec.trace, &mut |_| {})?;
+    let (report, mut sim) = run(builder)?;
     let log = sim.take_latency_log().expect("the run was given a latency log");
     crate::run_cmd::finish_log(log, file)?;
     Ok(report)
@@ -313,7 +322,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     if args.slurm.emit_slurm {
         return out::print(&args.slurm.script(&args.spec, &out, args.exec.trace_root.as_deref(), info)?);
     }
-    if execute(&plan, &out, args.exec.threads, args.exec.shard)? {
+    if execute(&plan, &out, &args.exec)? {
         write_tables(info, &out, true)?;
     }
     Ok(())
@@ -331,14 +340,10 @@ pub fn write_tables(info: &PlanInfo, out: &Path, print: bool) -> anyhow::Result<
     TableFiles::prepare(info, &out.join("results.csv"))?.write(info, &reports, print)
 }
 
-/// Run the plan's runs that `shard` owns and `out` does not hold yet (resumable), on
-/// `threads` workers; true when every run of the sweep is then in `out`.
-pub fn execute(
-    plan: &Plan,
-    out: &Path,
-    threads: Option<usize>,
-    shard: Option<Shard>,
-) -> anyhow::Result<bool> {
+/// Run the plan's runs that `exec.shard` owns and `out` does not hold yet (resumable), on
+/// `exec.threads` workers; true when every run of the sweep is then in `out`.
+pub fn execute(plan: &Plan, out: &Path, exec: &ExecArgs) -> anyhow::Result<bool> {
+    let (threads, shard) = (exec.threads, exec.shard);
     let info = &plan.info;
     std::fs::create_dir_all(out.join(RUNS_DIR))
         .map_err(|e| usage(format!("output directory {}: {e}", out.display())))?;
@@ -374,6 +379,8 @@ pub fn execute(
     // only compete with them (the results are the same either way).
     let stats =
         if threads > 1 { lamina_engine::StatsThreadMode::Off } else { lamina_engine::StatsThreadMode::Auto };
+    // Runs of one trace (same file, `[trace]` options and capacity) share one parse.
+    let cache = lamina_engine::TraceCache::new(exec.trace_cache_mib.saturating_mul(1 << 20));
     let progress = Progress::new(pending.len());
     let started = Instant::now();
     // Largest trace first (a run's cost grows with its trace), each worker pulling the
@@ -390,7 +397,7 @@ pub fn execute(
             format!("run {} ({})", r.index, axes.join(", "))
         };
         let log = info.latency_logs.then(|| log_path(out, &r.key));
-        let report = replay_run(exec, log.as_deref(), stats).with_context(what)?;
+        let report = replay_run(exec, log.as_deref(), stats, &cache).with_context(what)?;
         if report.trace.digest != r.trace_digest {
             bail!("{}: the trace changed while the sweep ran (digest {})", what(), report.trace.digest);
         }
@@ -410,6 +417,14 @@ pub fn execute(
         failed.len(),
         started.elapsed().as_secs_f64()
     );
+    if !pending.is_empty() {
+        let c = cache.stats();
+        eprintln!(
+            "sweep {}: traces parsed {} times, replayed from memory {} times, streamed {} times \
+             (--trace-cache-mib {})",
+            info.name, c.parsed, c.reused, c.streamed, exec.trace_cache_mib
+        );
+    }
     if !failed.is_empty() {
         for f in &failed {
             eprintln!("error: {f:#}");
