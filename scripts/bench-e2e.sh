@@ -19,6 +19,9 @@
 #              bounded host queue (host.queue_depth = 256), with each pair's ratio of
 #              rates (issue #14: the saturated trace at >= 70 % of the unsaturated rate)
 #   sweep      lamina sweep experiments/die-binding.toml with --threads 1 and 2
+#   sweep-pairs  RUNS alternating pairs of that sweep with --threads 1 and 2, with each
+#              pair's speed-up (issue #14: >= 1.8x on 2 threads); with --quick the tiny
+#              spec experiments/ci/die-binding-tiny.toml
 #   vs-mqsim   the mqsim case side by side with MQSim (needs --mqsim DIR): RUNS pairs,
 #              Lamina then MQSim, and the ratio of each pair's wall times
 #   vs-ssdsim  the ssdsim case side by side with SSDsim 2.1 (needs --ssdsim DIR)
@@ -206,6 +209,13 @@ for c in "${CASES[@]}"; do
         rm -rf "$WORK/sweep$t"
         row "sweep -j$t" "$BIN" sweep "$spec" --out "$WORK/sweep$t" --threads $t
       done ;;
+    sweep-pairs)
+      SPEC=experiments/die-binding.toml
+      [ $QUICK = 1 ] && SPEC=experiments/ci/die-binding-tiny.toml
+      # Each side starts from an empty output directory (a sweep resumes otherwise).
+      side_a() { rm -rf "$WORK/sweep-p1"; once "$BIN" sweep "$SPEC" --out "$WORK/sweep-p1" --threads 1; }
+      side_b() { rm -rf "$WORK/sweep-p2"; once "$BIN" sweep "$SPEC" --out "$WORK/sweep-p2" --threads 2; }
+      pairs sweep-j1 sweep-j2 rate ;;
     vs-mqsim)
       [ -n "$MQSIM_DIR" ] || { echo "bench-e2e: case vs-mqsim needs --mqsim DIR (a built MQSim)" >&2; exit 2; }
       [ -x "$MQSIM_DIR/MQSim" ] && [ -f "$MQSIM_DIR/ssdconfig.xml" ] \
