@@ -3,6 +3,7 @@
 //! missing/duplicate detection, spec errors, the Slurm script, and the CI-sized versions
 //! of the checked-in experiments.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -96,6 +97,14 @@ fn counts(ran: &Ran) -> (usize, usize) {
     (num("executed"), num("skipped"))
 }
 
+/// Two output directories' files (from [`tree`]) have the same names and bytes.
+fn assert_same_files(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>, between: &str) {
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (k, v) in a {
+        assert!(v == &b[k], "{k} differs between {between}");
+    }
+}
+
 #[test]
 fn threads_do_not_change_a_byte() {
     let dir = tempfile::tempdir().unwrap();
@@ -107,10 +116,7 @@ fn threads_do_not_change_a_byte() {
     assert_eq!(counts(&out1), (16, 0));
     assert_eq!(counts(&out2), (16, 0));
     let (ta, tb) = (tree(&a), tree(&b));
-    assert_eq!(ta.keys().collect::<Vec<_>>(), tb.keys().collect::<Vec<_>>());
-    for (k, v) in &ta {
-        assert!(v == &tb[k], "{k} differs between --threads 1 and --threads 2");
-    }
+    assert_same_files(&ta, &tb, "--threads 1 and --threads 2");
     // 16 reports + plan + 3 tables.
     assert_eq!(ta.keys().filter(|k| k.starts_with("runs/")).count(), 16);
     let csv = String::from_utf8(ta["results.csv"].clone()).unwrap();
@@ -165,11 +171,7 @@ fn the_trace_cache_does_not_change_a_byte() {
         streamed.stderr.contains("traces parsed 0 times, replayed from memory 0 times, streamed 16 times"),
         "{streamed}"
     );
-    let (ta, tb) = (tree(&a), tree(&b));
-    assert_eq!(ta.keys().collect::<Vec<_>>(), tb.keys().collect::<Vec<_>>());
-    for (k, v) in &ta {
-        assert!(v == &tb[k], "{k} differs between a cached and a streamed sweep");
-    }
+    assert_same_files(&tree(&a), &tree(&b), "a cached and a streamed sweep");
 }
 
 #[test]

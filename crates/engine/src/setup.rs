@@ -647,9 +647,8 @@ pub fn run_built_cached(
         let bytes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(file_bytes));
         let state = Progress { total_bytes: Some(file_bytes), ..Progress::default() };
         sim.run(ProgressIter { inner: &mut cursor, state, bytes, progress })?;
-        // Only regular files are cached, so the name is the file's.
-        let name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        return Ok(finish(cfg, sim, name, &cursor.summary()));
+        // Only regular files are cached.
+        return Ok(finish(cfg, sim, file_name(path), &cursor.summary()));
     }
     let input = TraceInput::open(path)?;
     sim.precondition()?;
@@ -666,12 +665,13 @@ pub fn run_built_cached(
     let state = Progress { total_bytes, ..Progress::default() };
     sim.run(ProgressIter { inner: &mut reader, state, bytes, progress })?;
     // A pipe's file name (`63` of `/dev/fd/63`) says nothing: name it whole (`stdin` for `-`).
-    let name = if input.is_spooled() {
-        input.name().to_owned()
-    } else {
-        path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
-    };
+    let name = if input.is_spooled() { input.name().to_owned() } else { file_name(path) };
     Ok(finish(cfg, sim, name, &reader.summary()))
+}
+
+/// How a report names the trace file at `path`: its file name.
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// The report of a finished replay of the trace `name`, read as `summary` says.
