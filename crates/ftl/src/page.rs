@@ -102,9 +102,8 @@ struct BlockMeta {
     valid: u32,
     erase_count: u32,
     state: BlockState,
-    /// Links of the invalid-count bucket list (closed blocks only).
-    prev: u32,
-    next: u32,
+    /// Position in its invalid-count bucket (closed blocks only).
+    slot: u32,
     /// When the block was closed (for the `oldest` tie-break).
     closed_seq: u64,
 }
@@ -190,8 +189,12 @@ pub struct PageFtl {
     rev_pool: Vec<Box<[u32]>>,
     blocks: Vec<BlockMeta>,
     planes: Vec<PlaneState>,
-    /// Heads of the invalid-count buckets, `plane × (ppb + 1) + invalid`.
-    bucket_heads: Vec<u32>,
+    /// The closed blocks of each invalid-count bucket, `plane × (ppb + 1) + invalid`,
+    /// in no particular order: every victim choice is the unique best under a total
+    /// order ([`Self::tie_beats`]), so the order never reaches a result. An array, not a
+    /// linked list, so that a victim search reads contiguous ids (with `lowest_id` no
+    /// block record at all) instead of chasing one dependent cache miss per block.
+    buckets: Vec<Vec<u32>>,
     close_seq: u64,
     stats: FtlStats,
     /// Die-aligned allocation is on.
@@ -286,8 +289,7 @@ impl PageFtl {
                 valid: 0,
                 erase_count: 0,
                 state: BlockState::Free,
-                prev: NONE,
-                next: NONE,
+                slot: NONE,
                 closed_seq: 0,
             };
             geometry.total_blocks() as usize
@@ -308,7 +310,7 @@ impl PageFtl {
             rev_pool: Vec::new(),
             blocks,
             planes,
-            bucket_heads: vec![NONE; planes_n as usize * (ppb as usize + 1)],
+            buckets: vec![Vec::new(); planes_n as usize * (ppb as usize + 1)],
             close_seq: 0,
             stats: FtlStats::default(),
             aligned,
@@ -415,32 +417,35 @@ impl PageFtl {
         plane * (self.ppb as usize + 1) + invalid as usize
     }
 
+    /// The cache lines [`Self::invalidate`] touches in bucket `h` and the next one: the
+    /// last block of `h` (it fills the slot a removal frees), that block's record, and
+    /// the end of bucket `h + 1`. A speed hint for the warm-ups; the value is meaningless.
+    fn warm_bucket_ends(&self, h: usize) -> u32 {
+        let mut acc = 0;
+        if let Some(&last) = self.buckets[h].last() {
+            acc ^= self.blocks[last as usize].slot;
+        }
+        acc ^ self.buckets.get(h + 1).and_then(|n| n.last()).copied().unwrap_or(0)
+    }
+
     fn bucket_insert(&mut self, b: u32, invalid: u32) {
         let plane = self.plane_of_block(b);
         let h = self.head_index(plane, invalid);
-        let head = self.bucket_heads[h];
-        let m = &mut self.blocks[b as usize];
-        m.prev = NONE;
-        m.next = head;
-        if head != NONE {
-            self.blocks[head as usize].prev = b;
-        }
-        self.bucket_heads[h] = b;
+        let bucket = &mut self.buckets[h];
+        self.blocks[b as usize].slot = bucket.len() as u32;
+        bucket.push(b);
         let p = &mut self.planes[plane];
         p.max_invalid = p.max_invalid.max(invalid);
     }
 
     fn bucket_remove(&mut self, b: u32, invalid: u32) {
-        let BlockMeta { prev, next, .. } = self.blocks[b as usize];
-        if prev == NONE {
-            let h = self.head_index(self.plane_of_block(b), invalid);
-            assert_eq!(self.bucket_heads[h], b, "bucket list corrupt");
-            self.bucket_heads[h] = next;
-        } else {
-            self.blocks[prev as usize].next = next;
-        }
-        if next != NONE {
-            self.blocks[next as usize].prev = prev;
+        let h = self.head_index(self.plane_of_block(b), invalid);
+        let slot = self.blocks[b as usize].slot as usize;
+        let bucket = &mut self.buckets[h];
+        assert_eq!(bucket.get(slot), Some(&b), "bucket list corrupt");
+        bucket.swap_remove(slot);
+        if let Some(&moved) = bucket.get(slot) {
+            self.blocks[moved as usize].slot = slot as u32;
         }
     }
 
@@ -679,7 +684,7 @@ impl PageFtl {
         if matches!(self.planes[plane].gc, Some(GcState { erased: false, .. })) {
             return true;
         }
-        (1..=self.planes[plane].max_invalid).any(|k| self.bucket_heads[self.head_index(plane, k)] != NONE)
+        (1..=self.planes[plane].max_invalid).any(|k| !self.buckets[self.head_index(plane, k)].is_empty())
     }
 
     /// How the next row of `die` would open, or the refusal: planes that cannot give a
@@ -864,7 +869,7 @@ impl PageFtl {
 
     fn select_victim(&mut self, plane: usize) -> Option<u32> {
         let mut k = self.planes[plane].max_invalid;
-        while k > 0 && self.bucket_heads[self.head_index(plane, k)] == NONE {
+        while k > 0 && self.buckets[self.head_index(plane, k)].is_empty() {
             k -= 1;
         }
         self.planes[plane].max_invalid = k;
@@ -874,13 +879,12 @@ impl PageFtl {
         if self.aligned {
             return Some(self.select_aligned_victim(plane, k));
         }
-        let mut best = self.bucket_heads[self.head_index(plane, k)];
-        let mut cur = self.blocks[best as usize].next;
-        while cur != NONE {
+        let bucket = &self.buckets[self.head_index(plane, k)];
+        let mut best = bucket[0];
+        for &cur in &bucket[1..] {
             if self.tie_beats(cur, best) {
                 best = cur;
             }
-            cur = self.blocks[cur as usize].next;
         }
         Some(best)
     }
@@ -895,8 +899,7 @@ impl PageFtl {
         let low = max - max * self.align_slack_percent / 100;
         let mut best: Option<(usize, u32, u32)> = None;
         for k in (low.max(1)..=max).rev() {
-            let mut cur = self.bucket_heads[self.head_index(plane, k)];
-            while cur != NONE {
+            for &cur in &self.buckets[self.head_index(plane, k)] {
                 let score = (self.siblings_reclaimed(cur), k);
                 let better = match best {
                     None => true,
@@ -905,7 +908,6 @@ impl PageFtl {
                 if better {
                     best = Some((score.0, k, cur));
                 }
-                cur = self.blocks[cur as usize].next;
             }
         }
         best.expect("the bucket at max is not empty").2
@@ -1048,25 +1050,27 @@ impl Ftl for PageFtl {
         if lpn.0 >= self.cfg.logical_pages {
             return;
         }
-        // The entry, then (a dependent load) the replaced page's block and its neighbours
-        // in the invalid-count bucket list, which `invalidate` relinks.
+        // The entry, then (a dependent load) the replaced page's block, then what
+        // `invalidate` moves it between: the ends of its invalid-count bucket and of the
+        // next one, and the block whose slot the removal fills.
         let p = self.map_get(lpn.0);
         let mut acc = p;
         if p != UNMAPPED {
-            let m = &self.blocks[(p / self.ppb) as usize];
+            let b = p / self.ppb;
+            let m = &self.blocks[b as usize];
             acc ^= m.valid;
-            for n in [m.prev, m.next] {
-                if n != NONE {
-                    acc ^= self.blocks[n as usize].valid;
-                }
+            if m.state == BlockState::Closed {
+                let h = self.head_index(self.plane_of_block(b), m.written - m.valid);
+                acc ^= self.warm_bucket_ends(h);
             }
         }
         std::hint::black_box(acc);
     }
 
     fn warm_writes(&self, lpns: &[Lpn]) {
-        // Level by level (see the trait): the entries; the replaced pages' blocks; their
-        // bucket-list neighbours and the head of the bucket each moves to; those heads.
+        // Level by level (see the trait): the entries; the replaced pages' blocks; the
+        // ends of the bucket each leaves and of the one it joins; the blocks whose slots
+        // the removals fill.
         const N: usize = 64;
         let mut acc = 0u32;
         for chunk in lpns.chunks(N) {
@@ -1088,32 +1092,29 @@ impl Ftl for PageFtl {
                     *b = self.geometry.block_of(Ppa(p as u64)).0;
                 }
             }
+            // The bucket each closed block leaves.
             let mut heads = [NONE; N];
             for (h, &b) in heads.iter_mut().zip(&blocks) {
                 if b != NONE {
                     let m = &self.blocks[b as usize];
-                    acc ^= m.prev ^ m.next;
                     if m.state == BlockState::Closed {
-                        *h = self.head_index(self.plane_of_block(b), m.written - m.valid + 1) as u32;
+                        *h = self.head_index(self.plane_of_block(b), m.written - m.valid) as u32;
                     }
                 }
             }
-            for (&b, h) in blocks.iter().zip(heads.iter_mut()) {
-                if b != NONE {
-                    let m = &self.blocks[b as usize];
-                    for n in [m.prev, m.next] {
-                        if n != NONE {
-                            acc ^= self.blocks[n as usize].valid;
-                        }
-                    }
-                }
-                if *h != NONE {
-                    *h = self.bucket_heads.get(*h as usize).copied().unwrap_or(NONE);
-                }
-            }
-            for &h in &heads {
+            // The last block of that bucket (it fills the slot the removal frees) and the
+            // end of the next bucket (where the block is pushed); then the moved blocks.
+            let mut moved = [NONE; N];
+            for (m, &h) in moved.iter_mut().zip(&heads) {
                 if h != NONE {
-                    acc ^= self.blocks[h as usize].valid;
+                    let h = h as usize;
+                    *m = self.buckets[h].last().copied().unwrap_or(NONE);
+                    acc ^= self.buckets.get(h + 1).and_then(|n| n.last()).copied().unwrap_or(0);
+                }
+            }
+            for &m in &moved {
+                if m != NONE {
+                    acc ^= self.blocks[m as usize].slot;
                 }
             }
         }
@@ -1426,7 +1427,7 @@ impl PageFtl {
             + revs * self.ppb as usize * 4
             + self.rev.len() * size_of::<Option<Box<[u32]>>>()
             + self.blocks.len() * size_of::<BlockMeta>()
-            + self.bucket_heads.len() * 4
+            + self.buckets.iter().map(|b| size_of::<Vec<u32>>() + b.capacity() * 4).sum::<usize>()
             + self.planes.iter().map(|p| p.heap.capacity() * 8 + p.fifo.capacity() * 4).sum::<usize>()
             // B-tree nodes: 8-byte keys plus about as much again in node overhead.
             + self.planes.iter().map(|p| p.free_set.len() * 16).sum::<usize>()
