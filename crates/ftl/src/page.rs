@@ -417,12 +417,14 @@ impl PageFtl {
         plane * (self.ppb as usize + 1) + invalid as usize
     }
 
-    /// The cache lines [`Self::invalidate`] touches in bucket `h` and the next one: the
-    /// last block of `h` (it fills the slot a removal frees), that block's record, and
-    /// the end of bucket `h + 1`. A speed hint for the warm-ups; the value is meaningless.
-    fn warm_bucket_ends(&self, h: usize) -> u32 {
-        let mut acc = 0;
-        if let Some(&last) = self.buckets[h].last() {
+    /// The cache lines [`Self::invalidate`] touches in bucket `h` and the next one when
+    /// it moves the block at `slot` of `h`: that slot, the last block of `h` (it fills the
+    /// slot), that block's record, and the end of bucket `h + 1`. A speed hint for the
+    /// warm-ups; the value is meaningless.
+    fn warm_bucket_ends(&self, h: usize, slot: u32) -> u32 {
+        let bucket = &self.buckets[h];
+        let mut acc = bucket.get(slot as usize).copied().unwrap_or(0);
+        if let Some(&last) = bucket.last() {
             acc ^= self.blocks[last as usize].slot;
         }
         acc ^ self.buckets.get(h + 1).and_then(|n| n.last()).copied().unwrap_or(0)
@@ -523,7 +525,7 @@ impl PageFtl {
     /// block if needed (per-plane allocation and GC blocks; host rows are opened by
     /// [`Self::open_row`]), closing it when full — and return the page. Does not touch the
     /// forward map.
-    #[inline]
+    #[inline(always)]
     fn program(&mut self, plane: usize, lpn: u64, gc: bool) -> u32 {
         let gc_block = gc && self.aligned;
         let p = &self.planes[plane];
@@ -1061,7 +1063,7 @@ impl Ftl for PageFtl {
             acc ^= m.valid;
             if m.state == BlockState::Closed {
                 let h = self.head_index(self.plane_of_block(b), m.written - m.valid);
-                acc ^= self.warm_bucket_ends(h);
+                acc ^= self.warm_bucket_ends(h, m.slot);
             }
         }
         std::hint::black_box(acc);
@@ -1092,23 +1094,26 @@ impl Ftl for PageFtl {
                     *b = self.geometry.block_of(Ppa(p as u64)).0;
                 }
             }
-            // The bucket each closed block leaves.
-            let mut heads = [NONE; N];
+            // The bucket each closed block leaves, and its slot there.
+            let mut heads = [(NONE, 0); N];
             for (h, &b) in heads.iter_mut().zip(&blocks) {
                 if b != NONE {
                     let m = &self.blocks[b as usize];
                     if m.state == BlockState::Closed {
-                        *h = self.head_index(self.plane_of_block(b), m.written - m.valid) as u32;
+                        *h = (self.head_index(self.plane_of_block(b), m.written - m.valid) as u32, m.slot);
                     }
                 }
             }
-            // The last block of that bucket (it fills the slot the removal frees) and the
-            // end of the next bucket (where the block is pushed); then the moved blocks.
+            // The slot (the removal writes it), the last block of that bucket (it fills
+            // the slot) and the end of the next bucket (where the block is pushed); then
+            // the moved blocks.
             let mut moved = [NONE; N];
-            for (m, &h) in moved.iter_mut().zip(&heads) {
+            for (m, &(h, slot)) in moved.iter_mut().zip(&heads) {
                 if h != NONE {
                     let h = h as usize;
-                    *m = self.buckets[h].last().copied().unwrap_or(NONE);
+                    let bucket = &self.buckets[h];
+                    acc ^= bucket.get(slot as usize).copied().unwrap_or(0);
+                    *m = bucket.last().copied().unwrap_or(NONE);
                     acc ^= self.buckets.get(h + 1).and_then(|n| n.last()).copied().unwrap_or(0);
                 }
             }
