@@ -208,23 +208,31 @@ impl Simulation {
         // FTL-internal pages (translation pages of the cached mapping) carry no version.
         let logical = self.ftl.logical_pages();
         let device = &mut self.device;
+        // Programs of consecutive pages of one block (a GC job's moves) reach the device as
+        // one run: one check per run instead of per page. Without versions every tag is 0,
+        // so a run is exactly its pages one by one (`Device::program_run_untimed`); with
+        // them each page keeps its own call.
+        let mut run = ProgramRun::default();
         let mut sink = |e: lamina_ftl::FlashEffect| match e {
-            lamina_ftl::FlashEffect::Program { ppa, lpn } => {
-                let tag = match versions.as_mut() {
-                    Some(v) if lpn.0 < logical => crate::sim::bump_version(v, lpn.0),
-                    _ => 0,
-                };
-                device.program_untimed(ppa, tag).expect("precondition program");
-            }
+            lamina_ftl::FlashEffect::Program { ppa, lpn } => match versions.as_mut() {
+                None => run.push(device, ppa.0, ppb),
+                Some(v) => {
+                    let tag = if lpn.0 < logical { crate::sim::bump_version(v, lpn.0) } else { 0 };
+                    device.program_untimed(ppa, tag).expect("precondition program");
+                }
+            },
             lamina_ftl::FlashEffect::Erase { block } => {
+                run.flush(device);
                 device.erase_untimed(block).expect("precondition erase")
             }
             lamina_ftl::FlashEffect::PartialErase { block, range } => {
+                run.flush(device);
                 let pb = crate::sim::pb_of_range(ppb, range);
                 device.partial_erase_untimed(block, pb).expect("precondition partial erase")
             }
         };
         let report = lamina_ftl::precondition(self.ftl.as_mut(), &pc, seed, &mut sink);
+        run.flush(device);
         self.put_versions(versions);
         let report = report?;
         let st = &report.stats;
@@ -711,4 +719,37 @@ fn mode_warning(cfg: &SimConfig, summary: &TraceSummary) -> Option<String> {
         lamina_trace::GEN_COMMENT,
         sets.join(" ")
     ))
+}
+
+/// Untimed programs of consecutive pages of one block not yet given to the device
+/// (preconditioning's sink): pages `first .. next`, all below `end`, the block's end.
+#[derive(Default)]
+struct ProgramRun {
+    first: u64,
+    next: u64,
+    end: u64,
+}
+
+impl ProgramRun {
+    /// Program page `ppa`: it extends the run when it is the run's next page in the same
+    /// block; otherwise the run goes to the device and a new one starts.
+    #[inline]
+    fn push(&mut self, device: &mut lamina_nand_model::Device, ppa: u64, pages_per_block: u32) {
+        if ppa == self.next && ppa < self.end {
+            self.next += 1;
+            return;
+        }
+        self.flush(device);
+        let ppb = pages_per_block as u64;
+        *self = ProgramRun { first: ppa, next: ppa + 1, end: (ppa / ppb + 1) * ppb };
+    }
+
+    /// Give the pending run to the device.
+    fn flush(&mut self, device: &mut lamina_nand_model::Device) {
+        if self.next > self.first {
+            let n = (self.next - self.first) as u32;
+            device.program_run_untimed(lamina_nand_model::Ppa(self.first), n).expect("precondition program");
+            self.first = self.next;
+        }
+    }
 }

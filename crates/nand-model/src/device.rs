@@ -491,6 +491,31 @@ impl Device {
         self.program_untimed_checked(b, p, tag)
     }
 
+    /// Program pages `first .. first + n` with tag 0 without timing: the same state and
+    /// the same first error as [`Self::program_untimed`]`(first + i, 0)` for each `i` in
+    /// order, with one check for the whole run in the common case (no tags; the run in one
+    /// never partially erased block, from its write pointer). Preconditioning programs
+    /// runs of a block in order (GC moves, the fill); this is its fast path.
+    #[inline]
+    pub fn program_run_untimed(&mut self, first: Ppa, n: u32) -> Result<(), NandError> {
+        let g = self.geometry();
+        assert!(first.0 < g.total_pages(), "ppa {} out of range", first.0);
+        let b = g.block_of(first);
+        let p = (first.0 - g.first_page(b).0) as u32;
+        if self.tags.is_none() && self.blocks.program_run_at_wp(b.0, p, n) {
+            return Ok(());
+        }
+        self.program_run_untimed_paged(first, n)
+    }
+
+    /// [`Self::program_run_untimed`] page by page (tags stored, a partially erased block,
+    /// a run off the write pointer or past the block, errors): out of line, so the common
+    /// case inlines small.
+    #[inline(never)]
+    fn program_run_untimed_paged(&mut self, first: Ppa, n: u32) -> Result<(), NandError> {
+        (0..n as u64).try_for_each(|i| self.program_untimed(Ppa(first.0 + i), 0))
+    }
+
     /// [`Self::program_untimed`] with every check (tags stored, partially erased blocks,
     /// errors): out of line, so the common case inlines small.
     #[inline(never)]

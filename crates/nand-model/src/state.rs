@@ -156,6 +156,19 @@ impl Blocks {
         ok
     }
 
+    /// Program pages `p .. p + n` of block `b` if the block was never partially erased,
+    /// `p` is its write pointer and the pages are in the block ([`Self::program_at_wp`]
+    /// `n` times in one check); false, and nothing changed, otherwise.
+    #[inline]
+    pub(crate) fn program_run_at_wp(&mut self, b: u32, p: u32, n: u32) -> bool {
+        let st = &mut self.blocks[b as usize];
+        let ok = st.ext == NO_EXT && st.wp == p && n <= self.ppb - p.min(self.ppb);
+        if ok {
+            st.wp += n;
+        }
+        ok
+    }
+
     /// Whole-block erase.
     pub(crate) fn erase(&mut self, b: u32) {
         let st = &mut self.blocks[b as usize];
