@@ -62,7 +62,8 @@
 //! back to it; per-block valid counters are kept alongside (the conformance harness
 //! checks that both agree). Per-block metadata is 32
 //! bytes. Victim selection uses per-plane buckets of full blocks indexed by invalid count
-//! (intrusive doubly linked lists), so a GC scans only the blocks tied for the maximum.
+//! (an array of block ids per bucket, each block knowing its slot: O(1) insertion and
+//! removal), so a GC scans only the ids of the blocks tied for the maximum.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
