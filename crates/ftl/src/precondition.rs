@@ -16,8 +16,12 @@
 //!
 //! Writes use static allocation ([`Ftl::static_plane`]); GC runs to below its threshold
 //! before each write to a plane that needs it, exactly like the engine's timed path, so
-//! the final state is one the timed simulation could have reached. WAF is computed in
-//! integer parts per million, so results are identical on every platform.
+//! the final state is one the timed simulation could have reached. While no plane needs
+//! GC, the fill writes runs of up to 256 pages with one [`Ftl::write_unmapped_run`] call
+//! each: the same writes and effects as page by page (a unit test compares both, with
+//! runs stopping before mapped pages and after a page that makes its plane need GC); the
+//! first run that stops short hands the rest of the fill to the page-by-page path. WAF is
+//! computed in integer parts per million, so results are identical on every platform.
 
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -117,6 +121,8 @@ const PPM: u64 = 1_000_000;
 /// Random overwrites drawn and warmed ahead of their writes (enough to overlap the
 /// forward-map misses, few enough that the warmed lines are still cached when written).
 const AHEAD: usize = 32;
+/// Pages of the fill written per [`Ftl::write_unmapped_run`] call.
+const FILL_RUN: usize = 256;
 
 fn fraction_ppm(key: &'static str, v: f64, lo: f64, hi: f64) -> Result<u64, PreconditionError> {
     if !v.is_finite() || v < lo || v > hi {
@@ -250,6 +256,19 @@ pub fn precondition(
     seed: u64,
     sink: &mut dyn FnMut(FlashEffect),
 ) -> Result<PreconditionReport, PreconditionError> {
+    precondition_in_runs(ftl, cfg, seed, sink, FILL_RUN)
+}
+
+/// [`precondition`] with fill runs of at most `fill_run` pages (1 to [`FILL_RUN`]; tests
+/// use short runs so that every run boundary meets the cases a run stops for).
+fn precondition_in_runs(
+    ftl: &mut dyn Ftl,
+    cfg: &PreconditionConfig,
+    seed: u64,
+    sink: &mut dyn FnMut(FlashEffect),
+    fill_run: usize,
+) -> Result<PreconditionReport, PreconditionError> {
+    assert!((1..=FILL_RUN).contains(&fill_run), "fill run of {fill_run} pages");
     let (fill_ppm, passes_ppm, window_ppm, eps_ppm) = cfg.check()?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let logical = ftl.logical_pages();
@@ -277,7 +296,28 @@ pub fn precondition(
         write_untimed_then(ftl, lpn, sink, |_| ()).map_err(|source| PreconditionError::Write { lpn, source })
     };
 
-    for i in 0..filled {
+    let mut i = 0;
+    // Runs of the fill through [`Ftl::write_unmapped_run`], the same writes as one by one
+    // while no plane needs GC (then `write_untimed` collects nothing before a write); the
+    // rest, from the first run that stops short or leaves a plane needing GC, page by page.
+    let planes = ftl.geometry().total_planes();
+    let mut runs = (0..planes).all(|p| !ftl.needs_gc(PlaneId(p)));
+    let mut lpns = [Lpn(0); FILL_RUN];
+    let mut pages = Vec::with_capacity(FILL_RUN);
+    while runs && i < filled {
+        let k = (filled - i).min(fill_run as u64) as usize;
+        for (j, l) in lpns[..k].iter_mut().enumerate() {
+            *l = perm(i + j as u64);
+        }
+        pages.clear();
+        let Some(n) = ftl.write_unmapped_run(&lpns[..k], &mut pages) else { break };
+        for (&ppa, &lpn) in pages.iter().zip(&lpns) {
+            sink(FlashEffect::Program { ppa, lpn });
+        }
+        i += n as u64;
+        runs = n == k && !ftl.needs_gc(ftl.static_plane(lpns[k - 1]));
+    }
+    for i in i..filled {
         write(ftl, perm(i), sink)?;
     }
 
@@ -338,4 +378,128 @@ pub fn precondition(
     }
     report.stats = ftl.stats();
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FtlConfig, GcThreshold, PageFtl};
+    use lamina_nand_model::{BlockId, Geometry};
+
+    /// The page FTL without its run path (`write_unmapped_run` answers `None`), so that
+    /// preconditioning fills it page by page.
+    struct PageByPage(PageFtl);
+
+    macro_rules! forward {
+        ($($name:ident(&self $(, $a:ident: $t:ty)*) -> $r:ty;)*) => {
+            $(fn $name(&self $(, $a: $t)*) -> $r { self.0.$name($($a),*) })*
+        };
+    }
+
+    impl Ftl for PageByPage {
+        forward! {
+            geometry(&self) -> &Geometry;
+            logical_pages(&self) -> u64;
+            lookup(&self, lpn: Lpn) -> Option<Ppa>;
+            static_plane(&self, lpn: Lpn) -> PlaneId;
+            needs_gc(&self, plane: PlaneId) -> bool;
+            gc_in_progress(&self, plane: PlaneId) -> bool;
+            free_blocks(&self, plane: PlaneId) -> u32;
+            page_counts(&self, plane: PlaneId) -> crate::PageCounts;
+            page_lpn(&self, ppa: Ppa) -> Option<Lpn>;
+            block_info(&self, block: BlockId) -> crate::BlockInfo;
+            stats(&self) -> FtlStats;
+            write_constraint(&self, lpn: Lpn) -> WriteConstraint;
+            next_write_addr(&self, plane: PlaneId) -> Option<(BlockId, u32)>;
+            can_write(&self, plane: PlaneId) -> bool;
+            write_room(&self, plane: PlaneId) -> u64;
+        }
+        fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
+            self.0.write(lpn, plane)
+        }
+        fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {
+            self.0.trim(lpn)
+        }
+        fn gc_begin(&mut self, plane: PlaneId) -> Option<crate::GcJob> {
+            self.0.gc_begin(plane)
+        }
+        fn gc_step(&mut self, plane: PlaneId) -> crate::GcStep {
+            self.0.gc_step(plane)
+        }
+        fn gc_finish_untimed(&mut self, plane: PlaneId, sink: &mut dyn FnMut(FlashEffect)) {
+            self.0.gc_finish_untimed(plane, sink)
+        }
+    }
+
+    /// The fill in runs (`write_unmapped_run`) is the fill page by page: the same effects
+    /// in the same order, the same report and the same mapping — sequential and random,
+    /// whole and partial fills, runs of 1, 7 and 256 pages; an FTL that already holds
+    /// pages (a run stops before a mapped one) and has a plane needing GC when the fill
+    /// starts (no runs at all); GC during the fill (a run ends after the page that makes
+    /// its plane need it).
+    #[test]
+    fn the_fill_in_runs_is_the_fill_page_by_page() {
+        let geometry = crate::testing::slc_geometry(2, 1, 2, 2, 32, 16);
+        let (mut gc_in_fill, mut gc_due_at_start) = (0, 0);
+        for fill_run in [1, 7, FILL_RUN] {
+            for (order, fill_fraction, written_before) in [
+                (FillOrder::Sequential, 1.0, 0),
+                (FillOrder::Random, 1.0, 0),
+                (FillOrder::Sequential, 0.6, 0),
+                (FillOrder::Random, 0.3, 0),
+                (FillOrder::Sequential, 1.0, 300),
+                (FillOrder::Sequential, 0.6, 300),
+                (FillOrder::Random, 0.8, 300),
+                (FillOrder::Sequential, 0.6, 3000),
+                (FillOrder::Random, 1.0, 3000),
+            ] {
+                let make = || {
+                    let cfg = FtlConfig {
+                        overprovisioning: 0.15,
+                        gc_threshold: GcThreshold::FreeBlocks(4),
+                        ..FtlConfig::default()
+                    };
+                    let mut f = PageFtl::new(geometry.clone(), &cfg).unwrap();
+                    // 61 of the highest LPNs written over and over: mapped pages a fill
+                    // of it all meets, stale pages GC can reclaim during a sequential
+                    // fill of the rest, planes at their GC threshold.
+                    let n = f.logical_pages();
+                    let lpn = |l: u64| Lpn(n - 1 - (l % 61) * 3);
+                    for l in 0..written_before {
+                        write_untimed(&mut f, lpn(l), &mut |_| ()).unwrap();
+                    }
+                    // The most writes: then on, without GC, until a plane needs it.
+                    for l in (written_before >= 3000).then_some(written_before..).into_iter().flatten() {
+                        let plane = f.static_plane(lpn(l));
+                        f.write(lpn(l), plane).unwrap();
+                        if f.needs_gc(plane) {
+                            break;
+                        }
+                    }
+                    f
+                };
+                let cfg =
+                    PreconditionConfig { fill_order: order, fill_fraction, ..PreconditionConfig::default() };
+                let (mut runs, mut pages) = (make(), PageByPage(make()));
+                let planes = geometry.total_planes();
+                gc_due_at_start += (0..planes).any(|p| runs.needs_gc(PlaneId(p))) as u32;
+                let (mut e_runs, mut e_pages) = (Vec::new(), Vec::new());
+                let r_runs = precondition_in_runs(&mut runs, &cfg, 7, &mut |e| e_runs.push(e), fill_run);
+                let r_pages = precondition(&mut pages, &cfg, 7, &mut |e| e_pages.push(e));
+                let case = format!(
+                    "runs of {fill_run}, {order:?} fill {fill_fraction}, {written_before} writes before"
+                );
+                assert_eq!(r_runs, r_pages, "{case}");
+                assert_eq!(e_runs, e_pages, "{case}");
+                for l in 0..runs.logical_pages() {
+                    assert_eq!(runs.lookup(Lpn(l)), pages.lookup(Lpn(l)), "{case}: LPN {l}");
+                }
+                // An erase among the fill's first `filled` effects: GC ran during the fill.
+                let filled = r_runs.as_ref().map_or(0, |r| r.filled_pages) as usize;
+                gc_in_fill += e_runs[..filled].iter().any(|e| matches!(e, FlashEffect::Erase { .. })) as u32;
+            }
+        }
+        assert!(gc_in_fill >= 3, "GC ran during {gc_in_fill} fills");
+        assert!(gc_due_at_start >= 3, "a plane needed GC at the start of {gc_due_at_start} fills");
+    }
 }
