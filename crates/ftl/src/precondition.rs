@@ -384,48 +384,13 @@ fn precondition_in_runs(
 mod tests {
     use super::*;
     use crate::{FtlConfig, GcThreshold, PageFtl};
-    use lamina_nand_model::{BlockId, Geometry};
 
     /// The page FTL without its run path (`write_unmapped_run` answers `None`), so that
     /// preconditioning fills it page by page.
     struct PageByPage(PageFtl);
 
-    macro_rules! forward {
-        ($($name:ident(&self $(, $a:ident: $t:ty)*) -> $r:ty;)*) => {
-            $(fn $name(&self $(, $a: $t)*) -> $r { self.0.$name($($a),*) })*
-        };
-    }
-
     impl Ftl for PageByPage {
-        forward! {
-            geometry(&self) -> &Geometry;
-            logical_pages(&self) -> u64;
-            lookup(&self, lpn: Lpn) -> Option<Ppa>;
-            static_plane(&self, lpn: Lpn) -> PlaneId;
-            needs_gc(&self, plane: PlaneId) -> bool;
-            gc_in_progress(&self, plane: PlaneId) -> bool;
-            free_blocks(&self, plane: PlaneId) -> u32;
-            page_counts(&self, plane: PlaneId) -> crate::PageCounts;
-            page_lpn(&self, ppa: Ppa) -> Option<Lpn>;
-            block_info(&self, block: BlockId) -> crate::BlockInfo;
-            stats(&self) -> FtlStats;
-            write_constraint(&self, lpn: Lpn) -> WriteConstraint;
-            next_write_addr(&self, plane: PlaneId) -> Option<(BlockId, u32)>;
-            can_write(&self, plane: PlaneId) -> bool;
-            write_room(&self, plane: PlaneId) -> u64;
-        }
-        fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
-            self.0.write(lpn, plane)
-        }
-        fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {
-            self.0.trim(lpn)
-        }
-        fn gc_begin(&mut self, plane: PlaneId) -> Option<crate::GcJob> {
-            self.0.gc_begin(plane)
-        }
-        fn gc_step(&mut self, plane: PlaneId) -> crate::GcStep {
-            self.0.gc_step(plane)
-        }
+        crate::forward_ftl_required!();
         fn gc_finish_untimed(&mut self, plane: PlaneId, sink: &mut dyn FnMut(FlashEffect)) {
             self.0.gc_finish_untimed(plane, sink)
         }

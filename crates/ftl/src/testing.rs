@@ -52,6 +52,52 @@ use crate::api::{Ftl, FtlError, FtlStats, GcStep, Lpn, PageRange, WriteConstrain
 mod more;
 pub use more::{MORE_FTL_CONFIG_BYTES, MoreFtl, run_more_ftl_bytes};
 
+/// Inside `impl Ftl for W` where `W.0` is an [`Ftl`]: forward the trait's required
+/// methods and the write protocol's queries to `self.0`, leaving every other provided
+/// method at its default. Tests use such wrappers to compare an FTL's own fast path with
+/// the default behaviour (a page-by-page fill, the default `write_group`).
+#[macro_export]
+macro_rules! forward_ftl_required {
+    () => {
+        $crate::forward_ftl_required! { @ref
+            geometry(&self) -> &lamina_nand_model::Geometry;
+            logical_pages(&self) -> u64;
+            lookup(&self, lpn: $crate::Lpn) -> Option<lamina_nand_model::Ppa>;
+            static_plane(&self, lpn: $crate::Lpn) -> lamina_nand_model::PlaneId;
+            needs_gc(&self, plane: lamina_nand_model::PlaneId) -> bool;
+            gc_in_progress(&self, plane: lamina_nand_model::PlaneId) -> bool;
+            free_blocks(&self, plane: lamina_nand_model::PlaneId) -> u32;
+            page_counts(&self, plane: lamina_nand_model::PlaneId) -> $crate::PageCounts;
+            page_lpn(&self, ppa: lamina_nand_model::Ppa) -> Option<$crate::Lpn>;
+            block_info(&self, block: lamina_nand_model::BlockId) -> $crate::BlockInfo;
+            stats(&self) -> $crate::FtlStats;
+            write_constraint(&self, lpn: $crate::Lpn) -> $crate::WriteConstraint;
+            next_write_addr(&self, plane: lamina_nand_model::PlaneId) -> Option<(lamina_nand_model::BlockId, u32)>;
+            can_write(&self, plane: lamina_nand_model::PlaneId) -> bool;
+            write_room(&self, plane: lamina_nand_model::PlaneId) -> u64;
+        }
+        fn write(
+            &mut self,
+            lpn: $crate::Lpn,
+            plane: lamina_nand_model::PlaneId,
+        ) -> Result<lamina_nand_model::Ppa, $crate::FtlError> {
+            self.0.write(lpn, plane)
+        }
+        fn trim(&mut self, lpn: $crate::Lpn) -> Option<lamina_nand_model::Ppa> {
+            self.0.trim(lpn)
+        }
+        fn gc_begin(&mut self, plane: lamina_nand_model::PlaneId) -> Option<$crate::GcJob> {
+            self.0.gc_begin(plane)
+        }
+        fn gc_step(&mut self, plane: lamina_nand_model::PlaneId) -> $crate::GcStep {
+            self.0.gc_step(plane)
+        }
+    };
+    (@ref $($name:ident(&self $(, $a:ident: $t:ty)*) -> $r:ty;)*) => {
+        $(fn $name(&self $(, $a: $t)*) -> $r { self.0.$name($($a),*) })*
+    };
+}
+
 /// Version of an LPN's data: the harness numbers every accepted host write.
 pub type Version = u64;
 

@@ -261,42 +261,8 @@ fn snapshot(ftl: &PageFtl) -> (Vec<Option<Ppa>>, Vec<String>, FtlStats) {
 /// The default `Ftl::write_group` (checked against `write_room`), on a wrapper.
 struct DefaultGroup(PageFtl);
 
-macro_rules! forward {
-    ($($name:ident(&self $(, $a:ident: $t:ty)*) -> $r:ty;)*) => {
-        $(fn $name(&self $(, $a: $t)*) -> $r { self.0.$name($($a),*) })*
-    };
-}
-
 impl Ftl for DefaultGroup {
-    forward! {
-        geometry(&self) -> &Geometry;
-        logical_pages(&self) -> u64;
-        lookup(&self, lpn: Lpn) -> Option<Ppa>;
-        static_plane(&self, lpn: Lpn) -> PlaneId;
-        needs_gc(&self, plane: PlaneId) -> bool;
-        gc_in_progress(&self, plane: PlaneId) -> bool;
-        free_blocks(&self, plane: PlaneId) -> u32;
-        page_counts(&self, plane: PlaneId) -> lamina_ftl::PageCounts;
-        page_lpn(&self, ppa: Ppa) -> Option<Lpn>;
-        block_info(&self, block: BlockId) -> lamina_ftl::BlockInfo;
-        stats(&self) -> FtlStats;
-        write_constraint(&self, lpn: Lpn) -> WriteConstraint;
-        next_write_addr(&self, plane: PlaneId) -> Option<(BlockId, u32)>;
-        can_write(&self, plane: PlaneId) -> bool;
-        write_room(&self, plane: PlaneId) -> u64;
-    }
-    fn write(&mut self, lpn: Lpn, plane: PlaneId) -> Result<Ppa, FtlError> {
-        self.0.write(lpn, plane)
-    }
-    fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {
-        self.0.trim(lpn)
-    }
-    fn gc_begin(&mut self, plane: PlaneId) -> Option<lamina_ftl::GcJob> {
-        self.0.gc_begin(plane)
-    }
-    fn gc_step(&mut self, plane: PlaneId) -> GcStep {
-        self.0.gc_step(plane)
-    }
+    lamina_ftl::forward_ftl_required!();
 }
 
 /// Drive `ftl` near the reserve (GC only when a write is refused) and, every few writes,

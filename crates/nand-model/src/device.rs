@@ -474,15 +474,20 @@ impl Device {
 
     // ------------------------------------------------------ untimed state ops
 
-    /// Program `ppa` with `tag` without timing (preconditioning); physics still apply.
+    /// Block and page of `ppa`: `split` without its division where the geometry has
+    /// shifts (`Geometry::block_of`).
     #[inline]
-    pub fn program_untimed(&mut self, ppa: Ppa, tag: u64) -> Result<(), NandError> {
-        // `split` without its division where the geometry has shifts (`Geometry::block_of`).
+    fn split_untimed(&self, ppa: Ppa) -> (u32, u32) {
         let g = self.geometry();
         assert!(ppa.0 < g.total_pages(), "ppa {} out of range", ppa.0);
         let b = g.block_of(ppa);
-        let p = (ppa.0 - g.first_page(b).0) as u32;
-        let b = b.0;
+        (b.0, (ppa.0 - g.first_page(b).0) as u32)
+    }
+
+    /// Program `ppa` with `tag` without timing (preconditioning); physics still apply.
+    #[inline]
+    pub fn program_untimed(&mut self, ppa: Ppa, tag: u64) -> Result<(), NandError> {
+        let (b, p) = self.split_untimed(ppa);
         // The common case of preconditioning (no tags, a never partially erased block at
         // its write pointer) in one lookup; everything else checks and programs in full.
         if self.tags.is_none() && self.blocks.program_at_wp(b, p) {
@@ -498,11 +503,8 @@ impl Device {
     /// runs of a block in order (GC moves, the fill); this is its fast path.
     #[inline]
     pub fn program_run_untimed(&mut self, first: Ppa, n: u32) -> Result<(), NandError> {
-        let g = self.geometry();
-        assert!(first.0 < g.total_pages(), "ppa {} out of range", first.0);
-        let b = g.block_of(first);
-        let p = (first.0 - g.first_page(b).0) as u32;
-        if self.tags.is_none() && self.blocks.program_run_at_wp(b.0, p, n) {
+        let (b, p) = self.split_untimed(first);
+        if self.tags.is_none() && self.blocks.program_run_at_wp(b, p, n) {
             return Ok(());
         }
         self.program_run_untimed_paged(first, n)
