@@ -3,7 +3,7 @@
 # exit and peak RSS (`/usr/bin/time -v`), median of several runs, for the workloads of
 # issue #14 and README's Performance section.
 #
-#   scripts/bench-e2e.sh [--quick] [--runs N] [--bin PATH | --pgo] [CASE...]
+#   scripts/bench-e2e.sh [--quick] [--runs N] [--bin PATH | --pgo] [--base PATH] [CASE...]
 #
 # Cases (default: all but sweep):
 #   mqsim      1 M requests of ../shared/bench/gen_trace.py (its defaults) on mqsim-default
@@ -25,6 +25,12 @@
 #   vs-mqsim   the mqsim case side by side with MQSim (needs --mqsim DIR): RUNS pairs,
 #              Lamina then MQSim, and the ratio of each pair's wall times
 #   vs-ssdsim  the ssdsim case side by side with SSDsim 2.1 (needs --ssdsim DIR)
+#
+# --base PATH: a second `lamina` (e.g. the build before a change). The cases mqsim,
+# mqsim-zero, ssdsim, saturated, scale4m, pc256 and pc512 then run as RUNS alternating
+# pairs, PATH then the binary, with each pair's ratio of wall times (new / base), and the
+# two binaries' reports of the last pair must be byte-identical (a speed change must not
+# change a result), or the script fails. The other cases run the binary alone.
 #
 # --mqsim DIR: a built MQSim (github.com/CMU-SAFARI/MQSim, `make`): DIR holds the MQSim
 # binary and its default ssdconfig.xml. MQSim replays the same trace with the workload
@@ -53,6 +59,7 @@ SHARED=${LAMINA_SHARED:-$ROOT/../shared}
 RUNS=3
 QUICK=0
 BIN=
+BASE=
 PGO=0
 MQSIM_DIR=
 SSDSIM_DIR=
@@ -62,6 +69,7 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1; RUNS=1 ;;
     --runs) RUNS=$2; shift ;;
     --bin) BIN=$2; shift ;;
+    --base) BASE=$2; shift ;;
     --pgo) PGO=1 ;;
     --mqsim) MQSIM_DIR=$2; shift ;;
     --ssdsim) SSDSIM_DIR=$2; shift ;;
@@ -81,6 +89,7 @@ elif [ -z "$BIN" ]; then
   cargo build --quiet --profile dist -p lamina-cli
   BIN=$ROOT/target/dist/lamina
 fi
+[ -z "$BASE" ] || [ -x "$BASE" ] || { echo "bench-e2e: --base $BASE is not an executable" >&2; exit 2; }
 WORK=${LAMINA_BENCH_DIR:-$ROOT/target/bench-e2e}
 mkdir -p "$WORK"
 N=1000000; N4=4000000; PCGIB=256; PCGIB2=512
@@ -112,7 +121,7 @@ measure() {
 # One run of a command: prints "wall_s cpu_s peak_rss_mib".
 once() {
   local out=$WORK/time1.txt
-  if ! /usr/bin/time -v -o "$out" "$@" >/dev/null 2>"$WORK/stderr.txt" </dev/null; then
+  if ! /usr/bin/time -v -o "$out" "$@" >"${ONCE_OUT:-/dev/null}" 2>"$WORK/stderr.txt" </dev/null; then
     cat "$WORK/stderr.txt" >&2; echo "bench-e2e: failed: $*" >&2; exit 1
   fi
   awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,a,":"); w=0; for(i=1;i<=n;i++) w=w*60+a[i]}
@@ -152,6 +161,25 @@ row() { # CASE COMMAND...
   printf '| %-10s | %6s s | %6s–%s s | %5s MiB |\n' "$name" "$med" "$lo" "$hi" "$rss"
 }
 
+# A case run by the binary alone, or with --base as alternating pairs of both binaries
+# whose reports must be identical.
+single() { # CASE LAMINA-ARGUMENTS...
+  local name=$1; shift
+  if [ -z "$BASE" ]; then
+    row "$name" "$BIN" "$@"
+    return
+  fi
+  AB_ARGS=("$@")
+  side_a() { ONCE_OUT=$WORK/report-base.txt once "$BASE" "${AB_ARGS[@]}"; }
+  side_b() { ONCE_OUT=$WORK/report-new.txt once "$BIN" "${AB_ARGS[@]}"; }
+  pairs "$name-base" "$name"
+  if ! cmp -s "$WORK/report-base.txt" "$WORK/report-new.txt"; then
+    echo "bench-e2e: $name: the reports of --base and the binary differ ($WORK/report-base.txt, $WORK/report-new.txt)" >&2
+    exit 1
+  fi
+  echo "$name: the two binaries' reports are identical" >&2
+}
+
 pc_config() { # GIB -> config file preconditioning a GIB device (8 KiB pages) to steady state
   local gib=$1 f=$WORK/pc$1.toml
   # 4 ch x 4 chips x 2 dies x 2 planes = 64 planes; a block of 256 x 8 KiB pages is
@@ -174,6 +202,7 @@ EOF
 }
 
 echo "lamina: $("$BIN" --version 2>/dev/null || echo "$BIN"); $RUNS run(s) per case; $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ)"
+[ -z "$BASE" ] || echo "base: $BASE ($("$BASE" --version 2>/dev/null || echo "no --version"))"
 # The host CPU and its caches: the same VM class has run on hosts whose speed for Lamina
 # differs 3x (docs/performance.md, "How we measure").
 cpu=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
@@ -185,13 +214,13 @@ echo '| case       | median   | range          | peak RSS  |'
 echo '|---|---|---|---|'
 for c in "${CASES[@]}"; do
   case $c in
-    mqsim) row mqsim "$BIN" run --preset mqsim-default -q "$(trace base -n $N)" ;;
-    mqsim-zero) row mqsim-zero "$BIN" run --preset mqsim-default -q --set host.unwritten_reads=zero "$(trace base -n $N)" ;;
-    ssdsim) row ssdsim "$BIN" run --config "$SHARED/bench/ssdsim-geometry.toml" -q "$(trace base -n $N)" ;;
-    saturated) row saturated "$BIN" run --preset mqsim-default -q "$(trace sat -n $N --iops 200000)" ;;
-    scale4m) row scale4m "$BIN" run --preset mqsim-default -q "$(trace four -n $N4)" ;;
-    pc256) row pc${PCGIB}g "$BIN" run --config "$(pc_config $PCGIB)" -q "$(trace tiny -n 1000)" ;;
-    pc512) row pc${PCGIB2}g "$BIN" run --config "$(pc_config $PCGIB2)" -q "$(trace tiny -n 1000)" ;;
+    mqsim) single mqsim run --preset mqsim-default -q "$(trace base -n $N)" ;;
+    mqsim-zero) single mqsim-zero run --preset mqsim-default -q --set host.unwritten_reads=zero "$(trace base -n $N)" ;;
+    ssdsim) single ssdsim run --config "$SHARED/bench/ssdsim-geometry.toml" -q "$(trace base -n $N)" ;;
+    saturated) single saturated run --preset mqsim-default -q "$(trace sat -n $N --iops 200000)" ;;
+    scale4m) single scale4m run --preset mqsim-default -q "$(trace four -n $N4)" ;;
+    pc256) single pc${PCGIB}g run --config "$(pc_config $PCGIB)" -q "$(trace tiny -n 1000)" ;;
+    pc512) single pc${PCGIB2}g run --config "$(pc_config $PCGIB2)" -q "$(trace tiny -n 1000)" ;;
     scale-pairs)
       T1=$(trace base -n $N); T4=$(trace four -n $N4)
       side_a() { once "$BIN" run --preset mqsim-default -q "$T1"; }
