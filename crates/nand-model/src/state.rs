@@ -148,12 +148,7 @@ impl Blocks {
     /// changed, otherwise.
     #[inline]
     pub(crate) fn program_at_wp(&mut self, b: u32, p: u32) -> bool {
-        let st = &mut self.blocks[b as usize];
-        let ok = st.ext == NO_EXT && st.wp == p && p < self.ppb;
-        if ok {
-            st.wp += 1;
-        }
-        ok
+        self.program_run_at_wp(b, p, 1)
     }
 
     /// Program pages `p .. p + n` of block `b` if the block was never partially erased,
@@ -162,7 +157,8 @@ impl Blocks {
     #[inline]
     pub(crate) fn program_run_at_wp(&mut self, b: u32, p: u32, n: u32) -> bool {
         let st = &mut self.blocks[b as usize];
-        let ok = st.ext == NO_EXT && st.wp == p && n <= self.ppb - p.min(self.ppb);
+        // The write pointer never passes the block's end, so `ppb - wp` cannot wrap.
+        let ok = st.ext == NO_EXT && st.wp == p && n <= self.ppb - st.wp;
         if ok {
             st.wp += n;
         }
