@@ -29,8 +29,9 @@
 # --base PATH: a second `lamina` (e.g. the build before a change). The cases mqsim,
 # mqsim-zero, ssdsim, saturated, scale4m, pc256 and pc512 then run as RUNS alternating
 # pairs, PATH then the binary, with each pair's ratio of wall times (new / base), and the
-# two binaries' reports of the last pair must be byte-identical (a speed change must not
-# change a result), or the script fails. The other cases run the binary alone.
+# two binaries' JSON reports of the last pair must say the same (scripts/same-report.py:
+# a speed change must not change a result), or the script fails. The other cases run the
+# binary alone.
 #
 # --mqsim DIR: a built MQSim (github.com/CMU-SAFARI/MQSim, `make`): DIR holds the MQSim
 # binary and its default ssdconfig.xml. MQSim replays the same trace with the workload
@@ -121,7 +122,7 @@ measure() {
 # One run of a command: prints "wall_s cpu_s peak_rss_mib".
 once() {
   local out=$WORK/time1.txt
-  if ! /usr/bin/time -v -o "$out" "$@" >"${ONCE_OUT:-/dev/null}" 2>"$WORK/stderr.txt" </dev/null; then
+  if ! /usr/bin/time -v -o "$out" "$@" >/dev/null 2>"$WORK/stderr.txt" </dev/null; then
     cat "$WORK/stderr.txt" >&2; echo "bench-e2e: failed: $*" >&2; exit 1
   fi
   awk -F': ' '/Elapsed \(wall clock\)/{n=split($2,a,":"); w=0; for(i=1;i<=n;i++) w=w*60+a[i]}
@@ -162,7 +163,8 @@ row() { # CASE COMMAND...
 }
 
 # A case run by the binary alone, or with --base as alternating pairs of both binaries
-# whose reports must be identical.
+# whose JSON reports must say the same (scripts/same-report.py; the runs are quiet, so
+# standard output has nothing to compare).
 single() { # CASE LAMINA-ARGUMENTS...
   local name=$1; shift
   if [ -z "$BASE" ]; then
@@ -170,14 +172,15 @@ single() { # CASE LAMINA-ARGUMENTS...
     return
   fi
   AB_ARGS=("$@")
-  side_a() { ONCE_OUT=$WORK/report-base.txt once "$BASE" "${AB_ARGS[@]}"; }
-  side_b() { ONCE_OUT=$WORK/report-new.txt once "$BIN" "${AB_ARGS[@]}"; }
+  side_a() { once "$BASE" "${AB_ARGS[@]}" --json "$WORK/report-base.json"; }
+  side_b() { once "$BIN" "${AB_ARGS[@]}" --json "$WORK/report-new.json"; }
+  rm -f "$WORK/report-base.json" "$WORK/report-new.json"
   pairs "$name-base" "$name"
-  if ! cmp -s "$WORK/report-base.txt" "$WORK/report-new.txt"; then
-    echo "bench-e2e: $name: the reports of --base and the binary differ ($WORK/report-base.txt, $WORK/report-new.txt)" >&2
+  if ! python3 "$ROOT/scripts/same-report.py" "$WORK/report-base.json" "$WORK/report-new.json"; then
+    echo "bench-e2e: $name: the reports of --base and the binary differ ($WORK/report-base.json, $WORK/report-new.json)" >&2
     exit 1
   fi
-  echo "$name: the two binaries' reports are identical" >&2
+  echo "$name: the two binaries' JSON reports say the same" >&2
 }
 
 pc_config() { # GIB -> config file preconditioning a GIB device (8 KiB pages) to steady state
