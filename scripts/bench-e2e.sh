@@ -18,6 +18,12 @@
 #   sat-pairs  RUNS alternating pairs of the mqsim case and the saturated trace with a
 #              bounded host queue (host.queue_depth = 256), with each pair's ratio of
 #              rates (issue #14: the saturated trace at >= 70 % of the unsaturated rate)
+#   span-pairs RUNS alternating pairs of the mqsim case and the same trace confined to
+#              2 GiB (gen_trace.py --span-gib 2), with the ratio of each pair's wall
+#              times: the same requests on a random-access footprint 100x smaller, to
+#              tell time spent on cache misses from time spent on instructions
+#              (docs/performance.md, "Round of 2026-11-29 (third session)";
+#              scripts/bench-instr.sh span2 counts its instructions)
 #   sweep      lamina sweep experiments/die-binding.toml with --threads 1 and 2
 #   sweep-pairs  RUNS alternating pairs of that sweep with --threads 1 and 2, with each
 #              pair's speed-up (issue #14: >= 1.8x on 2 threads); with --quick the tiny
@@ -229,6 +235,11 @@ for c in "${CASES[@]}"; do
       side_a() { once "$BIN" run --preset mqsim-default -q "$T1"; }
       side_b() { once "$BIN" run --preset mqsim-default -q "$T4"; }
       pairs "n=$N" "n=$N4" ;;
+    span-pairs)
+      T1=$(trace base -n $N); T2=$(trace span2 -n $N --span-gib 2)
+      side_a() { once "$BIN" run --preset mqsim-default -q "$T1"; }
+      side_b() { once "$BIN" run --preset mqsim-default -q "$T2"; }
+      pairs 200GiB 2GiB ;;
     sat-pairs)
       T1=$(trace base -n $N); TS=$(trace sat -n $N --iops 200000)
       side_a() { once "$BIN" run --preset mqsim-default -q "$T1"; }

@@ -14,6 +14,10 @@
 #           scripts/bench-e2e.sh, shortened: callgrind runs about 20x slower)
 #   ssdsim  the first N requests (default 50,000) of the same trace on SSDsim 2.1's
 #           geometry (../shared/bench/ssdsim-geometry.toml)
+#   span2   the mqsim case with every request inside 2 GiB instead of 200 GiB
+#           (gen_trace.py --span-gib 2; not run by default): the same requests on a
+#           random-access footprint 100x smaller (docs/performance.md, "Round of
+#           2026-11-29 (third session)"; scripts/bench-e2e.sh span-pairs times it)
 #
 # For each case it prints the instructions of the whole process and of its main thread,
 # which runs the simulation (setup, the prefill pass, the replay and the report; the
@@ -70,11 +74,11 @@ WORK=${LAMINA_BENCH_DIR:-$ROOT/target/bench-instr}
 mkdir -p "$WORK"
 
 # The first n requests of gen_trace.py's default 1 M-request trace (its requests do not
-# depend on how many follow).
+# depend on how many follow), or with a span in GiB, of that trace confined to the span.
 trace() {
-  local n=$1 t=$WORK/gen-$1.trace
+  local n=$1 span=${2:-} t=$WORK/gen-$1${2:+-span$2}.trace
   if [ ! -s "$t" ]; then
-    python3 "$SHARED/bench/gen_trace.py" -n "$n" "$t.tmp" > /dev/null
+    python3 "$SHARED/bench/gen_trace.py" -n "$n" ${span:+--span-gib "$span"} "$t.tmp" > /dev/null
     mv "$t.tmp" "$t"
   fi
   echo "$t"
@@ -111,12 +115,13 @@ EOF
 printf '%-8s %-10s %14s %14s %12s %12s\n' case binary "process instr" "main thread" "per request" "per page op"
 for c in "${CASES[@]}"; do
   case $c in
-    mqsim) n=${N:-200000}; args=(run --preset mqsim-default) ;;
-    ssdsim) n=${N:-50000}; args=(run --config "$SHARED/bench/ssdsim-geometry.toml") ;;
-    *) echo "bench-instr: unknown case $c (mqsim, ssdsim)" >&2; exit 2 ;;
+    mqsim) n=${N:-200000}; span=; args=(run --preset mqsim-default) ;;
+    ssdsim) n=${N:-50000}; span=; args=(run --config "$SHARED/bench/ssdsim-geometry.toml") ;;
+    span2) n=${N:-200000}; span=2; args=(run --preset mqsim-default) ;;
+    *) echo "bench-instr: unknown case $c (mqsim, ssdsim, span2)" >&2; exit 2 ;;
   esac
   [ $QUICK = 1 ] && n=5000
-  t=$(trace "$n")
+  t=$(trace "$n" $span)
   sides=(new)
   [ -n "$BASE" ] && sides=(base new)
   declare -A main=()

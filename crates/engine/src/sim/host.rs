@@ -141,8 +141,7 @@ impl Simulation {
     }
 
     fn admit(&mut self, id: u64, r: IoRequest) -> Result<(), RunError> {
-        let ps = self.page_size as u64;
-        let (first, last) = r.pages(ps);
+        let (first, last) = self.page_math.pages(&r);
         let first_lpn = self.wrap(first);
         let h = &mut self.host;
         h.admitted += 1;
@@ -173,9 +172,9 @@ impl Simulation {
         const BATCH: usize = 16;
         let mut mapped = [None; BATCH];
         for page in first..=last {
-            let start = if page == first { (r.offset_bytes % ps) as u32 } else { 0 };
+            let start = if page == first { self.page_math.offset_in_page(r.offset_bytes) as u32 } else { 0 };
             let end = if page == last {
-                ((r.offset_bytes + r.size_bytes - 1) % ps + 1) as u32
+                (self.page_math.offset_in_page(r.offset_bytes + r.size_bytes - 1) + 1) as u32
             } else {
                 self.page_size
             };
@@ -261,7 +260,7 @@ impl Simulation {
     /// already wraps or rejects addresses beyond capacity; this only guards).
     #[inline]
     fn wrap(&self, lpn: u64) -> u64 {
-        if lpn < self.logical_pages { lpn } else { lpn % self.logical_pages }
+        super::pages::wrap(lpn, self.logical_pages)
     }
 
     /// One page of a read; `mapped` is the FTL's current mapping of `lpn`.
@@ -466,8 +465,9 @@ impl Simulation {
             self.events.push(self.now + after, Event::IdleFlush { epoch: h.epoch });
         }
         let i = self.next_admission();
-        let (ps, ftl) = (self.page_size as u64, self.ftl.as_ref());
-        if let Some((id, next)) = self.host.host_queue.take(i, ps, self.logical_pages, |l| ftl.warm_writes(l))
+        let (pages, ftl) = (self.page_math, self.ftl.as_ref());
+        if let Some((id, next)) =
+            self.host.host_queue.take(i, pages, self.logical_pages, |l| ftl.warm_writes(l))
         {
             // A request waiting in the host queue enters now; its response still counts
             // from its arrival.

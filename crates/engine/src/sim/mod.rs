@@ -43,6 +43,7 @@ mod controller;
 mod gc;
 mod host;
 mod hostif;
+mod pages;
 mod realloc;
 mod remap;
 mod verify;
@@ -158,6 +159,8 @@ pub struct Simulation {
     /// (the report's replay-only AEP/VEP).
     pub(crate) erase_snapshot: Option<crate::wear::EraseSnapshot>,
     page_size: u32,
+    /// Byte offsets to pages ([`pages::PageMath`]).
+    page_math: pages::PageMath,
     logical_pages: u64,
     /// The FTL keeps a second copy of each host page ([`Ftl::replica`], asked once: the
     /// host asks for a page's mirror only then, not per page through the trait).
@@ -226,6 +229,7 @@ impl Simulation {
             baseline: None,
             erase_snapshot: None,
             page_size,
+            page_math: pages::PageMath::new(page_size as u64),
             logical_pages,
             replicated,
             latency_log: None,
@@ -306,18 +310,18 @@ impl Simulation {
                 };
                 if outstanding < self.cfg.host.closed_loop_depth {
                     match trace.peek() {
-                        Some(Ok(_)) => Some(self.now),
-                        Some(Err(_)) => return Err(trace.next().unwrap().unwrap_err().into()),
-                        None => None,
+                        Ahead::Request(_) => Some(self.now),
+                        Ahead::Error => return Err(trace.take_error().into()),
+                        Ahead::End => None,
                     }
                 } else {
                     None
                 }
             } else {
                 match trace.peek() {
-                    Some(Ok(r)) => Some(SimTime(r.arrival.as_ns())),
-                    Some(Err(_)) => return Err(trace.next().unwrap().unwrap_err().into()),
-                    None => None,
+                    Ahead::Request(r) => Some(SimTime(r.arrival.as_ns())),
+                    Ahead::Error => return Err(trace.take_error().into()),
+                    Ahead::End => None,
                 }
             };
             if self.arrivals_open && next_arrival.is_none_or(|a| a > self.now) {
@@ -342,14 +346,14 @@ impl Simulation {
                     let queued = self.arrivals_wait();
                     let ftl = self.ftl.as_ref();
                     let qw = &self.host.queued_writes;
-                    trace.refill(self.geo.page_size_bytes() as u64, self.logical_pages, |l| {
+                    trace.refill(self.page_math, self.logical_pages, |l| {
                         if !queued {
                             ftl.warm_writes(l);
                             warm::warm_queued_writes(qw, l);
                         }
                     });
                 }
-                let mut r = trace.next().expect("peeked").expect("peeked Ok");
+                let mut r = trace.take();
                 if closed {
                     r.arrival = crate::trace::TraceTime(self.now.as_ns());
                 }
@@ -510,15 +514,34 @@ pub(crate) fn pb_of_range(pages_per_block: u32, r: lamina_ftl::PageRange) -> u32
 /// the one entering, so that the forward-map entries and block bookkeeping of the next
 /// half window's pages can be read in one batch ([`Ftl::warm_writes`], a speed hint with
 /// no effect on state) and their cache misses overlap, instead of each request's misses
-/// stalling its own admission one after another. The requests, their order and any
-/// trace error reach the engine exactly as from the iterator itself.
+/// stalling its own admission one after another. The requests and their order reach the
+/// engine exactly as from the iterator itself; a trace error ends the window (the engine
+/// stops at it) and is handed over after every request read before it.
+///
+/// The window holds plain requests, not the iterator's `Result`s: moving a
+/// `Result<IoRequest, TraceError>` (the request at an 8-byte offset behind the error's
+/// niche) through the window made the copies read 16 bytes across two narrower stores
+/// that had just been written, which a store buffer cannot forward
+/// (docs/performance.md, "Round of 2026-11-29 (third session)").
 struct Lookahead<I: Iterator> {
     inner: I,
-    buf: std::collections::VecDeque<I::Item>,
-    /// The iterator has ended.
+    buf: std::collections::VecDeque<IoRequest>,
+    /// The error the trace ended with: due after every request in `buf`.
+    err: Option<crate::trace::TraceError>,
+    /// The iterator has ended (or failed).
     done: bool,
     /// Pages of the batch being warmed (reused).
     lpns: Vec<Lpn>,
+}
+
+/// What comes next through a [`Lookahead`].
+enum Ahead<'a> {
+    /// A request.
+    Request(&'a IoRequest),
+    /// The trace's error ([`Lookahead::take_error`]).
+    Error,
+    /// The end of the trace.
+    End,
 }
 
 impl<I> Lookahead<I>
@@ -534,20 +557,41 @@ where
         Lookahead {
             inner,
             buf: std::collections::VecDeque::with_capacity(Self::WINDOW),
+            err: None,
             done: false,
             lpns: Vec::with_capacity(Self::WINDOW * Self::PAGES_PER_REQUEST as usize),
         }
     }
 
-    /// The next request (or error), without taking it.
-    fn peek(&mut self) -> Option<&I::Item> {
+    /// What comes next, without taking it.
+    fn peek(&mut self) -> Ahead<'_> {
         if self.buf.is_empty() && !self.done {
             match self.inner.next() {
-                Some(x) => self.buf.push_back(x),
+                Some(Ok(r)) => self.buf.push_back(r),
+                Some(Err(e)) => {
+                    self.err = Some(e);
+                    self.done = true;
+                }
                 None => self.done = true,
             }
         }
-        self.buf.front()
+        match self.buf.front() {
+            Some(r) => Ahead::Request(r),
+            None if self.err.is_some() => Ahead::Error,
+            None => Ahead::End,
+        }
+    }
+
+    /// Take the next request (after [`Lookahead::peek`] saw one).
+    #[inline]
+    fn take(&mut self) -> IoRequest {
+        self.buf.pop_front().expect("a request was peeked")
+    }
+
+    /// Take the trace's error (after [`Lookahead::peek`] saw it).
+    fn take_error(&mut self) -> crate::trace::TraceError {
+        debug_assert!(self.buf.is_empty());
+        self.err.take().expect("an error was peeked")
     }
 
     /// Half the window or less is left (and the trace goes on).
@@ -555,34 +599,26 @@ where
         !self.done && self.buf.len() <= Self::WINDOW / 2
     }
 
-    /// Read ahead to a full window and hand the new requests' pages (at most
-    /// [`Lookahead::PAGES_PER_REQUEST`] each, wrapped into the logical space as the host
-    /// wraps them) to `warm` in one batch.
-    fn refill(&mut self, page_bytes: u64, logical_pages: u64, warm: impl FnOnce(&[Lpn])) {
+    /// Read ahead to a full window (or the trace's end or error) and hand the new
+    /// requests' pages (at most [`Lookahead::PAGES_PER_REQUEST`] each, wrapped into the
+    /// logical space as the host wraps them) to `warm` in one batch.
+    fn refill(&mut self, pages: pages::PageMath, logical_pages: u64, warm: impl FnOnce(&[Lpn])) {
         self.lpns.clear();
-        while self.buf.len() < Self::WINDOW {
-            let Some(x) = self.inner.next() else {
-                self.done = true;
-                break;
-            };
-            if let Ok(r) = &x {
-                warm::push_pages(&mut self.lpns, r, page_bytes, logical_pages);
+        while self.buf.len() < Self::WINDOW && !self.done {
+            let lpns = &mut self.lpns;
+            match self.inner.next() {
+                Some(Ok(r)) => {
+                    warm::push_pages(lpns, &r, pages, logical_pages);
+                    self.buf.push_back(r);
+                }
+                Some(Err(e)) => {
+                    self.err = Some(e);
+                    self.done = true;
+                }
+                None => self.done = true,
             }
-            self.buf.push_back(x);
         }
         warm(&self.lpns);
-    }
-}
-
-impl<I: Iterator> Iterator for Lookahead<I> {
-    type Item = I::Item;
-
-    fn next(&mut self) -> Option<I::Item> {
-        match self.buf.pop_front() {
-            Some(x) => Some(x),
-            None if self.done => None,
-            None => self.inner.next(),
-        }
     }
 }
 
@@ -601,9 +637,29 @@ mod lookahead_tests {
         })
     }
 
-    /// The window passes every item through unchanged and in order (an error included),
-    /// however the engine interleaves peeks, refills and takes; refills warm exactly the
-    /// pages of the requests they read ahead.
+    /// Everything the window hands over, in order, as text: the requests, then the
+    /// error or the end.
+    fn drain<I>(la: &mut Lookahead<I>, mut step: impl FnMut(&mut Lookahead<I>)) -> Vec<String>
+    where
+        I: Iterator<Item = Result<IoRequest, TraceError>>,
+    {
+        let mut got = Vec::new();
+        loop {
+            step(la);
+            match la.peek() {
+                Ahead::Request(_) => got.push(format!("{:?}", Ok::<_, TraceError>(la.take()))),
+                Ahead::Error => {
+                    got.push(format!("{:?}", Err::<IoRequest, _>(la.take_error())));
+                    return got;
+                }
+                Ahead::End => return got,
+            }
+        }
+    }
+
+    /// The window passes every request through unchanged and in order, and the trace's
+    /// error after the requests before it, however the engine interleaves peeks, refills
+    /// and takes; refills warm exactly the pages of the requests they read ahead.
     #[test]
     fn passes_items_through_in_order_and_warms_what_it_reads_ahead() {
         let mut items: Vec<Result<IoRequest, TraceError>> =
@@ -612,30 +668,45 @@ mod lookahead_tests {
             file: "t".into(),
             source: std::sync::Arc::new(std::io::Error::other("boom")),
         });
+        // The engine stops at the error: nothing after it is handed over.
+        let expect: Vec<String> = items[..=70].iter().map(|x| format!("{x:?}")).collect();
+        for period in [1, 2, 3, 7] {
+            let mut la = Lookahead::new(items.clone().into_iter());
+            let mut warmed = Vec::new();
+            let mut step = 0u64;
+            let got = drain(&mut la, |la| {
+                step += 1;
+                la.peek();
+                if step % period != 0 && la.wants_refill() {
+                    la.refill(pages::PageMath::new(4096), 1 << 20, |l| warmed.push(l.to_vec()));
+                }
+            });
+            assert_eq!(got, expect, "refill skipped every {period} steps");
+            assert!(matches!(la.peek(), Ahead::End), "the error is handed over once");
+            if period == 1 {
+                continue;
+            }
+            // The first refill reads requests 1 .. WINDOW - 1 (request 0 was peeked
+            // before it): request i covers pages 3i .. 3i + (1 + i % 40) - 1, of which at
+            // most PAGES_PER_REQUEST are warmed.
+            let first = &warmed[0];
+            let mut want = Vec::new();
+            type L = Lookahead<std::vec::IntoIter<Result<IoRequest, TraceError>>>;
+            for i in 1..L::WINDOW as u64 {
+                let n = (1 + i % 40).min(L::PAGES_PER_REQUEST);
+                want.extend((3 * i..3 * i + n).map(Lpn));
+            }
+            assert_eq!(first, &want);
+        }
+    }
+
+    /// A trace without an error ends after its last request.
+    #[test]
+    fn ends_after_the_last_request() {
+        let items: Vec<_> = (0..10).map(|i| req(i, i * 4096, 4096)).collect();
         let expect: Vec<String> = items.iter().map(|x| format!("{x:?}")).collect();
         let mut la = Lookahead::new(items.into_iter());
-        let (mut got, mut warmed) = (Vec::new(), Vec::new());
-        let mut step = 0u64;
-        while la.peek().is_some() {
-            step += 1;
-            if step % 3 != 0 && la.wants_refill() {
-                la.refill(4096, 1 << 20, |l| warmed.push(l.to_vec()));
-            }
-            got.push(format!("{:?}", la.next().expect("peeked")));
-        }
-        assert_eq!(got, expect);
-        assert!(la.next().is_none());
-        // The first refill reads requests 1 .. WINDOW - 1 (request 0 was peeked before it):
-        // request i covers pages 3i .. 3i + (1 + i % 40) - 1, of which at most
-        // PAGES_PER_REQUEST are warmed.
-        let first = &warmed[0];
-        let mut want = Vec::new();
-        type L = Lookahead<std::vec::IntoIter<Result<IoRequest, TraceError>>>;
-        for i in 1..L::WINDOW as u64 {
-            let n = (1 + i % 40).min(L::PAGES_PER_REQUEST);
-            want.extend((3 * i..3 * i + n).map(Lpn));
-        }
-        assert_eq!(first, &want);
+        assert_eq!(drain(&mut la, |la| la.refill(pages::PageMath::new(4096), 1 << 20, |_| ())), expect);
     }
 
     #[test]
@@ -643,9 +714,9 @@ mod lookahead_tests {
         let mut la = Lookahead::new(vec![req(0, 0, 4096), req(1, 10 * 4096, 3 * 4096)].into_iter());
         let mut warmed = Vec::new();
         la.peek();
-        la.refill(4096, 11, |l| warmed.extend_from_slice(l));
+        la.refill(pages::PageMath::new(4096), 11, |l| warmed.extend_from_slice(l));
         assert_eq!(warmed, vec![Lpn(10), Lpn(0), Lpn(1)]);
         assert!(!la.wants_refill(), "the trace has ended");
-        assert_eq!(la.by_ref().count(), 2);
+        assert_eq!(drain(&mut la, |_| ()).len(), 2);
     }
 }

@@ -31,11 +31,16 @@ pub(super) const PAGES_PER_REQUEST: u64 = 8;
 /// Append the pages of `r` that a warming hint covers (at most [`PAGES_PER_REQUEST`],
 /// wrapped into the logical space as the host wraps them) to `lpns`.
 #[inline]
-pub(super) fn push_pages(lpns: &mut Vec<Lpn>, r: &IoRequest, page_bytes: u64, logical_pages: u64) {
+pub(super) fn push_pages(
+    lpns: &mut Vec<Lpn>,
+    r: &IoRequest,
+    pages: super::pages::PageMath,
+    logical_pages: u64,
+) {
     if r.size_bytes > 0 && logical_pages > 0 {
-        let (first, last) = r.pages(page_bytes);
+        let (first, last) = pages.pages(r);
         for lpn in first..=last.min(first + PAGES_PER_REQUEST - 1) {
-            lpns.push(Lpn(lpn % logical_pages));
+            lpns.push(Lpn(super::pages::wrap(lpn, logical_pages)));
         }
     }
 }
@@ -99,7 +104,7 @@ impl HostQueue {
     pub(crate) fn take(
         &mut self,
         i: usize,
-        page_bytes: u64,
+        pages: super::pages::PageMath,
         logical_pages: u64,
         warm: impl FnOnce(&[Lpn]),
     ) -> Option<(u64, IoRequest)> {
@@ -111,7 +116,7 @@ impl HostQueue {
             let end = self.queue.len().min(self.warmed + Self::BATCH);
             self.lpns.clear();
             for (_, r) in self.queue.range(self.warmed..end) {
-                push_pages(&mut self.lpns, r, page_bytes, logical_pages);
+                push_pages(&mut self.lpns, r, pages, logical_pages);
             }
             self.warmed = end;
             warm(&self.lpns);
@@ -270,7 +275,9 @@ mod tests {
                     0
                 };
                 let mut batch = Vec::new();
-                let got = q.take(i, 4096, 1 << 40, |l| batch.extend_from_slice(l));
+                let got = q.take(i, super::super::pages::PageMath::new(4096), 1 << 40, |l| {
+                    batch.extend_from_slice(l)
+                });
                 let want = plain.remove(i);
                 assert_eq!(format!("{got:?}"), format!("{want:?}"), "seed {seed}");
                 assert_eq!(q.len(), plain.len());
@@ -313,7 +320,9 @@ mod tests {
         let mut batches = Vec::new();
         for k in 0..n {
             let mut batch = Vec::new();
-            let (id, _) = q.take(0, 4096, 1 << 40, |l| batch.extend_from_slice(l)).expect("queued");
+            let (id, _) = q
+                .take(0, super::super::pages::PageMath::new(4096), 1 << 40, |l| batch.extend_from_slice(l))
+                .expect("queued");
             assert_eq!(id, k, "FIFO");
             if !batch.is_empty() {
                 batches.push(batch.len());
@@ -346,13 +355,13 @@ mod tests {
             size_bytes: 4096,
             op: IoOp::Read,
         };
-        push_pages(&mut lpns, &r, 4096, 11);
+        push_pages(&mut lpns, &r, super::super::pages::PageMath::new(4096), 11);
         assert_eq!(lpns, vec![Lpn(10), Lpn(0)]);
         lpns.clear();
-        push_pages(&mut lpns, &req(0, 40), 4096, 1 << 40);
+        push_pages(&mut lpns, &req(0, 40), super::super::pages::PageMath::new(4096), 1 << 40);
         assert_eq!(lpns, (0..PAGES_PER_REQUEST).map(Lpn).collect::<Vec<_>>());
         lpns.clear();
-        push_pages(&mut lpns, &req(1, 1), 4096, 0);
+        push_pages(&mut lpns, &req(1, 1), super::super::pages::PageMath::new(4096), 0);
         assert!(lpns.is_empty(), "no logical space: nothing to warm");
     }
 }
