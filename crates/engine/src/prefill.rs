@@ -226,7 +226,9 @@ impl Simulation {
     fn write_run(&mut self, lpns: &[u64], run: &mut [Lpn; WARM_WINDOW], state: &mut Candidates) -> usize {
         let run = as_lpns(lpns, run);
         state.ppas.clear();
-        let Some(n) = self.ftl.write_unmapped_run(run, &mut state.ppas) else {
+        // Called only while `state.unmapped`: no candidate can be mapped, and each is
+        // one once, which is what `write_fresh_run` asks of its caller.
+        let Some(n) = self.ftl.write_fresh_run(run, &mut state.ppas) else {
             state.runs = false;
             return 0;
         };

@@ -436,6 +436,15 @@ pub trait Ftl: Send {
     /// The physical page holding the current copy of `lpn`, or `None` if unmapped.
     fn lookup(&self, lpn: Lpn) -> Option<Ppa>;
 
+    /// A counter that changes whenever an answer of [`Ftl::lookup`] may change, or `None`
+    /// if the FTL keeps none. While it reads the same, every page looked up since it
+    /// was read still maps where it did, so a caller may reuse those answers instead of
+    /// looking up again (the engine reuses admission's lookup of a read when it issues
+    /// the read at once). Default: `None`.
+    fn lookup_epoch(&self) -> Option<u64> {
+        None
+    }
+
     /// Speed hint, no effect on state: read what a write of `lpn` will touch (its
     /// forward-map entry and the bookkeeping of the page it replaces), so that a caller
     /// about to write many scattered pages (preconditioning's random overwrites) can read
@@ -493,6 +502,17 @@ pub trait Ftl: Send {
     fn write_unmapped_run(&mut self, lpns: &[Lpn], out: &mut Vec<Ppa>) -> Option<usize> {
         let _ = (lpns, out);
         None
+    }
+
+    /// [`Ftl::write_unmapped_run`] of pages the caller knows to be unmapped: every page of
+    /// `lpns` has not been mapped since the FTL last held no valid page, and appears in
+    /// at most one such run, once. The FTL may then skip looking each page up (one
+    /// forward-map read per page; the untimed prefill and the preconditioning fill write
+    /// millions). Same effects, pages and return value as `write_unmapped_run` on such
+    /// pages. A mapped page among them is the caller's bug: debug builds panic on it.
+    /// Default: [`Ftl::write_unmapped_run`].
+    fn write_fresh_run(&mut self, lpns: &[Lpn], out: &mut Vec<Ppa>) -> Option<usize> {
+        self.write_unmapped_run(lpns, out)
     }
 
     /// Unmap `lpn` (the host discarded it); returns the page that was invalidated, if any.

@@ -186,6 +186,8 @@ pub struct PageFtl {
     host_pages: u64,
     /// Forward map: `ppa + 1` of each logical page, 0 when unmapped.
     map: LpnMap,
+    /// Changes of the forward map so far ([`Ftl::lookup_epoch`]).
+    map_epoch: u64,
     rev: Vec<Option<Box<[u32]>>>,
     rev_pool: Vec<Box<[u32]>>,
     blocks: Vec<BlockMeta>,
@@ -307,6 +309,7 @@ impl PageFtl {
             mirror_planes,
             host_pages: cfg.host_pages,
             map: LpnMap::zeroed(map_len),
+            map_epoch: 0,
             rev: (0..geometry.total_blocks()).map(|_| None).collect(),
             rev_pool: Vec::new(),
             blocks,
@@ -350,6 +353,7 @@ impl PageFtl {
     #[inline]
     fn map_set(&mut self, lpn: u64, ppa: u32) {
         self.map.set(lpn, ppa.wrapping_add(1));
+        self.map_epoch = self.map_epoch.wrapping_add(1);
     }
 
     #[inline]
@@ -519,6 +523,41 @@ impl PageFtl {
         } else {
             self.planes[plane].fifo.push_front(b);
         }
+    }
+
+    /// [`Ftl::write_unmapped_run`] (`CHECK`: each page is looked up, and the run stops
+    /// before a mapped one) and [`Ftl::write_fresh_run`] (the caller vouches that no page
+    /// is mapped: the lookup is a debug assertion).
+    #[inline(always)]
+    fn unmapped_run<const CHECK: bool>(&mut self, lpns: &[Lpn], out: &mut Vec<Ppa>) -> Option<usize> {
+        // Die-aligned allocation, the cached mapping and replicas take the full path.
+        if self.aligned || self.cmt.is_some() || !self.mirror_planes.is_empty() {
+            return None;
+        }
+        let start = out.len();
+        for &lpn in lpns {
+            assert!(lpn.0 < self.cfg.logical_pages, "{lpn} out of range");
+            let pi = self.static_plane(lpn).idx();
+            if !self.plane_can_write(pi) {
+                break;
+            }
+            if CHECK {
+                if self.map_get(lpn.0) != UNMAPPED {
+                    break;
+                }
+            } else {
+                debug_assert!(self.map_get(lpn.0) == UNMAPPED, "write_fresh_run of mapped {lpn}");
+            }
+            let ppa = self.program(pi, lpn.0, false);
+            self.map_set(lpn.0, ppa);
+            self.stats.host_writes += 1;
+            out.push(Ppa(ppa as u64));
+            // `needs_gc` without a CMT (no write-backs are ever queued).
+            if self.free_count(pi) < self.cfg.gc_threshold_blocks {
+                break;
+            }
+        }
+        Some(out.len() - start)
     }
 
     /// Program the next page of the plane's host block (`gc` false) or, under
@@ -1038,6 +1077,12 @@ impl Ftl for PageFtl {
     }
 
     #[inline]
+    fn lookup_epoch(&self) -> Option<u64> {
+        // Under the cached mapping `lookup` answers from the CMT: no epoch is kept.
+        self.cmt.is_none().then_some(self.map_epoch)
+    }
+
+    #[inline]
     fn lookup(&self, lpn: Lpn) -> Option<Ppa> {
         assert!(lpn.0 < self.cfg.logical_pages, "{lpn} out of range");
         // Cached mapping: what the CMT or the translation page says (equal to the map:
@@ -1169,29 +1214,12 @@ impl Ftl for PageFtl {
     }
 
     fn write_unmapped_run(&mut self, lpns: &[Lpn], out: &mut Vec<Ppa>) -> Option<usize> {
-        // Die-aligned allocation, the cached mapping and replicas take the full path.
-        if self.aligned || self.cmt.is_some() || !self.mirror_planes.is_empty() {
-            return None;
-        }
-        let start = out.len();
-        for &lpn in lpns {
-            assert!(lpn.0 < self.cfg.logical_pages, "{lpn} out of range");
-            let pi = self.static_plane(lpn).idx();
-            if !self.plane_can_write(pi) || self.map_get(lpn.0) != UNMAPPED {
-                break;
-            }
-            let ppa = self.program(pi, lpn.0, false);
-            self.map_set(lpn.0, ppa);
-            self.stats.host_writes += 1;
-            out.push(Ppa(ppa as u64));
-            // `needs_gc` without a CMT (no write-backs are ever queued).
-            if self.free_count(pi) < self.cfg.gc_threshold_blocks {
-                break;
-            }
-        }
-        Some(out.len() - start)
+        self.unmapped_run::<true>(lpns, out)
     }
 
+    fn write_fresh_run(&mut self, lpns: &[Lpn], out: &mut Vec<Ppa>) -> Option<usize> {
+        self.unmapped_run::<false>(lpns, out)
+    }
     fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {
         assert!(lpn.0 < self.cfg.logical_pages, "{lpn} out of range");
         let old = self.map_get(lpn.0);
@@ -1732,6 +1760,12 @@ mod tests {
         (map, ftl.stats(), planes)
     }
 
+    /// A small device (planes, blocks per plane, wear leveling) and the logical pages a
+    /// run test writes, in order (reduced modulo the logical pages).
+    fn run_case() -> impl proptest::strategy::Strategy<Value = (u32, u32, bool, Vec<u64>)> {
+        (1u32..4, 6u32..12, proptest::bool::ANY, proptest::collection::vec(0u64..1 << 20, 1..600))
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
 
@@ -1739,12 +1773,7 @@ mod tests {
         /// page it stops before) ends in the state of writing every page the full way,
         /// through GC and rewrites, and every run stops where it must.
         #[test]
-        fn unmapped_runs_write_what_single_writes_write(
-            planes in 1u32..4,
-            blocks in 6u32..12,
-            wl in proptest::bool::ANY,
-            picks in proptest::collection::vec(0u64..1 << 20, 1..600),
-        ) {
+        fn unmapped_runs_write_what_single_writes_write((planes, blocks, wl, picks) in run_case()) {
             let g = geo(2, 1, 1, planes, blocks, 4);
             let c = cfg(TieBreak::LowestId, wl);
             let mut full = PageFtl::new(g.clone(), &c).unwrap();
@@ -1777,6 +1806,92 @@ mod tests {
                 }
             }
             proptest::prop_assert!(observable(&full) == observable(&runs));
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// While `lookup_epoch` reads the same, every page maps where it did: through
+        /// writes (refused ones too), trims, runs and GC, one step at a time. (The
+        /// engine reuses admission's lookups on that promise.)
+        #[test]
+        fn an_unchanged_epoch_means_unchanged_lookups(
+            planes in 1u32..3,
+            wl in proptest::bool::ANY,
+            ops in proptest::collection::vec((0u8..8, 0u64..1 << 20), 1..400),
+        ) {
+            let g = geo(1, 1, 1, planes, 8, 4);
+            let mut ftl = PageFtl::new(g, &cfg(TieBreak::LowestId, wl)).unwrap();
+            let n = ftl.logical_pages();
+            let map = |f: &PageFtl| (0..n).map(|l| f.lookup(Lpn(l))).collect::<Vec<_>>();
+            let (mut epoch, mut before) = (ftl.lookup_epoch(), map(&ftl));
+            proptest::prop_assert!(epoch.is_some());
+            let mut out = Vec::new();
+            for (op, x) in ops {
+                let lpn = Lpn(x % n);
+                let plane = PlaneId((x % planes as u64) as u32);
+                match op {
+                    0..=3 => {
+                        let _ = ftl.write(lpn, ftl.static_plane(lpn));
+                    }
+                    4 => {
+                        ftl.trim(lpn);
+                    }
+                    5 => {
+                        out.clear();
+                        let _ = ftl.write_unmapped_run(&[lpn, Lpn((x + 1) % n)], &mut out);
+                    }
+                    6 => {
+                        if !ftl.gc_in_progress(plane) {
+                            ftl.gc_begin(plane);
+                        }
+                    }
+                    _ => {
+                        if ftl.gc_in_progress(plane) {
+                            ftl.gc_step(plane);
+                        }
+                    }
+                }
+                let after = map(&ftl);
+                if ftl.lookup_epoch() == epoch {
+                    proptest::prop_assert!(after == before, "a lookup changed under an unchanged epoch");
+                }
+                (epoch, before) = (ftl.lookup_epoch(), after);
+            }
+        }
+
+        /// On pages that are unmapped and distinct (what its callers vouch for),
+        /// `write_fresh_run` stops where `write_unmapped_run` stops, returns the same pages
+        /// and leaves the same state, through GC between runs.
+        #[test]
+        fn fresh_runs_are_unmapped_runs_on_fresh_pages((planes, blocks, wl, picks) in run_case()) {
+            let g = geo(2, 1, 1, planes, blocks, 4);
+            let mut checked = PageFtl::new(g.clone(), &cfg(TieBreak::LowestId, wl)).unwrap();
+            let mut fresh = checked.clone();
+            let n = checked.logical_pages();
+            let mut seen = std::collections::BTreeSet::new();
+            let lpns: Vec<Lpn> = picks.iter().map(|&p| Lpn(p % n)).filter(|l| seen.insert(l.0)).collect();
+            let (mut i, mut a, mut b) = (0, Vec::new(), Vec::new());
+            while i < lpns.len() {
+                a.clear();
+                b.clear();
+                let k = checked.write_unmapped_run(&lpns[i..], &mut a).unwrap();
+                proptest::prop_assert_eq!(fresh.write_fresh_run(&lpns[i..], &mut b), Some(k));
+                proptest::prop_assert_eq!(&a, &b);
+                if let Some(&last) = a.last() {
+                    let plane = g.plane_of_block(g.block_of(last));
+                    collect(&mut checked, plane);
+                    collect(&mut fresh, plane);
+                    i += k;
+                } else {
+                    // The plane refused the page: both write it the full way.
+                    write_full(&mut checked, lpns[i]);
+                    write_full(&mut fresh, lpns[i]);
+                    i += 1;
+                }
+            }
+            proptest::prop_assert!(observable(&checked) == observable(&fresh));
         }
     }
 

@@ -302,6 +302,10 @@ fn precondition_in_runs(
     // rest, from the first run that stops short or leaves a plane needing GC, page by page.
     let planes = ftl.geometry().total_planes();
     let mut runs = (0..planes).all(|p| !ftl.needs_gc(PlaneId(p)));
+    // On an FTL that holds no valid page, no page of the fill is mapped when its turn
+    // comes (`perm` is a bijection: each is written once), so the runs need not look
+    // their pages up ([`Ftl::write_fresh_run`]).
+    let fresh = (0..planes).all(|p| ftl.page_counts(PlaneId(p)).valid == 0);
     let mut lpns = [Lpn(0); FILL_RUN];
     let mut pages = Vec::with_capacity(FILL_RUN);
     while runs && i < filled {
@@ -310,7 +314,12 @@ fn precondition_in_runs(
             *l = perm(i + j as u64);
         }
         pages.clear();
-        let Some(n) = ftl.write_unmapped_run(&lpns[..k], &mut pages) else { break };
+        let run = if fresh {
+            ftl.write_fresh_run(&lpns[..k], &mut pages)
+        } else {
+            ftl.write_unmapped_run(&lpns[..k], &mut pages)
+        };
+        let Some(n) = run else { break };
         for (&ppa, &lpn) in pages.iter().zip(&lpns) {
             sink(FlashEffect::Program { ppa, lpn });
         }

@@ -360,6 +360,11 @@ pub(crate) struct Controller {
     deferring: bool,
     deferred: Vec<DieId>,
     deferred_mark: Vec<bool>,
+    /// Admission's lookup of the read being pushed: its logical page, where it was
+    /// mapped and the FTL's [`lamina_ftl::Ftl::lookup_epoch`] then. The read's issue uses
+    /// it instead of a second lookup while the epoch reads the same (taken by the next
+    /// [`Simulation::try_direct_read`] either way).
+    pub(super) read_hint: Option<(u64, Ppa, u64)>,
     /// Per chip: the last instant a command was issued on it and on which die.
     chip_last_issue: Vec<(SimTime, u32)>,
     /// Scratch buffers (kept to avoid allocating per command).
@@ -420,6 +425,7 @@ impl Controller {
             placement_counters: PlacementCounters::default(),
             op_mix: OpMix::default(),
             deferring: false,
+            read_hint: None,
             deferred: Vec::new(),
             deferred_mark: vec![false; geo.total_dies() as usize],
             chip_last_issue: vec![(SimTime::MAX, u32::MAX); geo.total_chips() as usize],
@@ -1138,10 +1144,18 @@ impl Simulation {
     /// `dequeue`. False (and nothing changed) otherwise.
     #[inline]
     fn try_direct_read(&mut self, die: DieId, id: u32, tx: &Txn, dequeue: bool) -> Result<bool, RunError> {
+        let hint = self.ctl.read_hint.take();
         if (!tx.translated && self.ctl.ftl_translates) || self.verifier.enabled() {
             return Ok(false);
         }
-        let Some(ppa) = self.ftl.lookup(Lpn(tx.lpn)) else { return Ok(false) };
+        let ppa = match hint {
+            // Nothing was remapped since admission looked the page up.
+            Some((lpn, ppa, epoch)) if lpn == tx.lpn && self.ftl.lookup_epoch() == Some(epoch) => ppa,
+            _ => {
+                let Some(ppa) = self.ftl.lookup(Lpn(tx.lpn)) else { return Ok(false) };
+                ppa
+            }
+        };
         if self.die_of_ppa(ppa) != die {
             return Ok(false);
         }

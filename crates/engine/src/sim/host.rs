@@ -171,6 +171,7 @@ impl Simulation {
         // cache misses overlap instead of serialising behind each page's dispatch.
         const BATCH: usize = 16;
         let mut mapped = [None; BATCH];
+        let mut epoch = None;
         for page in first..=last {
             let start = if page == first { self.page_math.offset_in_page(r.offset_bytes) as u32 } else { 0 };
             let end = if page == last {
@@ -185,9 +186,10 @@ impl Simulation {
                 for (i, m) in mapped.iter_mut().enumerate().take(n as usize) {
                     *m = self.ftl.lookup(Lpn(self.wrap(page + i as u64)));
                 }
+                epoch = self.ftl.lookup_epoch();
             }
             let served = match r.op {
-                IoOp::Read => self.sub_read(req, lpn, start, end - start, mapped[slot])?,
+                IoOp::Read => self.sub_read(req, lpn, start, end - start, mapped[slot], epoch)?,
                 IoOp::Write => self.sub_write(req, lpn, start, end - start)?,
                 IoOp::Trim => {
                     if let Some(b) = self.host.buffer.as_mut() {
@@ -263,7 +265,8 @@ impl Simulation {
         super::pages::wrap(lpn, self.logical_pages)
     }
 
-    /// One page of a read; `mapped` is the FTL's current mapping of `lpn`.
+    /// One page of a read; `mapped` is the FTL's mapping of `lpn` when its
+    /// [`lamina_ftl::Ftl::lookup_epoch`] read `epoch`.
     fn sub_read(
         &mut self,
         req: u32,
@@ -271,6 +274,7 @@ impl Simulation {
         offset: u32,
         len: u32,
         mapped: Option<Ppa>,
+        epoch: Option<u64>,
     ) -> Result<Served, RunError> {
         let mask = if self.host.buffer.is_some() { self.mask_of(offset, len) } else { 0 };
         if let Some(b) = self.host.buffer.as_mut()
@@ -298,6 +302,8 @@ impl Simulation {
         // Only the die and plane are needed to queue the read (no full address decode).
         let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
         let die = self.geo.die_of_plane(plane);
+        // Issued at once, the read need not look its page up again (`try_direct_read`).
+        self.ctl.read_hint = epoch.map(|e| (lpn, ppa, e));
         self.push_txn(Txn::new(TxnKind::Read, lpn, req, die, plane, offset, len))?;
         Ok(Served::Queued)
     }
