@@ -464,6 +464,13 @@ pub trait Ftl: Send {
         }
     }
 
+    /// Speed hint, no effect on state: read what [`Ftl::lookup`] of each page of `lpns`
+    /// will read (pages about to be read, not written: none of the replaced-page
+    /// bookkeeping [`Ftl::warm_writes`] reads). Default: [`Ftl::warm_writes`].
+    fn warm_lookups(&self, lpns: &[Lpn]) {
+        self.warm_writes(lpns);
+    }
+
     /// Logical pages the host addresses: [`Ftl::logical_pages`] unless the FTL keeps
     /// several copies of each (`ftl.replication`), then fewer. Default: all of them.
     fn host_pages(&self) -> u64 {

@@ -1115,6 +1115,24 @@ impl Ftl for PageFtl {
         std::hint::black_box(acc);
     }
 
+    fn warm_lookups(&self, lpns: &[Lpn]) {
+        // The map entries only, directory level then leaf level (`LpnMap::get_many`).
+        const N: usize = 64;
+        let (mut idx, mut entries, mut acc) = ([0u64; N], [0u32; N], 0u32);
+        for chunk in lpns.chunks(N) {
+            let mut n = 0;
+            for l in chunk {
+                if l.0 < self.cfg.logical_pages {
+                    idx[n] = l.0;
+                    n += 1;
+                }
+            }
+            self.map.get_many(&idx[..n], &mut entries[..n]);
+            acc = entries[..n].iter().fold(acc, |a, &e| a ^ e);
+        }
+        std::hint::black_box(acc);
+    }
+
     fn warm_writes(&self, lpns: &[Lpn]) {
         // Level by level (see the trait): the entries; the replaced pages' blocks; the
         // ends of the bucket each leaves and of the one it joins; the blocks whose slots

@@ -472,9 +472,10 @@ impl Simulation {
         }
         let i = self.next_admission();
         let (pages, ftl) = (self.page_math, self.ftl.as_ref());
-        if let Some((id, next)) =
-            self.host.host_queue.take(i, pages, self.logical_pages, |l| ftl.warm_writes(l))
-        {
+        if let Some((id, next)) = self.host.host_queue.take(i, pages, self.logical_pages, |w, r| {
+            ftl.warm_writes(w);
+            ftl.warm_lookups(r);
+        }) {
             // A request waiting in the host queue enters now; its response still counts
             // from its arrival.
             self.admit(id, next)?;

@@ -346,10 +346,12 @@ impl Simulation {
                     let queued = self.arrivals_wait();
                     let ftl = self.ftl.as_ref();
                     let qw = &self.host.queued_writes;
-                    trace.refill(self.page_math, self.logical_pages, |l| {
+                    trace.refill(self.page_math, self.logical_pages, |writes, reads| {
                         if !queued {
-                            ftl.warm_writes(l);
-                            warm::warm_queued_writes(qw, l);
+                            ftl.warm_writes(writes);
+                            ftl.warm_lookups(reads);
+                            warm::warm_queued_writes(qw, writes);
+                            warm::warm_queued_writes(qw, reads);
                         }
                     });
                 }
@@ -530,8 +532,10 @@ struct Lookahead<I: Iterator> {
     err: Option<crate::trace::TraceError>,
     /// The iterator has ended (or failed).
     done: bool,
-    /// Pages of the batch being warmed (reused).
+    /// Pages of the batch being warmed (reused): of writes (and trims), and of reads,
+    /// which need only their lookups warmed ([`Ftl::warm_lookups`]).
     lpns: Vec<Lpn>,
+    read_lpns: Vec<Lpn>,
 }
 
 /// What comes next through a [`Lookahead`].
@@ -560,6 +564,7 @@ where
             err: None,
             done: false,
             lpns: Vec::with_capacity(Self::WINDOW * Self::PAGES_PER_REQUEST as usize),
+            read_lpns: Vec::with_capacity(Self::WINDOW * Self::PAGES_PER_REQUEST as usize),
         }
     }
 
@@ -601,13 +606,15 @@ where
 
     /// Read ahead to a full window (or the trace's end or error) and hand the new
     /// requests' pages (at most [`Lookahead::PAGES_PER_REQUEST`] each, wrapped into the
-    /// logical space as the host wraps them) to `warm` in one batch.
-    fn refill(&mut self, pages: pages::PageMath, logical_pages: u64, warm: impl FnOnce(&[Lpn])) {
+    /// logical space as the host wraps them) to `warm` in one batch: the pages of writes
+    /// and trims, then those of reads.
+    fn refill(&mut self, pages: pages::PageMath, logical_pages: u64, warm: impl FnOnce(&[Lpn], &[Lpn])) {
         self.lpns.clear();
+        self.read_lpns.clear();
         while self.buf.len() < Self::WINDOW && !self.done {
-            let lpns = &mut self.lpns;
             match self.inner.next() {
                 Some(Ok(r)) => {
+                    let lpns = if r.op == IoOp::Read { &mut self.read_lpns } else { &mut self.lpns };
                     warm::push_pages(lpns, &r, pages, logical_pages);
                     self.buf.push_back(r);
                 }
@@ -618,7 +625,7 @@ where
                 None => self.done = true,
             }
         }
-        warm(&self.lpns);
+        warm(&self.lpns, &self.read_lpns);
     }
 }
 
@@ -678,7 +685,7 @@ mod lookahead_tests {
                 step += 1;
                 la.peek();
                 if step % period != 0 && la.wants_refill() {
-                    la.refill(pages::PageMath::new(4096), 1 << 20, |l| warmed.push(l.to_vec()));
+                    la.refill(pages::PageMath::new(4096), 1 << 20, |w, r| warmed.push([w, r].concat()));
                 }
             });
             assert_eq!(got, expect, "refill skipped every {period} steps");
@@ -706,7 +713,20 @@ mod lookahead_tests {
         let items: Vec<_> = (0..10).map(|i| req(i, i * 4096, 4096)).collect();
         let expect: Vec<String> = items.iter().map(|x| format!("{x:?}")).collect();
         let mut la = Lookahead::new(items.into_iter());
-        assert_eq!(drain(&mut la, |la| la.refill(pages::PageMath::new(4096), 1 << 20, |_| ())), expect);
+        assert_eq!(drain(&mut la, |la| la.refill(pages::PageMath::new(4096), 1 << 20, |_, _| ())), expect);
+    }
+
+    /// Writes' pages and reads' pages are warmed apart (reads need only their lookups).
+    #[test]
+    fn warms_writes_and_reads_apart() {
+        let mut w = req(1, 8 * 4096, 2 * 4096).unwrap();
+        w.op = IoOp::Write;
+        let items = vec![req(0, 0, 4096), Ok(w), req(2, 4 * 4096, 4096)];
+        let mut la = Lookahead::new(items.into_iter());
+        let (mut writes, mut reads) = (Vec::new(), Vec::new());
+        la.refill(pages::PageMath::new(4096), 1 << 20, |w, r| (writes, reads) = (w.to_vec(), r.to_vec()));
+        assert_eq!(writes, vec![Lpn(8), Lpn(9)]);
+        assert_eq!(reads, vec![Lpn(0), Lpn(4)]);
     }
 
     #[test]
@@ -714,7 +734,7 @@ mod lookahead_tests {
         let mut la = Lookahead::new(vec![req(0, 0, 4096), req(1, 10 * 4096, 3 * 4096)].into_iter());
         let mut warmed = Vec::new();
         la.peek();
-        la.refill(pages::PageMath::new(4096), 11, |l| warmed.extend_from_slice(l));
+        la.refill(pages::PageMath::new(4096), 11, |w, r| warmed.extend([w, r].concat()));
         assert_eq!(warmed, vec![Lpn(10), Lpn(0), Lpn(1)]);
         assert!(!la.wants_refill(), "the trace has ended");
         assert_eq!(drain(&mut la, |_| ()).len(), 2);

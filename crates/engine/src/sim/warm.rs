@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 use lamina_nand_model::{DieId, Lpn};
 
 use super::{NIL, Simulation};
-use crate::trace::IoRequest;
+use crate::trace::{IoOp, IoRequest};
 
 /// Pages warmed per request at most (a long request's first pages are enough; the
 /// replay's trace window uses the same cap).
@@ -64,8 +64,10 @@ pub(crate) struct HostQueue {
     /// The first `warmed` entries had their pages warmed (entries taken from further
     /// back by a reordering admission leave it unchanged: it is a hint).
     warmed: usize,
-    /// Pages of the batch being warmed (reused).
+    /// Pages of the batch being warmed (reused): of writes (and trims), and of reads,
+    /// which need only their lookups warmed ([`lamina_ftl::Ftl::warm_lookups`]).
     lpns: Vec<Lpn>,
+    read_lpns: Vec<Lpn>,
 }
 
 impl HostQueue {
@@ -106,7 +108,7 @@ impl HostQueue {
         i: usize,
         pages: super::pages::PageMath,
         logical_pages: u64,
-        warm: impl FnOnce(&[Lpn]),
+        warm: impl FnOnce(&[Lpn], &[Lpn]),
     ) -> Option<(u64, IoRequest)> {
         let taken = self.queue.remove(i)?;
         if i < self.warmed {
@@ -115,11 +117,13 @@ impl HostQueue {
         if self.warmed <= Self::DISTANCE && self.warmed < self.queue.len() {
             let end = self.queue.len().min(self.warmed + Self::BATCH);
             self.lpns.clear();
+            self.read_lpns.clear();
             for (_, r) in self.queue.range(self.warmed..end) {
-                push_pages(&mut self.lpns, r, pages, logical_pages);
+                let lpns = if r.op == IoOp::Read { &mut self.read_lpns } else { &mut self.lpns };
+                push_pages(lpns, r, pages, logical_pages);
             }
             self.warmed = end;
-            warm(&self.lpns);
+            warm(&self.lpns, &self.read_lpns);
         }
         Some(taken)
     }
@@ -230,7 +234,7 @@ mod tests {
     use rand_xoshiro::Xoshiro256PlusPlus;
 
     use super::*;
-    use crate::trace::{IoOp, TraceTime};
+    use crate::trace::TraceTime;
 
     fn req(i: u64, pages: u64) -> IoRequest {
         IoRequest {
@@ -247,7 +251,8 @@ mod tests {
     /// plain `VecDeque` would, in the same order; every request is warmed at most once,
     /// only while it waits, and never in its own admission; the warmed requests are
     /// always a prefix of the queue, and after an admission that prefix holds at least
-    /// `min(DISTANCE, BATCH)` requests (or the whole queue).
+    /// `min(DISTANCE, BATCH)` requests (or the whole queue); writes' and reads' pages
+    /// are warmed apart.
     #[test]
     fn passes_requests_through_like_a_deque_and_warms_ahead() {
         for seed in 0..40u64 {
@@ -275,8 +280,13 @@ mod tests {
                     0
                 };
                 let mut batch = Vec::new();
-                let got = q.take(i, super::super::pages::PageMath::new(4096), 1 << 40, |l| {
-                    batch.extend_from_slice(l)
+                let got = q.take(i, super::super::pages::PageMath::new(4096), 1 << 40, |w, r| {
+                    // Writes' pages and reads' pages come apart (request k is a write when
+                    // k is a multiple of 3).
+                    assert!(w.iter().all(|l| l.0 / 16 % 3 == 0), "seed {seed}: a read among the writes");
+                    assert!(r.iter().all(|l| l.0 / 16 % 3 != 0), "seed {seed}: a write among the reads");
+                    batch.extend_from_slice(w);
+                    batch.extend_from_slice(r);
                 });
                 let want = plain.remove(i);
                 assert_eq!(format!("{got:?}"), format!("{want:?}"), "seed {seed}");
@@ -321,7 +331,9 @@ mod tests {
         for k in 0..n {
             let mut batch = Vec::new();
             let (id, _) = q
-                .take(0, super::super::pages::PageMath::new(4096), 1 << 40, |l| batch.extend_from_slice(l))
+                .take(0, super::super::pages::PageMath::new(4096), 1 << 40, |w, r| {
+                    batch.extend([w, r].concat())
+                })
                 .expect("queued");
             assert_eq!(id, k, "FIFO");
             if !batch.is_empty() {
