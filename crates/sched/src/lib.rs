@@ -126,6 +126,14 @@ pub trait Placement: Send {
     fn note_read(&mut self, first: Lpn, pages: u32) {
         let _ = (first, pages);
     }
+
+    /// True if the policy is static placement: [`Placement::place_write`] always
+    /// answers `Some(static_plane)` and the policy keeps no state, so that the engine
+    /// may take the static plane without asking (no device view built per write).
+    /// Default: false.
+    fn is_static(&self) -> bool {
+        false
+    }
 }
 
 /// A class of queued flash transactions.

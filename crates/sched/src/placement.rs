@@ -41,6 +41,10 @@ impl Placement for StaticPlacement {
     fn place_write(&mut self, _lpn: Lpn, static_plane: PlaneId, _view: &dyn DeviceView) -> Option<PlaneId> {
         Some(static_plane)
     }
+
+    fn is_static(&self) -> bool {
+        true
+    }
 }
 
 /// Write-order binding (state-based-die-binding §2, ref. \[9\]): the n-th write goes to

@@ -45,6 +45,15 @@ fn static_keeps_the_static_plane() {
     }
 }
 
+/// Only the static policy says it is static: the engine then takes the static plane
+/// without asking, so a policy that decides anything must not.
+#[test]
+fn only_static_placement_is_static() {
+    for kind in PlacementKind::ALL {
+        assert_eq!(kind.build().is_static(), kind == PlacementKind::Static, "{kind:?}");
+    }
+}
+
 #[test]
 fn write_order_is_round_robin_channel_first() {
     // 4 channels × 2 single-die chips: dies 0,1 on channel 0, 2,3 on channel 1, …

@@ -338,6 +338,8 @@ pub(crate) struct Controller {
     /// The FTL's [`lamina_ftl::Ftl::has_write_translation_reads`] (asked once).
     write_translates: bool,
     placement: Box<dyn Placement>,
+    /// The placement's [`Placement::is_static`] (asked once).
+    static_placement: bool,
     decision: Decision,
     /// Host writes and flushes whose placement the policy deferred, FCFS.
     undecided: std::collections::VecDeque<Txn>,
@@ -414,6 +416,7 @@ impl Controller {
             ftl_translates,
             write_translates,
             scheduler,
+            static_placement: placement.is_static(),
             placement,
             decision: Decision::default(),
             undecided: std::collections::VecDeque::new(),
@@ -579,6 +582,11 @@ impl Simulation {
             return Some(p);
         }
         let static_plane = self.ftl.static_plane(Lpn(lpn));
+        self.ctl.placement_counters.decisions += 1;
+        if self.ctl.static_placement {
+            // What the static policy answers, without building its device view.
+            return Some(static_plane);
+        }
         let view = View {
             geo: &self.geo,
             device: &self.device,
@@ -588,7 +596,6 @@ impl Simulation {
             page_size: self.page_size,
             now: self.now,
         };
-        self.ctl.placement_counters.decisions += 1;
         let plane = self.ctl.placement.place_write(Lpn(lpn), static_plane, &view)?;
         assert!(plane.0 < self.geo.total_planes(), "placement returned plane {} out of range", plane.0);
         Some(plane)
@@ -1188,7 +1195,10 @@ impl Simulation {
     /// The read command of `kind` serving the transactions `ids` on `die` was issued
     /// with `timing`: account for it and start its operation.
     fn read_issued(&mut self, die: DieId, ids: &[u32], timing: &lamina_nand_model::OpTiming, kind: OpKind) {
-        self.note_suspension(timing);
+        // Checked here: most reads suspend nothing, and then it costs no call.
+        if timing.suspended.is_some() {
+            self.note_suspension(timing);
+        }
         for &t in ids {
             let (kind, req, lpn, link) = {
                 let x = self.ctl.txns.get(t);

@@ -217,8 +217,14 @@ impl Simulation {
                 Served::Queued => {}
             }
         }
-        self.enqueue_flushes()?;
-        self.end_batch(batch)?;
+        // Both are no-ops in the common case (no buffer, no batching scheduler): checked
+        // here so that it costs no call per request.
+        if !self.host.flushes.is_empty() {
+            self.enqueue_flushes()?;
+        }
+        if batch {
+            self.end_batch(batch)?;
+        }
         if dram_pages > 0 {
             // One DRAM access for all DRAM-served pages of this request.
             let done = self.dram_access(req, dram_bytes);
