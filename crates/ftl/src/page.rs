@@ -224,6 +224,9 @@ fn stored_ppa(entry: u32) -> u32 {
     entry.wrapping_sub(1)
 }
 
+/// Pages a warming hint reads per batch ([`Ftl::warm_writes`], [`Ftl::warm_lookups`]).
+const WARM_BATCH: usize = 64;
+
 impl PageFtl {
     /// Build the FTL for `geometry`, validating `config` against it.
     pub fn new(geometry: Geometry, config: &FtlConfig) -> Result<PageFtl, FtlConfigError> {
@@ -523,6 +526,23 @@ impl PageFtl {
         } else {
             self.planes[plane].fifo.push_front(b);
         }
+    }
+
+    /// The forward-map entries of the pages of `chunk` (at most [`WARM_BATCH`]) that are
+    /// in range, into the front of `entries`, directory level then leaf level so that the
+    /// misses of a level overlap (`LpnMap::get_many`); returns how many. The first level of
+    /// the warming hints.
+    fn warm_entries(&self, chunk: &[Lpn], entries: &mut [u32; WARM_BATCH]) -> usize {
+        let mut idx = [0u64; WARM_BATCH];
+        let mut n = 0;
+        for l in chunk {
+            if l.0 < self.cfg.logical_pages {
+                idx[n] = l.0;
+                n += 1;
+            }
+        }
+        self.map.get_many(&idx[..n], &mut entries[..n]);
+        n
     }
 
     /// [`Ftl::write_unmapped_run`] (`CHECK`: each page is looked up, and the run stops
@@ -1116,18 +1136,11 @@ impl Ftl for PageFtl {
     }
 
     fn warm_lookups(&self, lpns: &[Lpn]) {
-        // The map entries only, directory level then leaf level (`LpnMap::get_many`).
-        const N: usize = 64;
-        let (mut idx, mut entries, mut acc) = ([0u64; N], [0u32; N], 0u32);
-        for chunk in lpns.chunks(N) {
-            let mut n = 0;
-            for l in chunk {
-                if l.0 < self.cfg.logical_pages {
-                    idx[n] = l.0;
-                    n += 1;
-                }
-            }
-            self.map.get_many(&idx[..n], &mut entries[..n]);
+        // The map entries only (the first level of `warm_writes`).
+        let mut acc = 0u32;
+        for chunk in lpns.chunks(WARM_BATCH) {
+            let mut entries = [0u32; WARM_BATCH];
+            let n = self.warm_entries(chunk, &mut entries);
             acc = entries[..n].iter().fold(acc, |a, &e| a ^ e);
         }
         std::hint::black_box(acc);
@@ -1137,20 +1150,11 @@ impl Ftl for PageFtl {
         // Level by level (see the trait): the entries; the replaced pages' blocks; the
         // ends of the bucket each leaves and of the one it joins; the blocks whose slots
         // the removals fill.
-        const N: usize = 64;
+        const N: usize = WARM_BATCH;
         let mut acc = 0u32;
         for chunk in lpns.chunks(N) {
-            // The map entries of the pages in range, directory level then leaf level.
-            let mut idx = [0u64; N];
-            let mut n = 0;
-            for l in chunk {
-                if l.0 < self.cfg.logical_pages {
-                    idx[n] = l.0;
-                    n += 1;
-                }
-            }
             let mut entries = [0u32; N];
-            self.map.get_many(&idx[..n], &mut entries[..n]);
+            let n = self.warm_entries(chunk, &mut entries);
             let mut blocks = [NONE; N];
             for (b, &e) in blocks.iter_mut().zip(&entries[..n]) {
                 let p = stored_ppa(e);
@@ -1238,6 +1242,7 @@ impl Ftl for PageFtl {
     fn write_fresh_run(&mut self, lpns: &[Lpn], out: &mut Vec<Ppa>) -> Option<usize> {
         self.unmapped_run::<false>(lpns, out)
     }
+
     fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {
         assert!(lpn.0 < self.cfg.logical_pages, "{lpn} out of range");
         let old = self.map_get(lpn.0);

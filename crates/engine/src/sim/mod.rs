@@ -532,10 +532,8 @@ struct Lookahead<I: Iterator> {
     err: Option<crate::trace::TraceError>,
     /// The iterator has ended (or failed).
     done: bool,
-    /// Pages of the batch being warmed (reused): of writes (and trims), and of reads,
-    /// which need only their lookups warmed ([`Ftl::warm_lookups`]).
-    lpns: Vec<Lpn>,
-    read_lpns: Vec<Lpn>,
+    /// Pages of the batch being warmed.
+    pages: warm::WarmPages,
 }
 
 /// What comes next through a [`Lookahead`].
@@ -563,8 +561,7 @@ where
             buf: std::collections::VecDeque::with_capacity(Self::WINDOW),
             err: None,
             done: false,
-            lpns: Vec::with_capacity(Self::WINDOW * Self::PAGES_PER_REQUEST as usize),
-            read_lpns: Vec::with_capacity(Self::WINDOW * Self::PAGES_PER_REQUEST as usize),
+            pages: warm::WarmPages::with_capacity(Self::WINDOW * Self::PAGES_PER_REQUEST as usize),
         }
     }
 
@@ -609,13 +606,11 @@ where
     /// logical space as the host wraps them) to `warm` in one batch: the pages of writes
     /// and trims, then those of reads.
     fn refill(&mut self, pages: pages::PageMath, logical_pages: u64, warm: impl FnOnce(&[Lpn], &[Lpn])) {
-        self.lpns.clear();
-        self.read_lpns.clear();
+        self.pages.clear();
         while self.buf.len() < Self::WINDOW && !self.done {
             match self.inner.next() {
                 Some(Ok(r)) => {
-                    let lpns = if r.op == IoOp::Read { &mut self.read_lpns } else { &mut self.lpns };
-                    warm::push_pages(lpns, &r, pages, logical_pages);
+                    self.pages.push(&r, pages, logical_pages);
                     self.buf.push_back(r);
                 }
                 Some(Err(e)) => {
@@ -625,7 +620,7 @@ where
                 None => self.done = true,
             }
         }
-        warm(&self.lpns, &self.read_lpns);
+        warm(&self.pages.writes, &self.pages.reads);
     }
 }
 

@@ -45,6 +45,34 @@ pub(super) fn push_pages(
     }
 }
 
+/// The pages of a batch of requests that a warming hint covers ([`push_pages`]): those
+/// of writes (and trims), warmed as writes ([`lamina_ftl::Ftl::warm_writes`]), and those
+/// of reads, which need only their lookups warmed ([`lamina_ftl::Ftl::warm_lookups`]).
+/// Reused from batch to batch.
+#[derive(Default)]
+pub(super) struct WarmPages {
+    pub(super) writes: Vec<Lpn>,
+    pub(super) reads: Vec<Lpn>,
+}
+
+impl WarmPages {
+    pub(super) fn with_capacity(n: usize) -> Self {
+        WarmPages { writes: Vec::with_capacity(n), reads: Vec::with_capacity(n) }
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.writes.clear();
+        self.reads.clear();
+    }
+
+    /// Add the pages of `r` to its side.
+    #[inline]
+    pub(super) fn push(&mut self, r: &IoRequest, pages: super::pages::PageMath, logical_pages: u64) {
+        let side = if r.op == IoOp::Read { &mut self.reads } else { &mut self.writes };
+        push_pages(side, r, pages, logical_pages);
+    }
+}
+
 /// [`Simulation::warm_queue_ahead`] warms a die queue's next batch once no more than
 /// this many warmed entries are left behind its head.
 pub(super) const QUEUE_AHEAD: usize = 0;
@@ -64,10 +92,8 @@ pub(crate) struct HostQueue {
     /// The first `warmed` entries had their pages warmed (entries taken from further
     /// back by a reordering admission leave it unchanged: it is a hint).
     warmed: usize,
-    /// Pages of the batch being warmed (reused): of writes (and trims), and of reads,
-    /// which need only their lookups warmed ([`lamina_ftl::Ftl::warm_lookups`]).
-    lpns: Vec<Lpn>,
-    read_lpns: Vec<Lpn>,
+    /// Pages of the batch being warmed.
+    pages: WarmPages,
 }
 
 impl HostQueue {
@@ -116,14 +142,12 @@ impl HostQueue {
         }
         if self.warmed <= Self::DISTANCE && self.warmed < self.queue.len() {
             let end = self.queue.len().min(self.warmed + Self::BATCH);
-            self.lpns.clear();
-            self.read_lpns.clear();
+            self.pages.clear();
             for (_, r) in self.queue.range(self.warmed..end) {
-                let lpns = if r.op == IoOp::Read { &mut self.read_lpns } else { &mut self.lpns };
-                push_pages(lpns, r, pages, logical_pages);
+                self.pages.push(r, pages, logical_pages);
             }
             self.warmed = end;
-            warm(&self.lpns, &self.read_lpns);
+            warm(&self.pages.writes, &self.pages.reads);
         }
         Some(taken)
     }
