@@ -238,7 +238,7 @@ impl Simulation {
         }
         if let Some(&last) = state.ppas.last() {
             // Every page before the last left its plane without need of GC.
-            self.untimed_gc(self.geo.plane_of_block(self.geo.block_of(last)));
+            self.untimed_gc(self.geo.plane_of_ppa(last));
         }
         state.written += n as u64;
         n

@@ -1,22 +1,33 @@
 //! The event queue: a binary heap ordered by `(time, insertion sequence)`, so events at
 //! equal times run in the order they were scheduled (first-in, first-out ties).
+//!
+//! Runs: events scheduled one after another at the same time with [`EventQueue::push_run`]
+//! (the completions of a request's pages issued together on idle channels end at the
+//! same instant) share one heap entry. Nothing can sort between them (their sequence
+//! numbers are consecutive), so they pop one by one in the order a plain heap would give;
+//! they just cost one heap push and pop for the whole run.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use lamina_nand_model::SimTime;
 
+/// One heap entry's events: one, or a run stored in `EventQueue::runs`.
+#[derive(Clone, Copy)]
+enum Payload<E> {
+    One(E),
+    Run(u32),
+}
+
 struct Entry<E> {
     /// `(time << 64) | seq`: one integer comparison orders entries.
     key: u128,
-    event: E,
+    payload: Payload<E>,
 }
 
-impl<E> Entry<E> {
-    #[inline]
-    fn time(&self) -> SimTime {
-        SimTime((self.key >> 64) as u64)
-    }
+#[inline]
+fn key_time(key: u128) -> SimTime {
+    SimTime((key >> 64) as u64)
 }
 
 impl<E> PartialEq for Entry<E> {
@@ -38,48 +49,159 @@ impl<E> Ord for Entry<E> {
 }
 
 /// A deterministic priority queue of events.
-pub struct EventQueue<E> {
+pub struct EventQueue<E: Copy> {
     heap: BinaryHeap<Entry<E>>,
     next_seq: u64,
+    /// Events pending (in the heap, the stage and the run being drained).
+    pending: usize,
+    /// The run being formed by [`EventQueue::push_run`]: its first event's key and its
+    /// events (not in the heap yet; empty when no run is open).
+    stage_key: u128,
+    stage: Vec<E>,
+    /// Runs in the heap, by index, and the free indices (their vectors keep capacity).
+    runs: Vec<Vec<E>>,
+    free_runs: Vec<u32>,
+    /// The run whose first event was popped: its time, index and next position.
+    draining: Option<(SimTime, u32, u32)>,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), next_seq: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            next_seq: 0,
+            pending: 0,
+            stage_key: 0,
+            stage: Vec::with_capacity(16),
+            runs: Vec::new(),
+            free_runs: Vec::new(),
+            draining: None,
+        }
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
+    #[inline]
+    fn next_key(&mut self, time: SimTime) -> u128 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        (u128::from(time.0) << 64) | u128::from(seq)
+    }
+
     /// Schedule `event` at `time`.
     #[inline]
     pub fn push(&mut self, time: SimTime, event: E) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.heap.push(Entry { key: (u128::from(time.0) << 64) | u128::from(seq), event });
+        self.close_run();
+        let key = self.next_key(time);
+        self.pending += 1;
+        self.heap.push(Entry { key, payload: Payload::One(event) });
+    }
+
+    /// Schedule `event` at `time`, in one heap entry with the events scheduled right
+    /// before it by this method if they are at the same time (nothing was scheduled,
+    /// popped or peeked at in between). The order of events is exactly
+    /// [`EventQueue::push`]'s.
+    #[inline]
+    pub fn push_run(&mut self, time: SimTime, event: E) {
+        if !self.stage.is_empty() && key_time(self.stage_key) == time {
+            // Its sequence number follows the run's last: nothing else can have it.
+            self.next_seq += 1;
+        } else {
+            self.close_run();
+            self.stage_key = self.next_key(time);
+        }
+        self.pending += 1;
+        self.stage.push(event);
+    }
+
+    /// Put the run being formed into the heap (one entry).
+    #[inline]
+    fn close_run(&mut self) {
+        match self.stage.len() {
+            0 => {}
+            1 => {
+                let e = self.stage[0];
+                self.stage.clear();
+                self.heap.push(Entry { key: self.stage_key, payload: Payload::One(e) });
+            }
+            _ => self.close_long_run(),
+        }
+    }
+
+    #[inline(never)]
+    fn close_long_run(&mut self) {
+        let i = match self.free_runs.pop() {
+            Some(i) => i,
+            None => {
+                self.runs.push(Vec::with_capacity(16));
+                (self.runs.len() - 1) as u32
+            }
+        };
+        std::mem::swap(&mut self.stage, &mut self.runs[i as usize]);
+        self.heap.push(Entry { key: self.stage_key, payload: Payload::Run(i) });
     }
 
     /// Time of the earliest event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(Entry::time)
+        if let Some((t, _, _)) = self.draining {
+            // The rest of a run comes before every other event (see the module doc).
+            return Some(t);
+        }
+        let top = self.heap.peek().map(|e| e.key);
+        let key = match (top, self.stage.is_empty()) {
+            (Some(k), false) => k.min(self.stage_key),
+            (Some(k), true) => k,
+            (None, false) => self.stage_key,
+            (None, true) => return None,
+        };
+        Some(key_time(key))
     }
 
     /// Remove and return the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        self.heap.pop().map(|e| (e.time(), e.event))
+        if let Some((t, i, pos)) = self.draining {
+            return Some((t, self.next_of_run(t, i, pos)));
+        }
+        self.close_run();
+        let e = self.heap.pop()?;
+        let t = key_time(e.key);
+        match e.payload {
+            Payload::One(ev) => {
+                self.pending -= 1;
+                Some((t, ev))
+            }
+            Payload::Run(i) => Some((t, self.next_of_run(t, i, 0))),
+        }
+    }
+
+    /// Event `pos` of run `i` (at `t`); the run is handed back after its last event.
+    #[inline]
+    fn next_of_run(&mut self, t: SimTime, i: u32, pos: u32) -> E {
+        let run = &mut self.runs[i as usize];
+        let ev = run[pos as usize];
+        self.pending -= 1;
+        if pos as usize + 1 == run.len() {
+            run.clear();
+            self.free_runs.push(i);
+            self.draining = None;
+        } else {
+            self.draining = Some((t, i, pos + 1));
+        }
+        ev
     }
 
     /// Number of pending events.
     #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.pending
     }
 
     /// True if no event is pending.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.pending == 0
     }
 
     /// Total events ever scheduled.
@@ -92,6 +214,7 @@ impl<E> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn equal_times_pop_in_insertion_order() {
@@ -102,5 +225,79 @@ mod tests {
         q.push(SimTime(1), 'd');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, ['b', 'd', 'a', 'c']);
+    }
+
+    #[test]
+    fn a_run_pops_in_order_and_before_later_pushes_at_its_time() {
+        let mut q = EventQueue::default();
+        q.push_run(SimTime(7), 1);
+        q.push_run(SimTime(7), 2);
+        q.push_run(SimTime(7), 3);
+        q.push(SimTime(3), 0);
+        assert_eq!(q.len(), 4);
+        assert_eq!(q.pop(), Some((SimTime(3), 0)));
+        assert_eq!(q.pop(), Some((SimTime(7), 1)));
+        // Scheduled while the run drains, at its time: after the run.
+        q.push(SimTime(7), 4);
+        q.push_run(SimTime(7), 5);
+        assert_eq!(q.peek_time(), Some(SimTime(7)));
+        let rest: Vec<i32> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(rest, [2, 3, 4, 5]);
+        assert!(q.is_empty());
+    }
+
+    /// A plain `(time, seq)` ordered list: what the queue must give.
+    #[derive(Default)]
+    struct Reference {
+        items: Vec<(u64, u64, u32)>,
+        seq: u64,
+    }
+
+    impl Reference {
+        fn push(&mut self, t: u64, e: u32) {
+            self.items.push((t, self.seq, e));
+            self.seq += 1;
+        }
+        fn pop(&mut self) -> Option<(SimTime, u32)> {
+            let i = (0..self.items.len()).min_by_key(|&i| (self.items[i].0, self.items[i].1))?;
+            let (t, _, e) = self.items.remove(i);
+            Some((SimTime(t), e))
+        }
+        fn peek_time(&self) -> Option<SimTime> {
+            self.items.iter().map(|&(t, s, _)| (t, s)).min().map(|(t, _)| SimTime(t))
+        }
+    }
+
+    proptest! {
+        /// Any mix of pushes, run pushes, peeks and pops (times never before the last
+        /// popped event's, as in the simulation) gives the events in exactly the order
+        /// and at the times of a plain `(time, seq)` queue.
+        #[test]
+        fn runs_keep_the_order_of_a_plain_queue(
+            ops in proptest::collection::vec((0u8..4, 0u64..4), 1..300),
+        ) {
+            let mut q = EventQueue::default();
+            let mut r = Reference::default();
+            let mut now = 0u64;
+            let mut n = 0u32;
+            for (op, dt) in ops {
+                match op {
+                    0 => { q.push(SimTime(now + dt), n); r.push(now + dt, n); n += 1; }
+                    1 | 2 => { q.push_run(SimTime(now + dt), n); r.push(now + dt, n); n += 1; }
+                    _ => {
+                        prop_assert_eq!(q.peek_time(), r.peek_time());
+                        let got = q.pop();
+                        prop_assert_eq!(got, r.pop());
+                        if let Some((t, _)) = got { now = t.0; }
+                    }
+                }
+                prop_assert_eq!(q.len(), r.items.len());
+            }
+            while let Some(x) = r.pop() {
+                prop_assert_eq!(q.peek_time(), Some(x.0));
+                prop_assert_eq!(q.pop(), Some(x));
+            }
+            prop_assert!(q.pop().is_none() && q.is_empty());
+        }
     }
 }

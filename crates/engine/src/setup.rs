@@ -164,7 +164,7 @@ impl Simulation {
             result = self.ftl.write(Lpn(lpn), plane);
         }
         let ppa = result.expect("untimed write: the FTL refused a logical page after GC");
-        let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
+        let plane = self.geo.plane_of_ppa(ppa);
         let tag = versions.as_mut().map_or(0, |v| crate::sim::bump_version(v, lpn));
         self.device.program_untimed(ppa, tag).expect("untimed program violates flash physics");
         self.untimed_gc(plane);

@@ -943,8 +943,8 @@ impl Device {
         let g = self.geometry();
         assert!(ppa.0 < g.total_pages(), "ppa {} out of range", ppa.0);
         let block = g.block_of(ppa);
-        let plane = g.plane_of_block(block);
-        let die = g.die_of_plane(plane);
+        let plane = g.plane_of_ppa(ppa);
+        let die = g.die_of_ppa(ppa);
         PageOf {
             check: Check { die, channel: g.channel_of_die(die), n: 1 },
             block: block.0,
@@ -977,7 +977,7 @@ impl Device {
         if ppa.0 >= g.total_pages() {
             return false;
         }
-        let die = g.die_of_plane(g.plane_of_block(g.block_of(ppa)));
+        let die = g.die_of_ppa(ppa);
         self.dies[die.idx()]
             .register
             .is_some_and(|r| r.ppa == ppa.0 && offset >= r.lo && offset as u64 + len as u64 <= r.hi as u64)

@@ -489,6 +489,24 @@ impl Geometry {
     pub fn first_page(&self, block: BlockId) -> Ppa {
         Ppa(block.0 as u64 * self.config.pages_per_block as u64)
     }
+    /// Plane holding a flat page address (`plane_of_block(block_of(ppa))`, one shift
+    /// when every dimension is a power of two).
+    #[inline]
+    pub fn plane_of_ppa(&self, ppa: Ppa) -> PlaneId {
+        match self.shifts {
+            Some([sp, sb, ..]) => PlaneId((ppa.0 >> (sp + sb)) as u32),
+            None => self.plane_of_block(self.block_of(ppa)),
+        }
+    }
+    /// Die holding a flat page address (`die_of_plane(plane_of_ppa(ppa))`, one shift when
+    /// every dimension is a power of two).
+    #[inline]
+    pub fn die_of_ppa(&self, ppa: Ppa) -> DieId {
+        match self.shifts {
+            Some([sp, sb, spl, ..]) => DieId((ppa.0 >> (sp + sb + spl)) as u32),
+            None => self.die_of_plane(self.plane_of_block(self.block_of(ppa))),
+        }
+    }
     /// Plane holding a block.
     #[inline]
     pub fn plane_of_block(&self, block: BlockId) -> PlaneId {
@@ -568,6 +586,8 @@ mod tests {
         for p in 0..g.total_pages() {
             let a = g.addr(Ppa(p));
             assert_eq!(g.ppa(a), Ppa(p));
+            assert_eq!(g.plane_of_ppa(Ppa(p)), g.plane_id(a));
+            assert_eq!(g.die_of_ppa(Ppa(p)), g.die_id(a));
         }
         // The shift fast path agrees with the division path.
         let mut pow2 = cfg();
@@ -585,6 +605,8 @@ mod tests {
             assert_eq!(pl, slow.plane_of_block(b));
             let d = fast.die_of_plane(pl);
             assert_eq!(d, slow.die_of_plane(pl));
+            assert_eq!((fast.plane_of_ppa(Ppa(p)), fast.die_of_ppa(Ppa(p))), (pl, d));
+            assert_eq!((slow.plane_of_ppa(Ppa(p)), slow.die_of_ppa(Ppa(p))), (pl, d));
             assert_eq!(fast.chip_of_die(d), slow.chip_of_die(d));
             assert_eq!(fast.channel_of_die(d), slow.channel_of_die(d));
             assert_eq!(fast.ppa(fast.addr(Ppa(p))), Ppa(p));

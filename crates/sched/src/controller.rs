@@ -486,7 +486,7 @@ impl TxnScheduler for FcfsScheduler {
 fn read_addr(view: &dyn DeviceView, die: DieId, t: &QueuedTxn) -> Option<Ppa> {
     let ppa = view.lookup(t.lpn)?;
     let g = view.geometry();
-    (g.die_of_plane(g.plane_of_block(g.block_of(ppa))) == die).then_some(ppa)
+    (g.die_of_ppa(ppa) == die).then_some(ppa)
 }
 
 /// (plane, block index within plane, page) of a physical page.

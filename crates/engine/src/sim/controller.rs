@@ -116,6 +116,20 @@ impl Txn {
     }
 }
 
+/// What an operation serves when it has no transaction record: a host page read or
+/// write issued the instant it was queued (`push_txn`'s direct path). Its attribution
+/// needs only the request: it waited for nothing on its die (queued and issued at the
+/// same instant, so no GC-blocked time) and had no translation step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Inline {
+    /// The op's transactions are records (`txn`, `more`).
+    No,
+    /// A host read of request `txn`.
+    Read,
+    /// A host write of request `txn`.
+    Write,
+}
+
 /// A flash operation in flight: the transactions it serves (none for GC work).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Op {
@@ -129,6 +143,9 @@ pub(crate) struct Op {
     /// A spare-area read of the FTL's translation step for the read transaction `txn`
     /// (which is not complete when this op is).
     translation: bool,
+    /// A host read or write issued as it was queued, without a transaction record
+    /// ([`Inline`]): `txn` is then its request.
+    inline: Inline,
     /// Where its time went (for the transactions it serves): issue, then the device's
     /// start (ns after issue), bus and array time, and time added by reads suspending
     /// it (ns, saturating at 4.29 s).
@@ -663,7 +680,7 @@ impl Simulation {
     /// issued; that read must not refer to a finished request.
     fn start_pre_read(&mut self, t: Txn) -> Result<(), RunError> {
         let old = self.ftl.lookup(Lpn(t.lpn)).expect("needs_rmw checked the mapping");
-        let plane = self.geo.plane_of_block(self.geo.block_of(old));
+        let plane = self.geo.plane_of_ppa(old);
         let die = self.geo.die_of_plane(plane);
         let rmw = Txn { kind: TxnKind::RmwRead, link: NIL, req: NIL, die, plane, rmw_pending: false, ..t };
         self.push_txn(rmw)
@@ -832,27 +849,39 @@ impl Simulation {
         t.gc_mark = self.ctl.dies[t.die.idx()].gc_busy_until(self.now);
         let die = t.die;
         let is_read = t.kind.is_read();
+        let d = &self.ctl.dies[die.idx()];
+        // A free die with nothing queued: `dispatch` would serve this transaction as the
+        // lone head of its queue. Issue it without the round trip.
+        let direct = self.ctl.lone_head
+            && !self.ctl.deferring
+            && d.unfinished == 0
+            && d.queues.is_empty()
+            && (is_read || !d.write_stalled);
+        let host_page =
+            t.req != NIL && t.lpn < self.remap_base && matches!(t.kind, TxnKind::Read | TxnKind::Write);
+        if direct && host_page {
+            // A host page (the common case): without a transaction record unless it waits.
+            if is_read {
+                if self.try_inline_read(die, &t)? {
+                    return Ok(());
+                }
+            } else if let Some(issued) = self.try_inline_write(t)? {
+                // Refused: dispatch goes on as it would after a head that issued nothing.
+                return if issued { Ok(()) } else { self.dispatch(die, false) };
+            }
+        }
         let id = self.ctl.txns.insert(t);
         if t.lpn >= self.remap_base && t.req != NIL {
             // A host read redirected to a remap page: later reads of it may join it
             // until it is issued (`read_command`).
             self.remap.as_mut().expect("remap on").page_mut(t.link >> 8).queued_read = id;
         }
-        let d = &self.ctl.dies[die.idx()];
-        if self.ctl.lone_head
-            && !self.ctl.deferring
-            && d.unfinished == 0
-            && d.queues.is_empty()
-            && (is_read || !d.write_stalled)
-        {
-            // A free die with nothing queued: `dispatch` would serve this transaction
-            // as the lone head of its queue. Issue it without the round trip.
+        if direct && !host_page {
             if is_read {
                 if self.try_direct_read(die, id, &t, false)? {
                     return Ok(());
                 }
             } else if let Some(issued) = self.try_direct_write(die, id, &t, false)? {
-                // Refused: dispatch goes on as it would after a head that issued nothing.
                 return if issued { Ok(()) } else { self.dispatch(die, false) };
             }
         }
@@ -1096,13 +1125,54 @@ impl Simulation {
         } else {
             NIL
         };
+        self.insert_op(
+            die,
+            done,
+            txns.first().copied().unwrap_or(NIL),
+            more,
+            txns.len() as u8,
+            Inline::No,
+            pe,
+            ph,
+        )
+    }
+
+    /// [`Self::new_op`] of an op serving host request `req`'s page without a
+    /// transaction record ([`Inline`]).
+    #[inline]
+    fn new_inline_op(
+        &mut self,
+        die: DieId,
+        done: SimTime,
+        req: u32,
+        inline: Inline,
+        pe: Option<PeKind>,
+        ph: Phases,
+    ) {
+        self.insert_op(die, done, req, NIL, 1, inline, pe, ph);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn insert_op(
+        &mut self,
+        die: DieId,
+        done: SimTime,
+        txn: u32,
+        more: u32,
+        ntxns: u8,
+        inline: Inline,
+        pe: Option<PeKind>,
+        ph: Phases,
+    ) -> u32 {
         let op = self.ctl.ops.insert(Op {
             die,
             done,
-            txn: txns.first().copied().unwrap_or(NIL),
+            txn,
             more,
-            ntxns: txns.len() as u8,
+            ntxns,
             translation: false,
+            inline,
             issued: self.now,
             start_after: ns32(ph.start.saturating_since(self.now)),
             transfer: ns32(ph.transfer),
@@ -1115,7 +1185,9 @@ impl Simulation {
             d.pe_op = op;
             d.pe_kind = k;
         }
-        self.events.push(done, Event::OpDone { op });
+        // The completions of a request's pages issued together on idle channels end at
+        // the same instant: one heap entry for all of them (`EventQueue::push_run`).
+        self.events.push_run(done, Event::OpDone { op });
         op
     }
 
@@ -1151,21 +1223,7 @@ impl Simulation {
     /// `dequeue`. False (and nothing changed) otherwise.
     #[inline]
     fn try_direct_read(&mut self, die: DieId, id: u32, tx: &Txn, dequeue: bool) -> Result<bool, RunError> {
-        let hint = self.ctl.read_hint.take();
-        if (!tx.translated && self.ctl.ftl_translates) || self.verifier.enabled() {
-            return Ok(false);
-        }
-        let ppa = match hint {
-            // Nothing was remapped since admission looked the page up.
-            Some((lpn, ppa, epoch)) if lpn == tx.lpn && self.ftl.lookup_epoch() == Some(epoch) => ppa,
-            _ => {
-                let Some(ppa) = self.ftl.lookup(Lpn(tx.lpn)) else { return Ok(false) };
-                ppa
-            }
-        };
-        if self.die_of_ppa(ppa) != die {
-            return Ok(false);
-        }
+        let Some(ppa) = self.direct_read_page(die, tx) else { return Ok(false) };
         if dequeue {
             self.ctl.dies[die.idx()].queues.reads.pop_front();
             self.ctl.read_queue.removed(self.now, 1);
@@ -1177,10 +1235,84 @@ impl Simulation {
         Ok(true)
     }
 
+    /// Where read `tx` issued alone on `die` reads, if that is the common case: mapped,
+    /// still on `die`, translated, no verifier (else `None`).
+    #[inline]
+    fn direct_read_page(&mut self, die: DieId, tx: &Txn) -> Option<Ppa> {
+        let hint = self.ctl.read_hint.take();
+        if (!tx.translated && self.ctl.ftl_translates) || self.verifier.enabled() {
+            return None;
+        }
+        let ppa = match hint {
+            // Nothing was remapped since admission looked the page up.
+            Some((lpn, ppa, epoch)) if lpn == tx.lpn && self.ftl.lookup_epoch() == Some(epoch) => ppa,
+            _ => self.ftl.lookup(Lpn(tx.lpn))?,
+        };
+        (self.die_of_ppa(ppa) == die).then_some(ppa)
+    }
+
+    /// [`Self::try_direct_read`] of host read `t` as it is queued, without a
+    /// transaction record ([`Inline`]; what `read_issued` does for it).
+    #[inline]
+    fn try_inline_read(&mut self, die: DieId, t: &Txn) -> Result<bool, RunError> {
+        let Some(ppa) = self.direct_read_page(die, t) else { return Ok(false) };
+        let timing = self.device.read_page(self.now, ppa, t.offset, t.len).map_err(|e| self.nand(e))?;
+        if timing.suspended.is_some() {
+            self.note_suspension(&timing);
+        }
+        self.ctl.counters.host_reads += 1;
+        self.mark_start(t.req);
+        self.note_command(die, OpKind::Read, 1, 1);
+        self.new_inline_op(die, timing.done, t.req, Inline::Read, None, Phases::of(&timing));
+        Ok(true)
+    }
+
+    /// [`Self::try_direct_write`] of host write `t` as it is queued, without a
+    /// transaction record unless the FTL refuses it ([`Inline`]; what `program_group`
+    /// does for one page).
+    #[inline]
+    fn try_inline_write(&mut self, t: Txn) -> Result<Option<bool>, RunError> {
+        if self.needs_rmw(&t) || self.write_needs_translation(&t) {
+            return Ok(None);
+        }
+        match self.ftl.write(Lpn(t.lpn), t.plane) {
+            Ok(ppa) => {
+                // `program_tag`: not counted in the host's queued writes (it never waited).
+                debug_assert!(!t.counted);
+                if self.remap_base != u64::MAX {
+                    self.remap_invalidate(t.lpn);
+                }
+                let tag = self.verifier.program(t.lpn);
+                let timing = self.device.program_page(self.now, ppa, tag).map_err(|e| self.nand(e))?;
+                // `program_issued`.
+                let die = self.die_of_ppa(ppa);
+                self.ctl.dies[die.idx()].writes_done += 1;
+                self.mark_start(t.req);
+                self.note_command(die, OpKind::Program, 1, 1);
+                self.new_inline_op(
+                    die,
+                    timing.done,
+                    t.req,
+                    Inline::Write,
+                    Some(PeKind::Program),
+                    Phases::of(&timing),
+                );
+                self.maybe_start_gc(self.geo.plane_of_ppa(ppa));
+                Ok(Some(true))
+            }
+            Err(e) => {
+                // It waits now (in its queue or another's), with a record.
+                let id = self.ctl.txns.insert(t);
+                count_queued(&mut self.host.queued_writes, self.ctl.txns.get_mut(id));
+                self.write_refused(id, e).map(Some)
+            }
+        }
+    }
+
     /// The die holding physical page `ppa`.
     #[inline]
     pub(super) fn die_of_ppa(&self, ppa: Ppa) -> DieId {
-        self.geo.die_of_plane(self.geo.plane_of_block(self.geo.block_of(ppa)))
+        self.geo.die_of_ppa(ppa)
     }
 
     /// Issue the read command `cmd` serving the transactions `ids` (already out of
@@ -1765,7 +1897,7 @@ impl Simulation {
         self.note_command(die, OpKind::Program, n as u32, n as u32);
         self.new_op(die, timing.done, ids, Some(PeKind::Program), Phases::of(timing));
         for &ppa in ppas {
-            self.maybe_start_gc(self.geo.plane_of_block(self.geo.block_of(ppa)));
+            self.maybe_start_gc(self.geo.plane_of_ppa(ppa));
         }
     }
 
@@ -1877,6 +2009,51 @@ impl Simulation {
             self.dispatch(o.die, false)?;
             return Ok(());
         }
+        if o.inline != Inline::No {
+            self.inline_op_done(&o)?;
+        } else {
+            self.txns_done(&o)?;
+        }
+        self.dispatch(o.die, false)?;
+        if !self.ctl.undecided.is_empty() {
+            self.retry_undecided()?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::op_done`] of an op without transaction records ([`Inline`]): what
+    /// `txns_done` does for its one host page.
+    #[inline]
+    fn inline_op_done(&mut self, o: &Op) -> Result<(), RunError> {
+        if o.inline == Inline::Read
+            && let Some(tl) = self.gc_timeline.as_deref_mut()
+        {
+            // Queued and issued at one instant: no GC-blocked time.
+            tl.read_done(o.die, o.issued, o.issued, 0);
+        }
+        let r = self.host.reqs.get_mut(o.txn);
+        if r.remaining > 1 {
+            r.remaining -= 1;
+            return Ok(());
+        }
+        let arrival = r.arrival;
+        let a = Attribution {
+            queue_wait: o.issued.saturating_since(arrival),
+            translation: Nanos(0),
+            device_wait: Nanos(o.start_after as u64),
+            transfer: Nanos(o.transfer as u64),
+            array: Nanos(o.array as u64),
+            // Issued the instant it was queued.
+            gc_blocked: Nanos(0),
+            suspension: Nanos(o.suspended as u64),
+            dram: Nanos(0),
+        };
+        self.finish_sub(o.txn, 1, &a)
+    }
+
+    /// [`Self::op_done`] of an op's transaction records.
+    fn txns_done(&mut self, o: &Op) -> Result<(), RunError> {
+        let o = *o;
         let all = if o.more == NIL { [o.txn; MAX_OP_TXNS] } else { self.ctl.op_txns.remove(o.more) };
         for &t in &all[..o.ntxns as usize] {
             if self.gc_timeline.is_some() {
@@ -1910,10 +2087,6 @@ impl Simulation {
                 dram: Nanos(0),
             };
             self.after_txn(tx, &a)?;
-        }
-        self.dispatch(o.die, false)?;
-        if !self.ctl.undecided.is_empty() {
-            self.retry_undecided()?;
         }
         Ok(())
     }

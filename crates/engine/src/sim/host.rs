@@ -306,7 +306,7 @@ impl Simulation {
             return Ok(Served::Queued);
         }
         // Only the die and plane are needed to queue the read (no full address decode).
-        let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
+        let plane = self.geo.plane_of_ppa(ppa);
         let die = self.geo.die_of_plane(plane);
         // Issued at once, the read need not look its page up again (`try_direct_read`).
         self.ctl.read_hint = epoch.map(|e| (lpn, ppa, e));
@@ -362,7 +362,7 @@ impl Simulation {
             self.ctl.counters.mirror_reads += 1;
             return (m, Some(mirror));
         };
-        let die_of = |ppa: Ppa| self.geo.die_of_plane(self.geo.plane_of_block(self.geo.block_of(ppa)));
+        let die_of = |ppa: Ppa| self.geo.die_of_ppa(ppa);
         if self.die_load(die_of(mirror)) < self.die_load(die_of(primary)) {
             self.ctl.counters.mirror_reads += 1;
             (m, Some(mirror))
@@ -542,9 +542,7 @@ impl Simulation {
             for page in first..=last {
                 let lpn = Lpn(self.wrap(page));
                 let die = match (r.op, self.ftl.lookup(lpn)) {
-                    (IoOp::Read, Some(ppa)) => {
-                        self.geo.die_of_plane(self.geo.plane_of_block(self.geo.block_of(ppa)))
-                    }
+                    (IoOp::Read, Some(ppa)) => self.geo.die_of_ppa(ppa),
                     _ => self.geo.die_of_plane(self.ftl.static_plane(lpn)),
                 };
                 w.idle_pages += u32::from(self.die_idle_now(die));

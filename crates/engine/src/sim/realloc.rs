@@ -100,7 +100,7 @@ impl Simulation {
         for i in 0..u64::from(pages) {
             let lpn = (first + i) % self.logical_pages;
             if let Some(ppa) = self.ftl.lookup(Lpn(lpn)) {
-                let die = self.geo.die_of_plane(self.geo.plane_of_block(self.geo.block_of(ppa)));
+                let die = self.geo.die_of_ppa(ppa);
                 let c = self.geo.channel_of_die(die).0;
                 r.per_channel[c as usize] += 1;
                 r.pages.push((lpn, c));
@@ -132,7 +132,7 @@ impl Simulation {
             r.slots[s as usize] = Some(Migration { lpn, die, src: None, version: 0 });
             started = true;
             let ppa = self.ftl.lookup(Lpn(lpn)).expect("mapped above");
-            let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
+            let plane = self.geo.plane_of_ppa(ppa);
             let mut t =
                 Txn::new(TxnKind::Read, lpn, NIL, self.geo.die_of_plane(plane), plane, 0, self.page_size);
             t.link = s;

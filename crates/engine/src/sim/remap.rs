@@ -75,7 +75,7 @@ impl Simulation {
         }
         r.pin(rd.page);
         let ppa = self.ftl.lookup(Lpn(remap_lpn)).expect("a live remap page is mapped");
-        let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
+        let plane = self.geo.plane_of_ppa(ppa);
         let die = self.geo.die_of_plane(plane);
         let mut t = Txn::new(TxnKind::Read, remap_lpn, req, die, plane, rd.offset, len);
         t.link = rd.page << 8;
@@ -97,7 +97,7 @@ impl Simulation {
                 self.remap_copy_read_done(page)?;
                 continue;
             };
-            let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
+            let plane = self.geo.plane_of_ppa(ppa);
             let die = self.geo.die_of_plane(plane);
             let mut t =
                 Txn::new(TxnKind::Read, m.lpn, NIL, die, plane, m.u0 as u32 * ub, m.units as u32 * ub);
@@ -181,7 +181,7 @@ impl Simulation {
             self.mark_start(req);
         }
         let ppa = self.ftl.lookup(Lpn(remap_lpn)).expect("a pinned remap page is mapped");
-        let plane = self.geo.plane_of_block(self.geo.block_of(ppa));
+        let plane = self.geo.plane_of_ppa(ppa);
         let die = self.geo.die_of_plane(plane);
         let mut t = Txn::new(TxnKind::Read, remap_lpn, first, die, plane, lo, hi - lo);
         t.link = page << 8;
