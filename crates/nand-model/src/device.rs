@@ -319,6 +319,9 @@ pub struct Device {
     /// Whether reads record what each die's page register holds
     /// ([`Device::set_register_tracking`]).
     track_register: bool,
+    /// Bus time of one whole page (`Timing::transfer` of the page size, a division
+    /// under a transfer rate): what most one-page commands move.
+    page_transfer_ns: u64,
 }
 
 /// What an op does to the die, derived from the validated command.
@@ -352,7 +355,18 @@ impl Device {
             last_at: 0,
             stats: DeviceStats::default(),
             track_register: false,
+            page_transfer_ns: spec.timing().transfer(g.page_size_bytes() as u64).0,
             spec,
+        }
+    }
+
+    /// `Timing::transfer` of `bytes` (cached for a whole page).
+    #[inline]
+    fn transfer_ns(&self, bytes: u64) -> u64 {
+        if bytes == self.geometry().page_size_bytes() as u64 {
+            self.page_transfer_ns
+        } else {
+            self.spec.timing().transfer(bytes).0
         }
     }
 
@@ -894,7 +908,7 @@ impl Device {
         let t = self.spec.timing();
         let array = t.read_array(o.page).0;
         let cmd_ns = t.t_cmd_read.0;
-        let out_ns = t.transfer(len_bytes as u64).0;
+        let out_ns = self.transfer_ns(len_bytes as u64);
         let own = self.dies[o.check.die.idx()].pe.is_some_and(|pe| {
             pe.kind == PeKind::Program
                 && pe.planes >> o.plane_in_die & 1 == 1
@@ -921,7 +935,7 @@ impl Device {
         self.check_program_page(o.block, o.page)?;
         let t = self.spec.timing();
         let array = t.program_array(o.page).0;
-        let bus_ns = t.t_cmd_program.0 + t.transfer(self.geometry().page_size_bytes() as u64).0;
+        let bus_ns = t.t_cmd_program.0 + self.page_transfer_ns;
         self.do_program(o.block, o.page, tag);
         self.begin(at);
         self.stats.programs += 1;
