@@ -339,6 +339,12 @@ impl Simulation {
             };
             if take_event {
                 self.step_event()?;
+                // The events due at this same instant run next whatever the trace holds
+                // (events at an instant run before its arrivals, and no arrival is
+                // earlier than the present): no round of this loop for each of them.
+                while self.events.peek_time() == Some(self.now) {
+                    self.step_event()?;
+                }
             } else {
                 if trace.wants_refill() {
                     // Requests that will wait in the host queue are warmed there, nearer
