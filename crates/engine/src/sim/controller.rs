@@ -116,10 +116,11 @@ impl Txn {
     }
 }
 
-/// What an operation serves when it has no transaction record: a host page read or
-/// write issued the instant it was queued (`push_txn`'s direct path). Its attribution
-/// needs only the request: it waited for nothing on its die (queued and issued at the
-/// same instant, so no GC-blocked time) and had no translation step.
+/// What an operation serves when it has no transaction record: one host page read or
+/// write without a translation step, issued alone (as it was queued, `push_txn`'s
+/// direct path, or from the head of its die's queue). The op keeps what its
+/// attribution needs of the record (`Op::enq`, `Op::gc_mark`); the record is freed at
+/// issue, or never made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Inline {
     /// The op's transactions are records (`txn`, `more`).
@@ -146,6 +147,10 @@ pub(crate) struct Op {
     /// A host read or write issued as it was queued, without a transaction record
     /// ([`Inline`]): `txn` is then its request.
     inline: Inline,
+    /// Inline ops: when the transaction entered its die's queue and the die's GC busy
+    /// time until then ([`Txn`]'s `enq` and `gc_mark`).
+    enq: SimTime,
+    gc_mark: u64,
     /// Where its time went (for the transactions it serves): issue, then the device's
     /// start (ns after issue), bus and array time, and time added by reads suspending
     /// it (ns, saturating at 4.29 s).
@@ -1131,25 +1136,36 @@ impl Simulation {
             txns.first().copied().unwrap_or(NIL),
             more,
             txns.len() as u8,
-            Inline::No,
+            (Inline::No, SimTime::ZERO, 0),
             pe,
             ph,
         )
     }
 
-    /// [`Self::new_op`] of an op serving host request `req`'s page without a
-    /// transaction record ([`Inline`]).
+    /// [`Self::new_op`] of an op serving host page `t` without a transaction record
+    /// ([`Inline`]).
     #[inline]
     fn new_inline_op(
         &mut self,
         die: DieId,
         done: SimTime,
-        req: u32,
+        t: &Txn,
         inline: Inline,
         pe: Option<PeKind>,
         ph: Phases,
     ) {
-        self.insert_op(die, done, req, NIL, 1, inline, pe, ph);
+        self.insert_op(die, done, t.req, NIL, 1, (inline, t.enq, t.gc_mark), pe, ph);
+    }
+
+    /// Whether host page `t`, issued alone, is served by an op without a transaction
+    /// record ([`Inline`]).
+    #[inline]
+    fn inlinable(&self, t: &Txn) -> bool {
+        t.req != NIL
+            && t.lpn < self.remap_base
+            && matches!(t.kind, TxnKind::Read | TxnKind::Write)
+            && t.translation == 0
+            && !self.ctl.ftl_translates
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1161,7 +1177,7 @@ impl Simulation {
         txn: u32,
         more: u32,
         ntxns: u8,
-        inline: Inline,
+        (inline, enq, gc_mark): (Inline, SimTime, u64),
         pe: Option<PeKind>,
         ph: Phases,
     ) -> u32 {
@@ -1173,6 +1189,8 @@ impl Simulation {
             ntxns,
             translation: false,
             inline,
+            enq,
+            gc_mark,
             issued: self.now,
             start_after: ns32(ph.start.saturating_since(self.now)),
             transfer: ns32(ph.transfer),
@@ -1231,7 +1249,13 @@ impl Simulation {
         let (off, len) = if tx.kind == TxnKind::RmwRead { (0, self.page_size) } else { (tx.offset, tx.len) };
         // The one-page read without building a command (the device's `read_page`).
         let timing = self.device.read_page(self.now, ppa, off, len).map_err(|e| self.nand(e))?;
-        self.read_issued(die, &[id], &timing, OpKind::Read);
+        if dequeue && self.inlinable(tx) {
+            // Off its queue: the op keeps what the record held for it.
+            self.ctl.txns.free(id);
+            self.inline_read_issued(die, tx, &timing);
+        } else {
+            self.read_issued(die, &[id], &timing, OpKind::Read);
+        }
         Ok(true)
     }
 
@@ -1257,14 +1281,21 @@ impl Simulation {
     fn try_inline_read(&mut self, die: DieId, t: &Txn) -> Result<bool, RunError> {
         let Some(ppa) = self.direct_read_page(die, t) else { return Ok(false) };
         let timing = self.device.read_page(self.now, ppa, t.offset, t.len).map_err(|e| self.nand(e))?;
+        self.inline_read_issued(die, t, &timing);
+        Ok(true)
+    }
+
+    /// [`Self::read_issued`] of host read `t` alone, served without a transaction
+    /// record ([`Inline`]).
+    #[inline]
+    fn inline_read_issued(&mut self, die: DieId, t: &Txn, timing: &lamina_nand_model::OpTiming) {
         if timing.suspended.is_some() {
-            self.note_suspension(&timing);
+            self.note_suspension(timing);
         }
         self.ctl.counters.host_reads += 1;
         self.mark_start(t.req);
         self.note_command(die, OpKind::Read, 1, 1);
-        self.new_inline_op(die, timing.done, t.req, Inline::Read, None, Phases::of(&timing));
-        Ok(true)
+        self.new_inline_op(die, timing.done, t, Inline::Read, None, Phases::of(timing));
     }
 
     /// [`Self::try_direct_write`] of host write `t` as it is queued, without a
@@ -1277,27 +1308,7 @@ impl Simulation {
         }
         match self.ftl.write(Lpn(t.lpn), t.plane) {
             Ok(ppa) => {
-                // `program_tag`: not counted in the host's queued writes (it never waited).
-                debug_assert!(!t.counted);
-                if self.remap_base != u64::MAX {
-                    self.remap_invalidate(t.lpn);
-                }
-                let tag = self.verifier.program(t.lpn);
-                let timing = self.device.program_page(self.now, ppa, tag).map_err(|e| self.nand(e))?;
-                // `program_issued`.
-                let die = self.die_of_ppa(ppa);
-                self.ctl.dies[die.idx()].writes_done += 1;
-                self.mark_start(t.req);
-                self.note_command(die, OpKind::Program, 1, 1);
-                self.new_inline_op(
-                    die,
-                    timing.done,
-                    t.req,
-                    Inline::Write,
-                    Some(PeKind::Program),
-                    Phases::of(&timing),
-                );
-                self.maybe_start_gc(self.geo.plane_of_ppa(ppa));
+                self.inline_program(&t, ppa)?;
                 Ok(Some(true))
             }
             Err(e) => {
@@ -1307,6 +1318,27 @@ impl Simulation {
                 self.write_refused(id, e).map(Some)
             }
         }
+    }
+
+    /// [`Self::program_group`] of host write `t` alone at `ppa`, served without a
+    /// transaction record ([`Inline`]; `program_tag`, then `program_issued`).
+    #[inline]
+    fn inline_program(&mut self, t: &Txn, ppa: Ppa) -> Result<(), RunError> {
+        if t.counted {
+            self.write_mapped(t.lpn);
+        }
+        if self.remap_base != u64::MAX {
+            self.remap_invalidate(t.lpn);
+        }
+        let tag = self.verifier.program(t.lpn);
+        let timing = self.device.program_page(self.now, ppa, tag).map_err(|e| self.nand(e))?;
+        let die = self.die_of_ppa(ppa);
+        self.ctl.dies[die.idx()].writes_done += 1;
+        self.mark_start(t.req);
+        self.note_command(die, OpKind::Program, 1, 1);
+        self.new_inline_op(die, timing.done, t, Inline::Write, Some(PeKind::Program), Phases::of(&timing));
+        self.maybe_start_gc(self.geo.plane_of_ppa(ppa));
+        Ok(())
     }
 
     /// The die holding physical page `ppa`.
@@ -1702,6 +1734,12 @@ impl Simulation {
             self.ctl.dies[die.idx()].queues.writes.pop_front();
         }
         match self.ftl.write(Lpn(tx.lpn), tx.plane) {
+            Ok(ppa) if dequeue && self.inlinable(tx) => {
+                // Off its queue: the op keeps what the record held for it.
+                self.ctl.txns.free(id);
+                self.inline_program(tx, ppa)?;
+                Ok(Some(true))
+            }
             Ok(ppa) => {
                 self.program_group(&[id], &[ppa])?;
                 Ok(Some(true))
@@ -2025,26 +2063,30 @@ impl Simulation {
     /// `txns_done` does for its one host page.
     #[inline]
     fn inline_op_done(&mut self, o: &Op) -> Result<(), RunError> {
-        if o.inline == Inline::Read
-            && let Some(tl) = self.gc_timeline.as_deref_mut()
-        {
-            // Queued and issued at one instant: no GC-blocked time.
-            tl.read_done(o.die, o.issued, o.issued, 0);
+        // As `txns_done` and `note_timeline_read` compute it from the record.
+        let gc_blocked = || {
+            let d = &self.ctl.dies[o.die.idx()];
+            d.gc_busy_until(o.issued).saturating_sub(o.gc_mark).min(o.issued.saturating_since(o.enq).0)
+        };
+        if o.inline == Inline::Read && self.gc_timeline.is_some() {
+            let g = gc_blocked();
+            if let Some(tl) = self.gc_timeline.as_deref_mut() {
+                tl.read_done(o.die, o.enq, o.issued, g);
+            }
         }
-        let r = self.host.reqs.get_mut(o.txn);
+        let r = self.host.reqs.get(o.txn);
         if r.remaining > 1 {
-            r.remaining -= 1;
+            self.host.reqs.get_mut(o.txn).remaining -= 1;
             return Ok(());
         }
-        let arrival = r.arrival;
         let a = Attribution {
-            queue_wait: o.issued.saturating_since(arrival),
+            // No translation step.
+            queue_wait: o.issued.saturating_since(r.arrival),
             translation: Nanos(0),
             device_wait: Nanos(o.start_after as u64),
             transfer: Nanos(o.transfer as u64),
             array: Nanos(o.array as u64),
-            // Issued the instant it was queued.
-            gc_blocked: Nanos(0),
+            gc_blocked: Nanos(gc_blocked()),
             suspension: Nanos(o.suspended as u64),
             dram: Nanos(0),
         };
