@@ -144,8 +144,8 @@ pub(crate) struct Op {
     /// A spare-area read of the FTL's translation step for the read transaction `txn`
     /// (which is not complete when this op is).
     translation: bool,
-    /// A host read or write issued as it was queued, without a transaction record
-    /// ([`Inline`]): `txn` is then its request.
+    /// A host read or write served without a transaction record ([`Inline`]): `txn`
+    /// is then its request.
     inline: Inline,
     /// Inline ops: when the transaction entered its die's queue and the die's GC busy
     /// time until then ([`Txn`]'s `enq` and `gc_mark`).
@@ -862,8 +862,7 @@ impl Simulation {
             && d.unfinished == 0
             && d.queues.is_empty()
             && (is_read || !d.write_stalled);
-        let host_page =
-            t.req != NIL && t.lpn < self.remap_base && matches!(t.kind, TxnKind::Read | TxnKind::Write);
+        let host_page = self.inlinable(&t);
         if direct && host_page {
             // A host page (the common case): without a transaction record unless it waits.
             if is_read {
