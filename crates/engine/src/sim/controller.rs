@@ -226,6 +226,13 @@ impl DieCtl {
         let (s, e) = self.gc_last;
         self.gc_before + t.min(e).saturating_since(s).0
     }
+
+    /// The time (ns) a transaction queued at `enq`, when the die's GC mark was
+    /// `gc_mark`, and issued at `issued` spent blocked behind the die's GC: the latency
+    /// attribution's `gc_blocked` (at most its wait in the queue).
+    fn gc_blocked(&self, issued: SimTime, gc_mark: u64, enq: SimTime) -> u64 {
+        self.gc_busy_until(issued).saturating_sub(gc_mark).min(issued.saturating_since(enq).0)
+    }
 }
 
 /// Counters of the controller layer: transactions by kind and what became of them.
@@ -2062,25 +2069,22 @@ impl Simulation {
     /// `txns_done` does for its one host page.
     #[inline]
     fn inline_op_done(&mut self, o: &Op) -> Result<(), RunError> {
-        // As `txns_done` and `note_timeline_read` compute it from the record.
-        let gc_blocked = || {
-            let d = &self.ctl.dies[o.die.idx()];
-            d.gc_busy_until(o.issued).saturating_sub(o.gc_mark).min(o.issued.saturating_since(o.enq).0)
-        };
+        let gc_blocked = || self.ctl.dies[o.die.idx()].gc_blocked(o.issued, o.gc_mark, o.enq);
         if o.inline == Inline::Read && self.gc_timeline.is_some() {
             let g = gc_blocked();
             if let Some(tl) = self.gc_timeline.as_deref_mut() {
                 tl.read_done(o.die, o.enq, o.issued, g);
             }
         }
-        let r = self.host.reqs.get(o.txn);
+        let r = self.host.reqs.get_mut(o.txn);
         if r.remaining > 1 {
-            self.host.reqs.get_mut(o.txn).remaining -= 1;
+            r.remaining -= 1;
             return Ok(());
         }
+        let arrival = r.arrival;
         let a = Attribution {
             // No translation step.
-            queue_wait: o.issued.saturating_since(r.arrival),
+            queue_wait: o.issued.saturating_since(arrival),
             translation: Nanos(0),
             device_wait: Nanos(o.start_after as u64),
             transfer: Nanos(o.transfer as u64),
@@ -2122,8 +2126,7 @@ impl Simulation {
                 device_wait: Nanos(o.start_after as u64),
                 transfer: Nanos(o.transfer as u64),
                 array: Nanos(o.array as u64),
-                gc_blocked: Nanos(d.gc_busy_until(o.issued).saturating_sub(tx.gc_mark))
-                    .min(o.issued.saturating_since(tx.enq)),
+                gc_blocked: Nanos(d.gc_blocked(o.issued, tx.gc_mark, tx.enq)),
                 suspension: Nanos(o.suspended as u64),
                 dram: Nanos(0),
             };
@@ -2140,9 +2143,7 @@ impl Simulation {
         if x.kind != TxnKind::Read || x.req == NIL || x.lpn >= self.remap_base {
             return;
         }
-        let d = &self.ctl.dies[o.die.idx()];
-        let gc_blocked =
-            d.gc_busy_until(o.issued).saturating_sub(x.gc_mark).min(o.issued.saturating_since(x.enq).0);
+        let gc_blocked = self.ctl.dies[o.die.idx()].gc_blocked(o.issued, x.gc_mark, x.enq);
         let (die, enq) = (o.die, x.enq);
         if let Some(tl) = self.gc_timeline.as_deref_mut() {
             tl.read_done(die, enq, o.issued, gc_blocked);
