@@ -556,10 +556,10 @@ impl DeviceView for View<'_> {
 /// Count host write `t` in `queued` (the host's queued writes) if it should be and is
 /// not yet ([`Txn::counts_queued`]).
 #[inline]
-fn count_queued(queued: &mut rustc_hash::FxHashMap<u64, u32>, t: &mut Txn) {
+fn count_queued(queued: &mut super::queued::QueuedWrites, t: &mut Txn) {
     if t.counts_queued && !t.counted && t.kind == TxnKind::Write {
         t.counted = true;
-        *queued.entry(t.lpn).or_insert(0) += 1;
+        queued.add(t.lpn);
     }
 }
 

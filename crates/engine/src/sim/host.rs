@@ -59,9 +59,9 @@ pub(crate) struct Host {
     /// read that finds its page unmapped but here is served from the queued write's
     /// data. Small (queued writes only), so it stays in cache; a per-LPN bit set over
     /// the footprint cost 5 % of replay throughput in cache misses. Lookups only; never
-    /// iterated. A write enters only once it waits (`Txn::counts_queued`): one that is
+    /// iterated (an open-addressing table of its own: [`super::queued`]). A write enters only once it waits (`Txn::counts_queued`): one that is
     /// programmed as it is queued would leave again before any read could look.
-    pub(crate) queued_writes: rustc_hash::FxHashMap<u64, u32>,
+    pub(crate) queued_writes: super::queued::QueuedWrites,
     /// Bumped on every arrival (an idle flush is valid only if no arrival followed it).
     pub(crate) epoch: u32,
     /// Requests entered so far (the next request's id).
@@ -93,7 +93,7 @@ impl Host {
             buffer,
             flushes: Vec::new(),
             dram_free_at: SimTime::ZERO,
-            queued_writes: rustc_hash::FxHashMap::default(),
+            queued_writes: super::queued::QueuedWrites::default(),
             epoch: 0,
             submitted: 0,
             stats: RequestStats::default(),
@@ -203,7 +203,7 @@ impl Simulation {
                         }
                         // The trim supersedes a queued write's data (which still programs
                         // later, as it would on a device).
-                        self.host.queued_writes.remove(&lpn);
+                        self.host.queued_writes.remove(lpn);
                     }
                     Served::Instant
                 }
@@ -293,7 +293,7 @@ impl Simulation {
             None => (lpn, mapped),
         };
         let Some(ppa) = mapped else {
-            if self.host.queued_writes.contains_key(&lpn) {
+            if self.host.queued_writes.contains(lpn) {
                 // Overtook its page's first write, which is still queued: the data is in
                 // controller DRAM with that write (issue #8, 0b).
                 self.host.pending_write_reads += 1;
@@ -393,12 +393,7 @@ impl Simulation {
     /// A host write's flash program was issued: reads of the page now find it through
     /// the FTL instead of the queued write's data.
     pub(super) fn write_mapped(&mut self, lpn: u64) {
-        if let Some(n) = self.host.queued_writes.get_mut(&lpn) {
-            *n -= 1;
-            if *n == 0 {
-                self.host.queued_writes.remove(&lpn);
-            }
-        }
+        self.host.queued_writes.programmed(lpn);
     }
 
     /// A buffer flush completed: hand its slot back; a writer waiting for the slot may

@@ -44,6 +44,7 @@ mod gc;
 mod host;
 mod hostif;
 mod pages;
+mod queued;
 mod realloc;
 mod remap;
 mod verify;

@@ -196,7 +196,7 @@ impl Simulation {
         let m = *self.realloc.as_mut().expect("reallocation on").slot(s);
         m.src.is_none()
             || self.ftl.lookup(Lpn(m.lpn)) != m.src
-            || self.host.queued_writes.contains_key(&m.lpn)
+            || self.host.queued_writes.contains(m.lpn)
     }
 
     /// Migration `s`'s rewrite is about to be programmed (not stale): in verify mode

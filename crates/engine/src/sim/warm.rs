@@ -170,13 +170,13 @@ impl QueueWarmth {
 
 /// Speed hint: read the host's queued-writes map where `lpns` would be looked up or
 /// inserted, once it has outgrown the caches.
-pub(super) fn warm_queued_writes(map: &rustc_hash::FxHashMap<u64, u32>, lpns: &[Lpn]) {
+pub(super) fn warm_queued_writes(map: &super::queued::QueuedWrites, lpns: &[Lpn]) {
     if map.len() < QUEUED_WRITES_WARM_FROM {
         return;
     }
-    let mut acc = 0u32;
+    let mut acc = 0u64;
     for l in lpns {
-        acc ^= map.get(&l.0).copied().unwrap_or(0);
+        acc ^= map.warm(l.0);
     }
     std::hint::black_box(acc);
 }
@@ -239,7 +239,7 @@ impl Simulation {
         }
         if writes {
             for l in &lpns[..n] {
-                acc ^= self.host.queued_writes.get(&l.0).copied().unwrap_or(0) as u64;
+                acc ^= self.host.queued_writes.warm(l.0);
             }
             self.ftl.warm_writes(&lpns[..n]);
         } else {
