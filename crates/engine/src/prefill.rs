@@ -188,11 +188,11 @@ impl Simulation {
         let lp = self.logical_pages();
         let mut windows = lpns.chunks(WARM_WINDOW);
         let mut next = windows.next();
-        self.warm_window(next);
+        self.warm_window(next, state.unmapped);
         let mut run = [Lpn(0); WARM_WINDOW];
         while let Some(window) = next {
             next = windows.next();
-            self.warm_window(next);
+            self.warm_window(next, state.unmapped);
             let mut i = 0;
             while i < window.len() {
                 if state.runs && state.unmapped {
@@ -244,10 +244,15 @@ impl Simulation {
         n
     }
 
-    /// Read the map entries of a window of candidates in one batch (a speed hint).
-    fn warm_window(&self, window: Option<&[u64]>) {
+    /// Read the map entries of a window of candidates in one batch (a speed hint). While
+    /// no candidate can be mapped (`unmapped`), a write replaces no page, so the entries
+    /// are all a write will load ([`lamina_ftl::Ftl::warm_lookups`]); otherwise also what
+    /// the replaced pages' bookkeeping will ([`lamina_ftl::Ftl::warm_writes`]).
+    fn warm_window(&self, window: Option<&[u64]>, unmapped: bool) {
         if let Some(window) = window {
-            self.ftl.warm_writes(as_lpns(window, &mut [Lpn(0); WARM_WINDOW]));
+            let mut buf = [Lpn(0); WARM_WINDOW];
+            let lpns = as_lpns(window, &mut buf);
+            if unmapped { self.ftl.warm_lookups(lpns) } else { self.ftl.warm_writes(lpns) }
         }
     }
 }
