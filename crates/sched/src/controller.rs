@@ -234,6 +234,17 @@ pub trait TxnScheduler: Send {
         self.serves_lone_head()
     }
 
+    /// For a scheduler whose every decision is the head of one queue alone (`fcfs`): the
+    /// class of that queue for `slot`, `Some(None)` for idle — the decision
+    /// [`TxnScheduler::schedule`] would make, with the same effect on the scheduler's
+    /// state — without a [`DeviceView`] or a [`Decision`]. `None` (the default): the
+    /// scheduler may decide otherwise and must be asked through `schedule`. The engine
+    /// asks this first on every slot, so it must answer `None` or a decision every time.
+    fn pick_head(&mut self, slot: &Slot, q: &DieQueues) -> Option<Option<Class>> {
+        let _ = (slot, q);
+        None
+    }
+
     /// Of the requests waiting for a device-queue slot (the host queue, oldest first;
     /// at most `sched.window + 1` of them), the index of the one to admit now. Only
     /// called when [`TxnScheduler::reorders_admission`] is true.
@@ -479,6 +490,10 @@ impl TxnScheduler for FcfsScheduler {
             Some(Class::Write) => out.set(Choice::Write, 0),
             Some(Class::Gc) => out.set(Choice::Gc, 0),
         }
+    }
+
+    fn pick_head(&mut self, slot: &Slot, q: &DieQueues) -> Option<Option<Class>> {
+        Some(pick_class(self.arbiter.as_mut(), self.gc, slot, q))
     }
 }
 

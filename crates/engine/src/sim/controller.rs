@@ -1066,6 +1066,19 @@ impl Simulation {
                 }
                 continue;
             }
+            if let Some(head) = self.ctl.scheduler.pick_head(&slot, &d.queues) {
+                // A scheduler of heads alone (`fcfs`): its decision without a view.
+                let issued = match head {
+                    None => return Ok(()),
+                    Some(Class::Read) => self.issue_head_read(die),
+                    Some(Class::Write) => self.issue_head_write(die),
+                    Some(Class::Gc) => self.issue_gc(die, &[0]),
+                };
+                if issued? {
+                    return Ok(());
+                }
+                continue;
+            }
             let mut dec = std::mem::take(&mut self.ctl.decision);
             dec.clear();
             {
