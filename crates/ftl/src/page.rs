@@ -364,6 +364,7 @@ impl PageFtl {
         self.geometry.plane_of_block(BlockId(b)).idx()
     }
 
+    #[inline]
     fn free_count(&self, plane: usize) -> u32 {
         // Only the pool of the configured allocation holds blocks (`push_free`); reading
         // just that one keeps the check to one cache line of the plane's state.
@@ -416,15 +417,21 @@ impl PageFtl {
     }
 
     /// Per-plane allocation: the room check of `write` (the reserve of the module docs).
-    #[inline]
+    #[inline(always)]
     fn plane_can_write(&self, plane: usize) -> bool {
         // Without a CMT the reserve is one block and the pending work at most one more
         // (a victim's valid pages; no write-backs), so three free blocks are room enough
         // whatever the open blocks hold: the sum need not be formed (the common case).
         if self.cmt.is_none() && self.free_count(plane) > 2 {
-            debug_assert!(self.room(plane) > self.reserve() + self.pending(plane));
+            debug_assert!(self.room_above_reserve(plane));
             return true;
         }
+        self.room_above_reserve(plane)
+    }
+
+    /// [`Self::plane_can_write`] by the sum (out of line: the rare case).
+    #[inline(never)]
+    fn room_above_reserve(&self, plane: usize) -> bool {
         self.room(plane) > self.reserve() + self.pending(plane)
     }
 
