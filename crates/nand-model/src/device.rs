@@ -576,13 +576,22 @@ impl Device {
 
     // ------------------------------------------------------------- validation
 
+    #[inline]
     fn check_program_page(&self, b: u32, p: u32) -> Result<(), NandError> {
         match self.blocks.check_program(b, p) {
             ProgramCheck::Ok => Ok(()),
-            ProgramCheck::NotErased => Err(NandError::NotErased(self.addr_of(b, p))),
-            ProgramCheck::OutOfOrder { expected } => {
-                Err(NandError::OutOfOrder { addr: self.addr_of(b, p), expected })
-            }
+            bad => Err(self.program_error(b, p, bad)),
+        }
+    }
+
+    /// The error of a refused program (out of line: a correct FTL never causes one).
+    #[cold]
+    #[inline(never)]
+    fn program_error(&self, b: u32, p: u32, check: ProgramCheck) -> NandError {
+        match check {
+            ProgramCheck::Ok => unreachable!("program_error of an accepted program"),
+            ProgramCheck::NotErased => NandError::NotErased(self.addr_of(b, p)),
+            ProgramCheck::OutOfOrder { expected } => NandError::OutOfOrder { addr: self.addr_of(b, p), expected },
         }
     }
 
@@ -645,10 +654,19 @@ impl Device {
         if self.blocks.is_programmed(b, a.page) { Ok(()) } else { Err(NandError::ReadErased(a)) }
     }
 
+    #[inline]
     fn do_program(&mut self, b: u32, p: u32, tag: u64) {
         self.blocks.program(b, p);
+        if self.tags.is_some() {
+            self.store_tag(b, p, tag);
+        }
+    }
+
+    /// Keep page `p` of block `b`'s data tag (`--verify`; out of line).
+    #[inline(never)]
+    fn store_tag(&mut self, b: u32, p: u32, tag: u64) {
+        let ppb = self.spec.geometry().pages_per_block() as usize;
         if let Some(tags) = &mut self.tags {
-            let ppb = self.spec.geometry().pages_per_block() as usize;
             tags[b as usize].get_or_insert_with(|| vec![0; ppb].into_boxed_slice())[p as usize] = tag;
         }
     }
