@@ -14,7 +14,7 @@ use lamina_nand_model::{
 };
 use lamina_sched::mock::MockView;
 use lamina_sched::{
-    ArbiterKind, Choice, Decision, DeviceView, DieQueues, GcJobRef, GcMode, NO_REQUEST, QueuedTxn,
+    ArbiterKind, Choice, Class, Decision, DeviceView, DieQueues, GcJobRef, GcMode, NO_REQUEST, QueuedTxn,
     RsCounters, SchedulerKind, SchedulerParams, Slot, TxnKind, TxnScheduler,
 };
 use proptest::prelude::*;
@@ -1044,6 +1044,37 @@ proptest! {
                     prop_assert_eq!(d.choice, expect, "{} on class {}", kind.name(), class);
                     prop_assert_eq!(&d.picks, &vec![0], "{} on class {}", kind.name(), class);
                 }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// The engine asks `pick_head` before `schedule` on every slot: where a scheduler
+    /// answers it, the answer must be the decision `schedule` makes in the same state,
+    /// call after call (two instances, one asked each way, so that stateful arbiters
+    /// advance alike), and `fcfs` must answer it.
+    #[test]
+    fn pick_head_decides_as_schedule(c in case()) {
+        let b = c.bench();
+        let slot = Slot { die: lamina_nand_model::DieId(0), suspend: c.suspend, writes_blocked: c.blocked };
+        for kind in SchedulerKind::ALL {
+            let (mut heads, mut full) = (c.scheduler(kind, &b), c.scheduler(kind, &b));
+            for round in 0..3 {
+                let Some(head) = heads.pick_head(&slot, &b.q) else {
+                    prop_assert!(kind != SchedulerKind::Fcfs, "fcfs answers pick_head");
+                    break;
+                };
+                let d = b.decide(full.as_mut(), slot);
+                let expect = match head {
+                    None => (Choice::Idle, vec![]),
+                    Some(Class::Read) => (Choice::Read, vec![0]),
+                    Some(Class::Write) => (Choice::Write, vec![0]),
+                    Some(Class::Gc) => (Choice::Gc, vec![0]),
+                };
+                prop_assert_eq!((d.choice, d.picks.clone()), expect, "{} round {}", kind.name(), round);
             }
         }
     }
