@@ -591,7 +591,9 @@ impl Device {
         match check {
             ProgramCheck::Ok => unreachable!("program_error of an accepted program"),
             ProgramCheck::NotErased => NandError::NotErased(self.addr_of(b, p)),
-            ProgramCheck::OutOfOrder { expected } => NandError::OutOfOrder { addr: self.addr_of(b, p), expected },
+            ProgramCheck::OutOfOrder { expected } => {
+                NandError::OutOfOrder { addr: self.addr_of(b, p), expected }
+            }
         }
     }
 

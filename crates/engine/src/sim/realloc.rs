@@ -194,9 +194,7 @@ impl Simulation {
     /// or moved by GC), or a host write of it is still to be programmed.
     pub(super) fn realloc_stale(&mut self, s: u32) -> bool {
         let m = *self.realloc.as_mut().expect("reallocation on").slot(s);
-        m.src.is_none()
-            || self.ftl.lookup(Lpn(m.lpn)) != m.src
-            || self.host.queued_writes.contains(m.lpn)
+        m.src.is_none() || self.ftl.lookup(Lpn(m.lpn)) != m.src || self.host.queued_writes.contains(m.lpn)
     }
 
     /// Migration `s`'s rewrite is about to be programmed (not stale): in verify mode
