@@ -239,7 +239,8 @@ pub trait TxnScheduler: Send {
     /// [`TxnScheduler::schedule`] would make, with the same effect on the scheduler's
     /// state — without a [`DeviceView`] or a [`Decision`]. `None` (the default): the
     /// scheduler may decide otherwise and must be asked through `schedule`. The engine
-    /// asks this first on every slot, so it must answer `None` or a decision every time.
+    /// asks this on every slot its lone-entry shortcut does not decide, before
+    /// `schedule`, so it must answer `None` or a decision every time.
     fn pick_head(&mut self, slot: &Slot, q: &DieQueues) -> Option<Option<Class>> {
         let _ = (slot, q);
         None
