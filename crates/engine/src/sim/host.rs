@@ -59,8 +59,9 @@ pub(crate) struct Host {
     /// read that finds its page unmapped but here is served from the queued write's
     /// data. Small (queued writes only), so it stays in cache; a per-LPN bit set over
     /// the footprint cost 5 % of replay throughput in cache misses. Lookups only; never
-    /// iterated (an open-addressing table of its own: [`super::queued`]). A write enters only once it waits (`Txn::counts_queued`): one that is
-    /// programmed as it is queued would leave again before any read could look.
+    /// iterated (an open-addressing table of its own: [`super::queued`]). A write enters
+    /// only once it waits (`Txn::counts_queued`): one that is programmed as it is
+    /// queued would leave again before any read could look.
     pub(crate) queued_writes: super::queued::QueuedWrites,
     /// Bumped on every arrival (an idle flush is valid only if no arrival followed it).
     pub(crate) epoch: u32,

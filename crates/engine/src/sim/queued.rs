@@ -99,14 +99,12 @@ impl QueuedWrites {
         debug_assert_ne!(lpn, EMPTY);
         match self.find(lpn) {
             Ok(i) => self.slots[i].writes += 1,
-            Err(i) => {
+            Err(mut i) => {
                 if 2 * (self.len + 1) > self.slots.len() {
                     self.grow();
-                    let Err(i) = self.find(lpn) else { unreachable!("absent before growing") };
-                    self.slots[i] = Slot { lpn, writes: 1 };
-                } else {
-                    self.slots[i] = Slot { lpn, writes: 1 };
+                    i = self.free_slot(lpn);
                 }
+                self.slots[i] = Slot { lpn, writes: 1 };
                 self.len += 1;
             }
         }
@@ -166,15 +164,17 @@ impl QueuedWrites {
     #[inline(never)]
     fn grow(&mut self) {
         let old = std::mem::replace(self, QueuedWrites::with_slots(self.slots.len() * 2));
-        let mask = self.mask();
         for s in old.slots.into_iter().filter(|s| s.lpn != EMPTY) {
-            let mut i = self.home(s.lpn);
-            while self.slots[i].lpn != EMPTY {
-                i = (i + 1) & mask;
-            }
+            let i = self.free_slot(s.lpn);
             self.slots[i] = s;
         }
         self.len = old.len;
+    }
+
+    /// The free slot that ends the probe for `lpn`, which the table does not hold.
+    fn free_slot(&self, lpn: u64) -> usize {
+        let Err(i) = self.find(lpn) else { unreachable!("page {lpn} already in the table") };
+        i
     }
 }
 
