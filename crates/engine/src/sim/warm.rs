@@ -80,6 +80,16 @@ pub(super) const QUEUE_AHEAD: usize = 0;
 pub(super) const QUEUE_BATCH: usize = 8;
 /// Die queues are warmed only when they hold more entries than this.
 pub(super) const QUEUE_MIN_WARM: usize = 4;
+/// ... and only when their head was queued more than this many transactions ago
+/// (transaction sequence numbers, `Controller::next_seq`): a
+/// younger backlog's records, queue entries and map entries are still in cache, and
+/// warming them only adds instructions. Measured on the saturated trace of issue #14
+/// (docs/performance.md, "Round of 2026-11-29 (sixth session)"): with
+/// `host.queue_depth = 256` the heads are about a thousand transactions old and the
+/// warming cost 4.8 % of the simulation's instructions and about 4 % of its wall time for
+/// nothing; with an unbounded host queue they are tens of thousands old and the warming
+/// saves about 30 % of the wall time, with this threshold as without it.
+pub(super) const QUEUE_COLD_AGE: u64 = 8192;
 /// The host's queued-writes map is warmed with the trace window's pages once it holds
 /// this many entries (about 100 KiB: beyond it, inserting a waiting write missed).
 pub(super) const QUEUED_WRITES_WARM_FROM: usize = 4096;
@@ -191,13 +201,17 @@ impl Simulation {
     /// cache when they reach the head. Under a backlog (hundreds of transactions per
     /// die) a queue's records were written long before they are issued and are cold:
     /// one dependent chain of misses after another at each issue bounded the replay.
+    /// Queues of at most [`QUEUE_MIN_WARM`] entries, or whose head is no older than
+    /// [`QUEUE_COLD_AGE`] transactions, are not warmed.
     #[inline]
     pub(super) fn warm_queue_ahead(&mut self, die: DieId, writes: bool) {
-        // Only a backlog: a short queue's entries were queued recently and are still in
-        // cache (warming them cost more instructions than it saved on the unsaturated
-        // comparison run). The common case costs a comparison here, not a call.
+        // Only an old backlog: a short queue's entries, or a long queue's queued not long
+        // ago, are still in cache (warming them cost more instructions than it saved:
+        // on the unsaturated comparison run, and with a bounded host queue). The common
+        // case costs a comparison here, not a call.
         let q = &self.ctl.dies[die.idx()].queues;
-        if (if writes { q.writes.len() } else { q.reads.len() }) > QUEUE_MIN_WARM {
+        let q = if writes { &q.writes } else { &q.reads };
+        if q.len() > QUEUE_MIN_WARM && q.front().is_some_and(|h| self.ctl.seq - h.seq > QUEUE_COLD_AGE) {
             self.warm_queue_batch(die, writes);
         } else {
             self.warmth.ahead[die.idx()][writes as usize] = 0;
