@@ -83,6 +83,7 @@ pub mod nftl;
 pub mod page;
 pub mod pen;
 pub mod precondition;
+mod pretouch;
 pub mod superblock;
 pub mod tbm;
 #[cfg(feature = "testing")]

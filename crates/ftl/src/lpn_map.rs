@@ -46,7 +46,6 @@
 //! backed too).
 
 mod pool;
-mod pretouch;
 
 use pool::LeafPool;
 use std::fmt;

@@ -71,6 +71,7 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
 mod cached;
+mod rev;
 #[cfg(test)]
 mod untimed_tests;
 
@@ -190,6 +191,8 @@ pub struct PageFtl {
     map_epoch: u64,
     rev: Vec<Option<Box<[u32]>>>,
     rev_pool: Vec<Box<[u32]>>,
+    /// Fresh reverse maps when `rev_pool` is empty (made ahead on a helper thread).
+    rev_supply: rev::RevSupply,
     blocks: Vec<BlockMeta>,
     planes: Vec<PlaneState>,
     /// The closed blocks of each invalid-count bucket, `plane × (ppb + 1) + invalid`,
@@ -315,6 +318,7 @@ impl PageFtl {
             map_epoch: 0,
             rev: (0..geometry.total_blocks()).map(|_| None).collect(),
             rev_pool: Vec::new(),
+            rev_supply: rev::RevSupply::new(ppb, geometry.total_blocks() as usize),
             blocks,
             planes,
             buckets: vec![Vec::new(); planes_n as usize * (ppb as usize + 1)],
@@ -517,9 +521,13 @@ impl PageFtl {
         let m = &mut self.blocks[b as usize];
         assert!(m.state == BlockState::Free && m.written == 0 && m.valid == 0);
         m.state = BlockState::Open;
-        let ppb = self.ppb as usize;
-        let mut r = self.rev_pool.pop().unwrap_or_else(|| vec![UNMAPPED; ppb].into_boxed_slice());
-        r.fill(UNMAPPED);
+        let r = match self.rev_pool.pop() {
+            Some(mut r) => {
+                r.fill(UNMAPPED);
+                r
+            }
+            None => self.rev_supply.fresh(&mut self.rev_pool),
+        };
         self.rev[b as usize] = Some(r);
     }
 

@@ -18,8 +18,8 @@
 //! The cost: a lookup indexes the chunk list (in cache) between its two loads, nine
 //! more instructions than one table (docs/performance.md).
 
-use super::pretouch::Pretoucher;
 use super::{ENTRY, LEAF, LEAF_SHIFT, PAGE, Table};
+use crate::pretouch::Pretoucher;
 
 /// log2 of the leaves per chunk.
 const CHUNK_SHIFT: u32 = 16;

@@ -1,12 +1,14 @@
-//! A helper thread that prepares items (the forward map's pre-touched leaf chunks) ahead
-//! of need and hands them over one at a time.
+//! A helper thread that prepares items ahead of need and hands them over one at a time:
+//! the forward map's pre-touched leaf chunks (`lpn_map::pool`) and the page FTL's
+//! reverse maps (`page::RevSupply`).
 //!
 //! Why: the first write to fresh anonymous memory makes the kernel zero it
 //! (`clear_page_erms`), and on this project's VMs that first touch is slow and erratic —
 //! 0.1 to 5 ms per 2 MiB, worst when the host has not backed the guest's memory yet. The
 //! forward map's leaves are handed out in order, so the memory they will need next is
 //! known: a thread on the (otherwise mostly idle) second core allocates and touches it
-//! before the simulation's thread gets there.
+//! before the simulation's thread gets there. The same holds for the reverse maps of the
+//! blocks the page FTL opens (one per block, never freed, only recycled at erase).
 //!
 //! Nothing observable depends on the thread: an item is a fresh zeroed table whether the
 //! helper made it or the caller did, [`Pretoucher::take`] never waits (the caller makes
@@ -29,7 +31,7 @@ fn live_limit() -> usize {
 }
 
 /// A helper thread making up to a given number of items, one ahead of the consumer.
-pub(super) struct Pretoucher<T> {
+pub(crate) struct Pretoucher<T> {
     /// `None` only while dropping (the receiver goes first, so a blocked send returns).
     rx: Option<Receiver<T>>,
     thread: Option<JoinHandle<()>>,
@@ -39,7 +41,7 @@ impl<T: Send + 'static> Pretoucher<T> {
     /// A thread that makes `count` items with `make`, each as soon as the previous one
     /// was taken (one item waits ready, at most); `None` when the process already runs
     /// as many helpers as it has cores, or the system refuses a thread.
-    pub(super) fn spawn(count: usize, make: impl Fn() -> T + Send + 'static) -> Option<Pretoucher<T>> {
+    pub(crate) fn spawn(count: usize, make: impl Fn() -> T + Send + 'static) -> Option<Pretoucher<T>> {
         if count == 0 || LIVE.fetch_add(1, Ordering::Relaxed) >= live_limit() {
             if count != 0 {
                 LIVE.fetch_sub(1, Ordering::Relaxed);
@@ -66,7 +68,7 @@ impl<T: Send + 'static> Pretoucher<T> {
     }
 
     /// The next item if one is ready; never waits.
-    pub(super) fn take(&self) -> Option<T> {
+    pub(crate) fn take(&self) -> Option<T> {
         // Empty (not ready) or disconnected (all made): the caller makes its own.
         self.rx.as_ref()?.try_recv().ok()
     }
