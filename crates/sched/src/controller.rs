@@ -246,6 +246,14 @@ pub trait TxnScheduler: Send {
         None
     }
 
+    /// For a scheduler whose every [`TxnScheduler::pick_head`] answer is a fixed rule of
+    /// the queues' heads, with no state of its own: that rule, which the engine may
+    /// apply itself instead of calling `pick_head` (`fcfs`). `None` (the default): ask
+    /// `pick_head`. The engine reads this once, when it is built.
+    fn head_rule(&self) -> Option<HeadRule> {
+        None
+    }
+
     /// Of the requests waiting for a device-queue slot (the host queue, oldest first;
     /// at most `sched.window + 1` of them), the index of the one to admit now. Only
     /// called when [`TxnScheduler::reorders_admission`] is true.
@@ -399,7 +407,7 @@ impl SchedulerKind {
             counters: RsCounters::default(),
         };
         match self {
-            SchedulerKind::Fcfs => Box::new(FcfsScheduler { arbiter, gc: p.gc }),
+            SchedulerKind::Fcfs => Box::new(FcfsScheduler { rule: HeadRule::new(p.arbiter, p.gc) }),
             SchedulerKind::Multiplane => Box::new(multiplane(arbiter, None, false)),
             SchedulerKind::Soml => Box::new(multiplane(arbiter, p.soml, false)),
             SchedulerKind::Mbm => Box::new(multiplane(arbiter, None, true)),
@@ -471,8 +479,37 @@ pub fn lone_eligible_class(slot: &Slot, q: &DieQueues) -> Option<Class> {
 /// One transaction per command: the head of the queue the arbiter picks (`sched.arbiter`,
 /// `sched.gc`). Byte-identical to Lamina's controller before issue #9.
 pub struct FcfsScheduler {
-    arbiter: Box<dyn Arbiter>,
+    rule: HeadRule,
+}
+
+/// The decision of a scheduler that serves the head of one queue alone, as a fixed
+/// rule ([`TxnScheduler::head_rule`]): the one eligible queue with work, or among several
+/// the pick of a built-in arbiter (which keeps no state) under a GC mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeadRule {
+    arbiter: ArbiterKind,
     gc: GcMode,
+}
+
+impl HeadRule {
+    /// The rule of `arbiter` under `gc`.
+    pub fn new(arbiter: ArbiterKind, gc: GcMode) -> HeadRule {
+        HeadRule { arbiter, gc }
+    }
+
+    /// The class to serve on `slot` (`None`: idle) — what `fcfs`'s `schedule` decides.
+    #[inline]
+    pub fn pick(&self, slot: &Slot, q: &DieQueues) -> Option<Class> {
+        let heads = eligible_heads(slot, q);
+        match lone_class(&heads) {
+            Lone::Nothing => None,
+            Lone::One(c) => Some(c),
+            Lone::Several => match self.arbiter {
+                ArbiterKind::ReadFirst => crate::ReadFirst.pick(&heads, self.gc),
+                ArbiterKind::Fcfs => crate::Fcfs.pick(&heads, self.gc),
+            },
+        }
+    }
 }
 
 impl TxnScheduler for FcfsScheduler {
@@ -485,7 +522,7 @@ impl TxnScheduler for FcfsScheduler {
     }
 
     fn schedule(&mut self, slot: &Slot, q: &DieQueues, _view: &dyn DeviceView, out: &mut Decision) {
-        match pick_class(self.arbiter.as_mut(), self.gc, slot, q) {
+        match self.rule.pick(slot, q) {
             None => {}
             Some(Class::Read) => out.set(Choice::Read, 0),
             Some(Class::Write) => out.set(Choice::Write, 0),
@@ -494,7 +531,11 @@ impl TxnScheduler for FcfsScheduler {
     }
 
     fn pick_head(&mut self, slot: &Slot, q: &DieQueues) -> Option<Option<Class>> {
-        Some(pick_class(self.arbiter.as_mut(), self.gc, slot, q))
+        Some(self.rule.pick(slot, q))
+    }
+
+    fn head_rule(&self) -> Option<HeadRule> {
+        Some(self.rule)
     }
 }
 

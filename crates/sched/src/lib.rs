@@ -26,9 +26,9 @@ pub mod placement;
 pub mod soml;
 
 pub use controller::{
-    Choice, Decision, DieQueues, FcfsScheduler, GcJobRef, MultiplaneScheduler, NO_REQUEST, QueuedTxn,
-    RsCounters, SchedulerKind, SchedulerParams, Slot, SprinklerScheduler, TxnKind, TxnScheduler, Waiting,
-    lone_eligible_class,
+    Choice, Decision, DieQueues, FcfsScheduler, GcJobRef, HeadRule, MultiplaneScheduler, NO_REQUEST,
+    QueuedTxn, RsCounters, SchedulerKind, SchedulerParams, Slot, SprinklerScheduler, TxnKind, TxnScheduler,
+    Waiting, lone_eligible_class,
 };
 pub use lacr::{ChipRedirect, LacrParams, PendingWriteLayer, ReadScope, RedirectCounters};
 pub use mbm::{McsCounters, McsOverflow, McsParams, McsPlacement};

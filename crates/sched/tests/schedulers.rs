@@ -1055,18 +1055,26 @@ proptest! {
     /// The engine asks `pick_head` before `schedule` on every slot: where a scheduler
     /// answers it, the answer must be the decision `schedule` makes in the same state,
     /// call after call (two instances, one asked each way, so that stateful arbiters
-    /// advance alike), and `fcfs` must answer it.
+    /// advance alike), and `fcfs` must answer it. Where a scheduler states a
+    /// `head_rule` (which the engine applies instead of asking `pick_head`), the rule's
+    /// pick must be that answer too, and `fcfs` must state one.
     #[test]
     fn pick_head_decides_as_schedule(c in case()) {
         let b = c.bench();
         let slot = Slot { die: lamina_nand_model::DieId(0), suspend: c.suspend, writes_blocked: c.blocked };
         for kind in SchedulerKind::ALL {
             let (mut heads, mut full) = (c.scheduler(kind, &b), c.scheduler(kind, &b));
+            let rule = heads.head_rule();
+            prop_assert!(kind != SchedulerKind::Fcfs || rule.is_some(), "fcfs states its head rule");
             for round in 0..3 {
                 let Some(head) = heads.pick_head(&slot, &b.q) else {
                     prop_assert!(kind != SchedulerKind::Fcfs, "fcfs answers pick_head");
+                    prop_assert!(rule.is_none(), "{} states a rule but does not answer pick_head", kind.name());
                     break;
                 };
+                if let Some(rule) = rule {
+                    prop_assert_eq!(rule.pick(&slot, &b.q), head, "{} round {}: head rule", kind.name(), round);
+                }
                 let d = b.decide(full.as_mut(), slot);
                 let expect = match head {
                     None => (Choice::Idle, vec![]),

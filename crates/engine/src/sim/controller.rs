@@ -362,6 +362,9 @@ pub(crate) struct Controller {
     /// The scheduler's [`TxnScheduler::serves_lone_single`] (asked once; implied by
     /// `lone_head`).
     lone_single: bool,
+    /// The scheduler's [`TxnScheduler::head_rule`] (asked once): applied here instead of
+    /// calling `pick_head`.
+    head_rule: Option<lamina_sched::HeadRule>,
     /// The FTL's [`lamina_ftl::Ftl::has_translation_reads`] (asked once).
     ftl_translates: bool,
     /// The FTL's [`lamina_ftl::Ftl::has_write_translation_reads`] (asked once).
@@ -442,6 +445,7 @@ impl Controller {
             dies,
             lone_head: scheduler.serves_lone_head(),
             lone_single: scheduler.serves_lone_single() || scheduler.serves_lone_head(),
+            head_rule: scheduler.head_rule(),
             ftl_translates,
             write_translates,
             scheduler,
@@ -1031,7 +1035,14 @@ impl Simulation {
     pub(super) fn dispatch(&mut self, die: DieId, read_arrived: bool) -> Result<(), RunError> {
         // Nothing queued, nothing to serve: the common case when an operation completes
         // (checked here so that it costs no call).
-        if self.ctl.dies[die.idx()].queues.is_empty() {
+        let d = &self.ctl.dies[die.idx()];
+        if d.queues.is_empty() {
+            return Ok(());
+        }
+        // A busy die serves nothing now unless a read arrived that may suspend its
+        // program or erase (`serve_queues`' first test, without the call: under a
+        // backlog, most transactions are queued on a busy die).
+        if d.unfinished != 0 && (!read_arrived || d.pe_op == NIL) {
             return Ok(());
         }
         self.serve_queues(die, read_arrived)
@@ -1066,7 +1077,11 @@ impl Simulation {
                 }
                 continue;
             }
-            if let Some(head) = self.ctl.scheduler.pick_head(&slot, &d.queues) {
+            if let Some(head) = match self.ctl.head_rule {
+                // The scheduler's fixed rule, without a call (`fcfs`).
+                Some(rule) => Some(rule.pick(&slot, &d.queues)),
+                None => self.ctl.scheduler.pick_head(&slot, &d.queues),
+            } {
                 // A scheduler of heads alone (`fcfs`): its decision without a view.
                 let issued = match head {
                     None => return Ok(()),

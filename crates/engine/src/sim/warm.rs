@@ -146,7 +146,8 @@ impl HostQueue {
         logical_pages: u64,
         warm: impl FnOnce(&[Lpn], &[Lpn]),
     ) -> Option<(u64, IoRequest)> {
-        let taken = self.queue.remove(i)?;
+        // The oldest, unless the scheduler reorders admission (`remove(0)` costs more).
+        let taken = if i == 0 { self.queue.pop_front() } else { self.queue.remove(i) }?;
         if i < self.warmed {
             self.warmed -= 1;
         }
