@@ -203,7 +203,8 @@ pub trait TxnScheduler: Send {
     /// True if the scheduler forms commands of several transactions: the engine then
     /// queues all transactions of a request (or of a batch of buffer flushes) before it
     /// asks, so they can join one command. False (`fcfs`): each transaction is offered
-    /// to its die as soon as it is queued, as the pre-#9 controller did.
+    /// to its die as soon as it is queued, as the pre-#9 controller did. The engine asks
+    /// this once, when it is built.
     fn batches(&self) -> bool {
         true
     }

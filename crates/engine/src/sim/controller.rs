@@ -365,6 +365,8 @@ pub(crate) struct Controller {
     /// The scheduler's [`TxnScheduler::head_rule`] (asked once): applied here instead of
     /// calling `pick_head`.
     head_rule: Option<lamina_sched::HeadRule>,
+    /// The scheduler's [`TxnScheduler::batches`] (asked once).
+    batches: bool,
     /// The FTL's [`lamina_ftl::Ftl::has_translation_reads`] (asked once).
     ftl_translates: bool,
     /// The FTL's [`lamina_ftl::Ftl::has_write_translation_reads`] (asked once).
@@ -446,6 +448,7 @@ impl Controller {
             lone_head: scheduler.serves_lone_head(),
             lone_single: scheduler.serves_lone_single() || scheduler.serves_lone_head(),
             head_rule: scheduler.head_rule(),
+            batches: scheduler.batches(),
             ftl_translates,
             write_translates,
             scheduler,
@@ -945,7 +948,7 @@ impl Simulation {
     /// with a batching scheduler, dies are offered work only at [`Self::end_batch`].
     /// Returns whether this call opened the batch (nested batches join the outer one).
     pub(super) fn begin_batch(&mut self) -> bool {
-        if self.ctl.deferring || !self.ctl.scheduler.batches() {
+        if self.ctl.deferring || !self.ctl.batches {
             return false;
         }
         self.ctl.deferring = true;
