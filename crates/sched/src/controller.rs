@@ -427,7 +427,9 @@ impl SchedulerKind {
 
 /// The class the arbiter serves on this slot, exactly as the pre-#9 engine chose it:
 /// with one non-empty eligible queue, that queue; otherwise the arbiter's pick.
-fn pick_class(arbiter: &mut dyn Arbiter, gc: GcMode, slot: &Slot, q: &DieQueues) -> Option<Class> {
+/// Generic so that a built-in arbiter ([`HeadRule`]) is called directly.
+#[inline]
+fn pick_class<A: Arbiter + ?Sized>(arbiter: &mut A, gc: GcMode, slot: &Slot, q: &DieQueues) -> Option<Class> {
     let heads = eligible_heads(slot, q);
     match lone_class(&heads) {
         Lone::Nothing => None,
@@ -501,14 +503,9 @@ impl HeadRule {
     /// The class to serve on `slot` (`None`: idle) — what `fcfs`'s `schedule` decides.
     #[inline]
     pub fn pick(&self, slot: &Slot, q: &DieQueues) -> Option<Class> {
-        let heads = eligible_heads(slot, q);
-        match lone_class(&heads) {
-            Lone::Nothing => None,
-            Lone::One(c) => Some(c),
-            Lone::Several => match self.arbiter {
-                ArbiterKind::ReadFirst => crate::ReadFirst.pick(&heads, self.gc),
-                ArbiterKind::Fcfs => crate::Fcfs.pick(&heads, self.gc),
-            },
+        match self.arbiter {
+            ArbiterKind::ReadFirst => pick_class(&mut crate::ReadFirst, self.gc, slot, q),
+            ArbiterKind::Fcfs => pick_class(&mut crate::Fcfs, self.gc, slot, q),
         }
     }
 }

@@ -81,17 +81,16 @@ pub(super) const QUEUE_BATCH: usize = 8;
 /// Die queues are warmed only when they hold more entries than this.
 pub(super) const QUEUE_MIN_WARM: usize = 4;
 /// ... and only when their head was queued more than this many transactions ago
-/// (transaction sequence numbers, `Controller::next_seq`): a
-/// younger backlog's records, queue entries and map entries are still in cache, and
-/// warming them only adds instructions. Measured on the saturated trace of issue #14
-/// (docs/performance.md, "Round of 2026-11-29 (sixth session)"): with
-/// `host.queue_depth = 256` at most 256 requests (about 900 page transactions on that
-/// trace) are in the device at once, so a head has typically waited while about that
-/// many were queued, and the
-/// warming cost 4.8 % of the simulation's instructions and about 4 % of its wall time for
-/// nothing; with an unbounded host queue every arrived request waits there (on average
-/// 174 reads per die at 200 k requests) and the warming saves about 30 % of the wall
-/// time, with this threshold as without it.
+/// (transaction sequence numbers, `Controller::next_seq`): a younger backlog's records,
+/// queue entries and map entries are still in cache, and warming them only adds
+/// instructions. Measured on the saturated trace of issue #14 (docs/performance.md,
+/// "Round of 2026-11-29 (sixth session)"): with `host.queue_depth = 256` at most 256
+/// requests (about 900 page transactions on that trace) are in the device at once, so a
+/// head has typically waited while about that many were queued, and the warming cost
+/// 4.8 % of the simulation's instructions and about 4 % of its wall time for nothing;
+/// with an unbounded host queue every arrived request waits there (on average 174 reads
+/// per die at 200 k requests) and the warming saves about 30 % of the wall time, with
+/// this threshold as without it.
 pub(super) const QUEUE_COLD_AGE: u64 = 8192;
 /// The host's queued-writes map is warmed with the trace window's pages once it holds
 /// this many entries (about 100 KiB: beyond it, inserting a waiting write missed).
