@@ -61,8 +61,11 @@ pub struct EventQueue<E: Copy> {
     /// Runs in the heap, by index, and the free indices (their vectors keep capacity).
     runs: Vec<Vec<E>>,
     free_runs: Vec<u32>,
-    /// The run whose first event was popped: its time, index and next position.
-    draining: Option<(SimTime, u32, u32)>,
+    /// The run whose first event was popped: its first event's key, index and next
+    /// position (the run's events have consecutive keys).
+    draining: Option<(u128, u32, u32)>,
+    /// The key of the event popped last ([`EventQueue::popped_key`]).
+    popped: u128,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -76,6 +79,7 @@ impl<E: Copy> Default for EventQueue<E> {
             runs: Vec::new(),
             free_runs: Vec::new(),
             draining: None,
+            popped: 0,
         }
     }
 }
@@ -86,6 +90,33 @@ impl<E: Copy> EventQueue<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         (u128::from(time.0) << 64) | u128::from(seq)
+    }
+
+    /// Reserve the place of an event at `time` without scheduling one: the key the
+    /// event would have had, in the order of every other event scheduled. The event may
+    /// be scheduled later with [`EventQueue::push_reserved`] (a reservation that is never
+    /// scheduled takes no room). A run being formed ends here.
+    #[inline]
+    pub fn reserve(&mut self, time: SimTime) -> u128 {
+        self.close_run();
+        self.next_key(time)
+    }
+
+    /// Schedule `event` at the key `reserve` gave, which must not have been popped past
+    /// (the caller's invariant: the key is after [`EventQueue::popped_key`]).
+    #[inline]
+    pub fn push_reserved(&mut self, key: u128, event: E) {
+        // Keys are unique, so `>=` only admits the key 0 before the first pop.
+        debug_assert!(key >= self.popped, "reserved event scheduled in the past");
+        self.pending += 1;
+        self.heap.push(Entry { key, payload: Payload::One(event) });
+    }
+
+    /// The key of the last event popped: `(time << 64) | sequence number`, the order
+    /// in which events run (0 before the first pop).
+    #[inline]
+    pub fn popped_key(&self) -> u128 {
+        self.popped
     }
 
     /// Schedule `event` at `time`.
@@ -144,9 +175,9 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the earliest event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        if let Some((t, _, _)) = self.draining {
+        if let Some((k, _, _)) = self.draining {
             // The rest of a run comes before every other event (see the module doc).
-            return Some(t);
+            return Some(key_time(k));
         }
         let top = self.heap.peek().map(|e| e.key);
         let key = match (top, self.stage.is_empty()) {
@@ -161,8 +192,8 @@ impl<E: Copy> EventQueue<E> {
     /// Remove and return the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        if let Some((t, i, pos)) = self.draining {
-            return Some((t, self.next_of_run(t, i, pos)));
+        if let Some((k, i, pos)) = self.draining {
+            return Some((key_time(k), self.next_of_run(k, i, pos)));
         }
         self.close_run();
         let e = self.heap.pop()?;
@@ -170,24 +201,27 @@ impl<E: Copy> EventQueue<E> {
         match e.payload {
             Payload::One(ev) => {
                 self.pending -= 1;
+                self.popped = e.key;
                 Some((t, ev))
             }
-            Payload::Run(i) => Some((t, self.next_of_run(t, i, 0))),
+            Payload::Run(i) => Some((t, self.next_of_run(e.key, i, 0))),
         }
     }
 
-    /// Event `pos` of run `i` (at `t`); the run is handed back after its last event.
+    /// Event `pos` of run `i` (whose first event's key is `key`); the run is handed
+    /// back after its last event.
     #[inline]
-    fn next_of_run(&mut self, t: SimTime, i: u32, pos: u32) -> E {
+    fn next_of_run(&mut self, key: u128, i: u32, pos: u32) -> E {
         let run = &mut self.runs[i as usize];
         let ev = run[pos as usize];
         self.pending -= 1;
+        self.popped = key + u128::from(pos);
         if pos as usize + 1 == run.len() {
             run.clear();
             self.free_runs.push(i);
             self.draining = None;
         } else {
-            self.draining = Some((t, i, pos + 1));
+            self.draining = Some((key, i, pos + 1));
         }
         ev
     }
@@ -258,6 +292,14 @@ mod tests {
             self.items.push((t, self.seq, e));
             self.seq += 1;
         }
+        /// The sequence number an event at `t` takes now, without the event.
+        fn reserve(&mut self) -> u64 {
+            self.seq += 1;
+            self.seq - 1
+        }
+        fn push_reserved(&mut self, t: u64, seq: u64, e: u32) {
+            self.items.push((t, seq, e));
+        }
         fn pop(&mut self) -> Option<(SimTime, u32)> {
             let i = (0..self.items.len()).min_by_key(|&i| (self.items[i].0, self.items[i].1))?;
             let (t, _, e) = self.items.remove(i);
@@ -295,6 +337,63 @@ mod tests {
             }
             while let Some(x) = r.pop() {
                 prop_assert_eq!(q.peek_time(), Some(x.0));
+                prop_assert_eq!(q.pop(), Some(x));
+            }
+            prop_assert!(q.pop().is_none() && q.is_empty());
+        }
+
+        /// Reserved places ([`EventQueue::reserve`]) scheduled later, at any point before
+        /// they are due, or never, run exactly where a plain queue that had pushed them
+        /// when reserved would run them; `popped_key` names each event's place.
+        #[test]
+        fn reserved_events_run_in_their_reserved_place(
+            ops in proptest::collection::vec((0u8..6, 0u64..4), 1..300),
+        ) {
+            let mut q = EventQueue::default();
+            let mut r = Reference::default();
+            // Reservations not yet scheduled: (key, time, seq, event).
+            let mut held: Vec<(u128, u64, u64, u32)> = Vec::new();
+            let mut now = 0u64;
+            let mut last_key: Option<u128> = None;
+            let mut n = 0u32;
+            for (op, dt) in ops {
+                match op {
+                    0 => { q.push(SimTime(now + dt), n); r.push(now + dt, n); n += 1; }
+                    1 => { q.push_run(SimTime(now + dt), n); r.push(now + dt, n); n += 1; }
+                    2 => {
+                        let key = q.reserve(SimTime(now + dt));
+                        let seq = r.reserve();
+                        prop_assert_eq!(key, (u128::from(now + dt) << 64) | u128::from(seq));
+                        held.push((key, now + dt, seq, n));
+                        n += 1;
+                    }
+                    3 => {
+                        // Schedule the oldest reservation still ahead (a past one is
+                        // dropped: its place went by unused).
+                        held.retain(|h| last_key.is_none_or(|k| h.0 > k));
+                        if !held.is_empty() {
+                            let (key, t, seq, e) = held.remove(0);
+                            q.push_reserved(key, e);
+                            r.push_reserved(t, seq, e);
+                        }
+                    }
+                    _ => {
+                        prop_assert_eq!(q.peek_time(), r.peek_time());
+                        let want = r.items.iter().map(|&(t, s, _)| (t, s)).min();
+                        let got = q.pop();
+                        prop_assert_eq!(got, r.pop());
+                        if let Some((t, _)) = got {
+                            let (wt, ws) = want.expect("the reference has it");
+                            prop_assert_eq!(q.popped_key(), (u128::from(wt) << 64) | u128::from(ws));
+                            prop_assert!(last_key.is_none_or(|k| q.popped_key() > k));
+                            last_key = Some(q.popped_key());
+                            now = t.0;
+                        }
+                    }
+                }
+                prop_assert_eq!(q.len(), r.items.len());
+            }
+            while let Some(x) = r.pop() {
                 prop_assert_eq!(q.pop(), Some(x));
             }
             prop_assert!(q.pop().is_none() && q.is_empty());

@@ -218,9 +218,56 @@ pub(crate) struct DieCtl {
     /// the latest's span (GC operations of a die run one after another).
     gc_before: u64,
     gc_last: (SimTime, SimTime),
+    /// The die's last lazily completed host page ([`LazyOp`]; key 0 = none).
+    pub(crate) lazy: LazyOp,
+}
+
+/// A host page served alone on an idle die whose completion is not an event unless
+/// something needs it ("lazy completion", docs/performance.md): its operation has no
+/// record and its completion no event, unless work is queued on its die before it
+/// completes or its request completes with it. The die counts as busy until the key
+/// its completion event would have had (`Controller::cur_key` compares), which keeps
+/// the order of everything else exactly as with the event.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LazyOp {
+    /// The key (`EventQueue::reserve`) of its completion: `(done << 64) | sequence`.
+    pub(crate) key: u128,
+    /// Whether its completion event was scheduled (`Event::Lazy`).
+    pub(crate) pushed: bool,
+    /// The record the op would have had (`txn` is its request).
+    op: Op,
+}
+
+impl Default for LazyOp {
+    fn default() -> Self {
+        let op = Op {
+            die: DieId(0),
+            done: SimTime::ZERO,
+            txn: NIL,
+            more: NIL,
+            ntxns: 0,
+            translation: false,
+            inline: Inline::No,
+            enq: SimTime::ZERO,
+            gc_mark: 0,
+            issued: SimTime::ZERO,
+            start_after: 0,
+            transfer: 0,
+            array: 0,
+            suspended: 0,
+        };
+        LazyOp { key: 0, pushed: false, op }
+    }
 }
 
 impl DieCtl {
+    /// Busy with an operation whose completion has not been processed at `cur` (the key
+    /// of the present point in the order of events: `Controller::cur_key`).
+    #[inline]
+    pub(crate) fn busy(&self, cur: u128) -> bool {
+        self.unfinished != 0 || self.lazy.key > cur
+    }
+
     /// GC busy time of the die up to `t`.
     fn gc_busy_until(&self, t: SimTime) -> u64 {
         let (s, e) = self.gc_last;
@@ -383,6 +430,13 @@ pub(crate) struct Controller {
     pub(crate) recheck_at: SimTime,
     /// Arrival order of transactions and GC jobs.
     pub(crate) seq: u64,
+    /// Where the simulation is in the order of events: the key of the event being
+    /// processed, or, while requests arrive, a key after every event of the present
+    /// instant. A lazily completed page's die is busy while its key is later.
+    pub(crate) cur_key: u128,
+    /// Host pages served alone on idle dies complete lazily ([`LazyOp`]); decided when
+    /// the timed run starts ([`Simulation::lazy_eligible`]).
+    pub(crate) lazy: bool,
     pub(crate) counters: FlashCounters,
     /// Queued reads over time.
     pub(crate) read_queue: ReadQueueArea,
@@ -439,6 +493,7 @@ impl Controller {
             write_stalled: false,
             gc_before: 0,
             gc_last: (SimTime::ZERO, SimTime::ZERO),
+            lazy: LazyOp::default(),
         });
         Controller {
             txns: Slab::default(),
@@ -459,6 +514,8 @@ impl Controller {
             undecided_reading: 0,
             recheck_at: SimTime::ZERO,
             seq: 0,
+            cur_key: 0,
+            lazy: false,
             counters: FlashCounters::default(),
             read_queue: ReadQueueArea::default(),
             placement_counters: PlacementCounters::default(),
@@ -492,6 +549,8 @@ struct View<'a> {
     txns: &'a Slab<Txn>,
     page_size: u32,
     now: SimTime,
+    /// `Controller::cur_key`.
+    cur: u128,
 }
 
 impl DeviceView for View<'_> {
@@ -506,7 +565,7 @@ impl DeviceView for View<'_> {
     }
     fn die_idle(&self, die: DieId) -> bool {
         let d = &self.dies[die.idx()];
-        d.unfinished == 0 && d.parked.is_empty() && self.device.is_die_idle(die, self.now)
+        !d.busy(self.cur) && d.parked.is_empty() && self.device.is_die_idle(die, self.now)
     }
     fn channel_idle(&self, channel: ChannelId) -> bool {
         self.device.is_channel_idle(channel, self.now)
@@ -600,14 +659,19 @@ impl Simulation {
     /// flushes): tell the placement policy (`mcs` places a request as a whole).
     #[inline]
     pub(super) fn begin_placement_request(&mut self, pages: u32) {
-        self.ctl.placement.begin_request(pages);
+        // Static placement keeps no state (`Placement::is_static`): no call.
+        if !self.ctl.static_placement {
+            self.ctl.placement.begin_request(pages);
+        }
     }
 
     /// A host read of `pages` pages from `first_lpn` arrived: tell the placement policy
     /// (`mcs` marks the areas of long reads read-intensive, MBM's RS).
     #[inline]
     pub(super) fn note_read_for_placement(&mut self, first_lpn: u64, pages: u32) {
-        self.ctl.placement.note_read(Lpn(first_lpn), pages);
+        if !self.ctl.static_placement {
+            self.ctl.placement.note_read(Lpn(first_lpn), pages);
+        }
     }
 
     /// Ask the placement policy for a plane; `None` = undecided (deferred). An FTL that
@@ -631,6 +695,7 @@ impl Simulation {
             txns: &self.ctl.txns,
             page_size: self.page_size,
             now: self.now,
+            cur: self.ctl.cur_key,
         };
         let plane = self.ctl.placement.place_write(Lpn(lpn), static_plane, &view)?;
         assert!(plane.0 < self.geo.total_planes(), "placement returned plane {} out of range", plane.0);
@@ -873,11 +938,11 @@ impl Simulation {
         // lone head of its queue. Issue it without the round trip.
         let direct = self.ctl.lone_head
             && !self.ctl.deferring
-            && d.unfinished == 0
+            && !d.busy(self.ctl.cur_key)
             && d.queues.is_empty()
             && (is_read || !d.write_stalled);
-        let host_page = self.inlinable(&t);
-        if direct && host_page {
+        let host_page = direct && self.inlinable(&t);
+        if host_page {
             // A host page (the common case): without a transaction record unless it waits.
             if is_read {
                 if self.try_inline_read(die, &t)? {
@@ -913,6 +978,7 @@ impl Simulation {
         } else {
             q.writes.push_back(t.queued(id))
         }
+        self.touch_lazy(die);
         if self.ctl.deferring {
             if !self.ctl.deferred_mark[die.idx()] {
                 self.ctl.deferred_mark[die.idx()] = true;
@@ -934,14 +1000,14 @@ impl Simulation {
     /// (how RAIN 1 picks the copy to read).
     pub(super) fn die_load(&self, die: DieId) -> usize {
         let d = &self.ctl.dies[die.idx()];
-        d.queues.len() + d.parked.len() + d.unfinished as usize
+        d.queues.len() + d.parked.len() + d.unfinished as usize + usize::from(d.lazy.key > self.ctl.cur_key)
     }
 
     /// True if `die` has no operation in flight or parked work and the device has it
     /// idle now (what placement policies and admission see as an idle die).
     pub(super) fn die_idle_now(&self, die: DieId) -> bool {
         let d = &self.ctl.dies[die.idx()];
-        d.unfinished == 0 && d.parked.is_empty() && self.device.is_die_idle(die, self.now)
+        !d.busy(self.ctl.cur_key) && d.parked.is_empty() && self.device.is_die_idle(die, self.now)
     }
 
     /// Start queueing a batch of transactions (a request's pages, a batch of flushes):
@@ -987,7 +1053,7 @@ impl Simulation {
     #[inline]
     fn serve_lone_txn(&mut self, die: DieId) -> Result<bool, RunError> {
         let d = &self.ctl.dies[die.idx()];
-        if !self.ctl.lone_single || d.unfinished != 0 || d.queues.len() != 1 {
+        if !self.ctl.lone_single || d.busy(self.ctl.cur_key) || d.queues.len() != 1 {
             return Ok(false);
         }
         if !d.queues.reads.is_empty() {
@@ -1009,6 +1075,7 @@ impl Simulation {
         } else {
             q.writes.push_front(tx.queued(t))
         }
+        self.touch_lazy(tx.die);
     }
 
     /// True if a read may suspend the die's running program/erase: the device's rules
@@ -1045,7 +1112,7 @@ impl Simulation {
         // A busy die serves nothing now unless a read arrived that may suspend its
         // program or erase (`serve_queues`' first test, without the call: under a
         // backlog, most transactions are queued on a busy die).
-        if d.unfinished != 0 && (!read_arrived || d.pe_op == NIL) {
+        if d.busy(self.ctl.cur_key) && (!read_arrived || d.pe_op == NIL) {
             return Ok(());
         }
         self.serve_queues(die, read_arrived)
@@ -1055,7 +1122,7 @@ impl Simulation {
     fn serve_queues(&mut self, die: DieId, read_arrived: bool) -> Result<(), RunError> {
         loop {
             let d = &self.ctl.dies[die.idx()];
-            let free = d.unfinished == 0;
+            let free = !d.busy(self.ctl.cur_key);
             let suspend = !free && read_arrived && self.may_suspend(die);
             if !free && !suspend {
                 return Ok(());
@@ -1108,6 +1175,7 @@ impl Simulation {
                     txns: &self.ctl.txns,
                     page_size: self.page_size,
                     now: self.now,
+                    cur: self.ctl.cur_key,
                 };
                 self.ctl.scheduler.schedule(&slot, &self.ctl.dies[die.idx()].queues, &view, &mut dec);
             }
@@ -1181,7 +1249,7 @@ impl Simulation {
 
     /// [`Self::new_op`] of an op serving host page `t` without a transaction record
     /// ([`Inline`]).
-    #[inline]
+    #[inline(always)]
     fn new_inline_op(
         &mut self,
         die: DieId,
@@ -1191,7 +1259,102 @@ impl Simulation {
         pe: Option<PeKind>,
         ph: Phases,
     ) {
+        if self.ctl.lazy && self.ctl.dies[die.idx()].queues.is_empty() {
+            self.lazy_op(die, done, t, inline, ph);
+            return;
+        }
         self.insert_op(die, done, t.req, NIL, 1, (inline, t.enq, t.gc_mark), pe, ph);
+    }
+
+    /// Whether host pages served alone on idle dies may complete lazily ([`LazyOp`]):
+    /// when nothing but the die's queue and the page's request needs the completion at
+    /// its instant — no program suspension (a read suspends a program through its
+    /// record; host pages are reads and programs, so erase suspension is fine), no GC
+    /// timeline (it records each host read's completion), host interface, remapping,
+    /// reallocation or replication, and a placement that never defers writes (undecided
+    /// writes are retried at every completion).
+    pub(super) fn lazy_eligible(&self) -> bool {
+        self.lazy_allowed
+            && self.device.spec().suspension().is_none_or(|r| !r.program)
+            && self.gc_timeline.is_none()
+            && self.hif.is_none()
+            && self.remap.is_none()
+            && self.realloc.is_none()
+            && !self.replicated
+            && !self.cfg.sched.placement.may_defer()
+    }
+
+    /// [`Self::new_inline_op`] completed lazily ([`LazyOp`]): the op's completion key is
+    /// reserved in the order of events and counted as processed; the request counts the
+    /// page as done now and remembers its latest lazy page (it completes with it, by an
+    /// event at its key, unless another part completes later).
+    #[inline(never)]
+    fn lazy_op(&mut self, die: DieId, done: SimTime, t: &Txn, inline: Inline, ph: Phases) {
+        let key = self.events.reserve(done);
+        let op = self.op_record(die, done, (t.req, NIL, 1), (inline, t.enq, t.gc_mark), ph);
+        let d = &mut self.ctl.dies[die.idx()];
+        debug_assert!(!d.busy(self.ctl.cur_key), "lazy op on a busy die");
+        d.lazy = LazyOp { key, pushed: false, op };
+        self.events_processed += 1;
+        if done > self.lazy_last_done {
+            self.lazy_last_done = done;
+        }
+        let r = self.host.reqs.get_mut(t.req);
+        if key > r.lazy_key {
+            r.lazy_key = key;
+            r.lazy_die = die.0;
+        }
+        r.remaining -= 1;
+        if r.remaining == 0 {
+            self.defer_request(t.req);
+        }
+    }
+
+    /// Request `req` has no part left but its latest lazy page, which completes later:
+    /// schedule that page's completion event (once), which completes the request.
+    pub(super) fn defer_request(&mut self, req: u32) {
+        let r = self.host.reqs.get_mut(req);
+        r.deferred = true;
+        let (key, die) = (r.lazy_key, r.lazy_die);
+        let d = &mut self.ctl.dies[die as usize];
+        debug_assert!(d.lazy.key == key && d.lazy.op.txn == req, "a deferred request's page left its die");
+        if !d.lazy.pushed {
+            d.lazy.pushed = true;
+            self.events.push_reserved(key, Event::Lazy { die });
+        }
+    }
+
+    /// Work was queued on `die`: if its lazy op has not completed yet, its completion
+    /// must run as an event (it serves the queue, as `op_done` would).
+    #[inline]
+    pub(super) fn touch_lazy(&mut self, die: DieId) {
+        let d = &mut self.ctl.dies[die.idx()];
+        if d.lazy.key > self.ctl.cur_key && !d.lazy.pushed {
+            d.lazy.pushed = true;
+            self.events.push_reserved(d.lazy.key, Event::Lazy { die: die.0 });
+        }
+    }
+
+    /// The completion event of `die`'s lazy op ([`Self::touch_lazy`],
+    /// [`Self::defer_request`]): what `op_done` does for an inline op, in its order.
+    pub(super) fn lazy_done(&mut self, die: DieId) -> Result<(), RunError> {
+        // Counted as processed when it was issued.
+        self.events_processed -= 1;
+        let d = &mut self.ctl.dies[die.idx()];
+        let lz = d.lazy;
+        debug_assert_eq!(lz.key, self.ctl.cur_key, "lazy completion out of order");
+        d.write_stalled = false;
+        self.last_op_done = self.now;
+        let r = self.host.reqs.get(lz.op.txn);
+        if r.deferred && r.lazy_key == lz.key {
+            let a = self.inline_attribution(&lz.op, r.arrival);
+            self.complete_request(lz.op.txn, &a)?;
+        }
+        self.dispatch(die, false)?;
+        if !self.ctl.undecided.is_empty() {
+            self.retry_undecided()?;
+        }
+        Ok(())
     }
 
     /// Whether host page `t`, issued alone, is served by an op without a transaction
@@ -1218,7 +1381,32 @@ impl Simulation {
         pe: Option<PeKind>,
         ph: Phases,
     ) -> u32 {
-        let op = self.ctl.ops.insert(Op {
+        let op =
+            self.ctl.ops.insert(self.op_record(die, done, (txn, more, ntxns), (inline, enq, gc_mark), ph));
+        let d = &mut self.ctl.dies[die.idx()];
+        d.unfinished += 1;
+        if let Some(k) = pe {
+            d.pe_op = op;
+            d.pe_kind = k;
+        }
+        // The completions of a request's pages issued together on idle channels end at
+        // the same instant: one heap entry for all of them (`EventQueue::push_run`).
+        self.events.push_run(done, Event::OpDone { op });
+        op
+    }
+
+    /// The record of an op on `die` issued now, done at `done`, serving `txns` (the
+    /// first, the `op_txns` entry of the others, how many).
+    #[inline(always)]
+    fn op_record(
+        &self,
+        die: DieId,
+        done: SimTime,
+        (txn, more, ntxns): (u32, u32, u8),
+        (inline, enq, gc_mark): (Inline, SimTime, u64),
+        ph: Phases,
+    ) -> Op {
+        Op {
             die,
             done,
             txn,
@@ -1233,17 +1421,7 @@ impl Simulation {
             transfer: ns32(ph.transfer),
             array: ns32(ph.array),
             suspended: 0,
-        });
-        let d = &mut self.ctl.dies[die.idx()];
-        d.unfinished += 1;
-        if let Some(k) = pe {
-            d.pe_op = op;
-            d.pe_kind = k;
         }
-        // The completions of a request's pages issued together on idle channels end at
-        // the same instant: one heap entry for all of them (`EventQueue::push_run`).
-        self.events.push_run(done, Event::OpDone { op });
-        op
     }
 
     pub(super) fn note_suspension(&mut self, timing: &lamina_nand_model::OpTiming) {
@@ -1508,7 +1686,7 @@ impl Simulation {
         }
         if !tx.translated && self.start_translation(die, picks[0], anchor_id)? {
             // Issued something on this die (its spare-area reads), or nothing here.
-            return Ok(self.ctl.dies[die.idx()].unfinished > 0);
+            return Ok(self.ctl.dies[die.idx()].busy(self.ctl.cur_key));
         }
         let q = &self.ctl.dies[die.idx()].queues.reads;
         // Gather the members: the anchor, then each pick the device accepts with it.
@@ -1804,7 +1982,7 @@ impl Simulation {
             return Ok(false);
         }
         if self.write_needs_translation(&tx) && self.start_write_translation(die, picks[0], anchor)? {
-            return Ok(self.ctl.dies[die.idx()].unfinished > 0);
+            return Ok(self.ctl.dies[die.idx()].busy(self.ctl.cur_key));
         }
         let tx = *self.ctl.txns.get(anchor);
         if self.needs_rmw(&tx) {
@@ -1999,6 +2177,7 @@ impl Simulation {
         self.ctl.dies[tx.die.idx()].parked.push(t);
         self.ctl.dies[die.idx()].queues.reads.push_back(rmw.queued(rid));
         self.ctl.read_queue.added(self.now, 1);
+        self.touch_lazy(die);
         if die != tx.die {
             self.dispatch(die, true)?;
         }
@@ -2113,18 +2292,24 @@ impl Simulation {
             return Ok(());
         }
         let arrival = r.arrival;
-        let a = Attribution {
-            // No translation step.
+        let a = self.inline_attribution(o, arrival);
+        self.finish_sub(o.txn, 1, &a)
+    }
+
+    /// The latency attribution of inline op `o`'s page, of a request that arrived at
+    /// `arrival` (no translation step, no DRAM).
+    #[inline]
+    fn inline_attribution(&self, o: &Op, arrival: SimTime) -> Attribution {
+        Attribution {
             queue_wait: o.issued.saturating_since(arrival),
             translation: Nanos(0),
             device_wait: Nanos(o.start_after as u64),
             transfer: Nanos(o.transfer as u64),
             array: Nanos(o.array as u64),
-            gc_blocked: Nanos(gc_blocked()),
+            gc_blocked: Nanos(self.ctl.dies[o.die.idx()].gc_blocked(o.issued, o.gc_mark, o.enq)),
             suspension: Nanos(o.suspended as u64),
             dram: Nanos(0),
-        };
-        self.finish_sub(o.txn, 1, &a)
+        }
     }
 
     /// [`Self::op_done`] of an op's transaction records.

@@ -110,6 +110,7 @@ impl Simulation {
             self.gc.active[plane.idx()] = true;
             let queued_before = self.ctl.dies[die.idx()].queues.gc.len();
             self.ctl.dies[die.idx()].queues.gc.push_back(GcJobRef { plane, seq });
+            self.touch_lazy(die);
             if self.gc_timeline.is_some() {
                 self.note_gc_job_started(die, plane, queued_before);
             }

@@ -30,6 +30,13 @@ pub(crate) struct Request {
     pub(crate) pages: u32,
     /// When its latest controller-DRAM access started.
     pub(crate) dram_start: SimTime,
+    /// Its latest lazily completed page (`controller::LazyOp`): the key of its
+    /// completion (0 = none) and its die. Such pages are counted done in `remaining`
+    /// when issued; the request completes no earlier than this key.
+    pub(crate) lazy_key: u128,
+    pub(crate) lazy_die: u32,
+    /// All its parts are done but that page: its completion event completes it.
+    pub(crate) deferred: bool,
 }
 
 /// How one page of a host request is served when it is admitted.
@@ -158,6 +165,9 @@ impl Simulation {
             lpn: first_lpn,
             pages: npages,
             dram_start: self.now,
+            lazy_key: 0,
+            lazy_die: 0,
+            deferred: false,
         });
         let (mut instant, mut dram_pages, mut dram_bytes) = (0u32, 0u32, 0u64);
         if r.op == IoOp::Read {
@@ -445,15 +455,25 @@ impl Simulation {
     /// `n` pages of `req` are done, the last of them with attribution `attr`; the
     /// request completes with its last page.
     pub(super) fn finish_sub(&mut self, req: u32, n: u32, attr: &Attribution) -> Result<(), RunError> {
-        let h = &mut self.host;
-        let r = h.reqs.get_mut(req);
+        let r = self.host.reqs.get_mut(req);
         r.remaining -= n;
         if r.remaining > 0 {
             return Ok(());
         }
+        if r.lazy_key > self.ctl.cur_key {
+            // Its latest lazily completed page is still running: that page completes it.
+            self.defer_request(req);
+            return Ok(());
+        }
+        self.complete_request(req, attr)
+    }
+
+    /// Request `req`'s last part completed now with attribution `attr` (its critical
+    /// part): report it and admit a request waiting in the host queue.
+    pub(super) fn complete_request(&mut self, req: u32, attr: &Attribution) -> Result<(), RunError> {
         // Parts complete in time order: the last one (`attr`) is the request's critical
         // part.
-        let r = h.reqs.remove(req);
+        let r = self.host.reqs.remove(req);
         if self.hif.is_some() {
             // The host has it when its completion crosses the link.
             self.hif_device_done(r.id, r.last_start, attr);

@@ -32,7 +32,7 @@
 //! requests one at a time (a server, a co-simulation) and collect completions.
 
 use lamina_ftl::Ftl;
-use lamina_nand_model::{Device, Geometry, Lpn, NandError, SimTime};
+use lamina_nand_model::{Device, DieId, Geometry, Lpn, NandError, SimTime};
 use lamina_sched::{Placement, TxnScheduler};
 
 use crate::config::{HostMode, SimConfig};
@@ -72,6 +72,10 @@ enum Event {
     DramDone { req: u32, pages: u32 },
     /// Idle-flush check, valid only if no host activity happened since it was scheduled.
     IdleFlush { epoch: u32 },
+    /// The completion of die `die`'s lazily completed host page (`controller::LazyOp`),
+    /// scheduled only when work was queued on the die meanwhile or its request completes
+    /// with it.
+    Lazy { die: u32 },
     /// A channel frees: retry binding undecided writes.
     Recheck,
     /// A host-interface message (or SATA HBA stage) of a request finished.
@@ -130,6 +134,13 @@ pub struct Completion {
     pub done: SimTime,
 }
 
+/// The key after every event at `t` (`controller::Controller::cur_key` while requests
+/// arriving at `t` are admitted: they run after those events).
+#[inline]
+fn after_events_at(t: SimTime) -> u128 {
+    (u128::from(t.0) << 64) | u128::from(u64::MAX)
+}
+
 /// The simulation state. Build with [`crate::SimulationBuilder`].
 pub struct Simulation {
     pub(crate) cfg: SimConfig,
@@ -151,6 +162,11 @@ pub struct Simulation {
     /// When the last flash operation completed (utilisation counts busy time up to the
     /// later of this and the last request completion).
     pub(crate) last_op_done: SimTime,
+    /// The latest completion of a lazily completed page (`controller::LazyOp`), which
+    /// `last_op_done` sees only if its completion ran as an event.
+    pub(crate) lazy_last_done: SimTime,
+    /// [`crate::SimulationBuilder::lazy_completion`].
+    pub(crate) lazy_allowed: bool,
     /// What preconditioning did (for the report).
     pub(crate) preconditioned: Option<crate::report::PreconditionSummary>,
     /// The FTL's and the device's counters when the timed run started (the report counts
@@ -226,6 +242,8 @@ impl Simulation {
             events_processed: 0,
             arrivals_open: false,
             last_op_done: SimTime::ZERO,
+            lazy_last_done: SimTime::ZERO,
+            lazy_allowed: true,
             preconditioned: None,
             baseline: None,
             erase_snapshot: None,
@@ -274,6 +292,7 @@ impl Simulation {
     /// Record the FTL's and device's counters as the start of the timed run (once).
     fn mark_baseline(&mut self) {
         if self.baseline.is_none() {
+            self.ctl.lazy = self.lazy_eligible();
             self.baseline = Some((self.ftl.stats(), *self.device.stats()));
             if self.device.spec().partial_erase_levels().is_some() {
                 self.erase_snapshot = Some(crate::wear::EraseSnapshot::take(&self.device));
@@ -378,6 +397,7 @@ impl Simulation {
     fn close_arrivals(&mut self) -> Result<(), RunError> {
         if self.arrivals_open {
             self.arrivals_open = false;
+            self.ctl.cur_key = after_events_at(self.now);
             self.end_batch(true)?;
         }
         Ok(())
@@ -389,6 +409,7 @@ impl Simulation {
         let (t, ev) = self.events.pop().expect("an event is pending");
         assert!(t >= self.now, "clock ran backwards: {t} < {}", self.now);
         self.now = t;
+        self.ctl.cur_key = self.events.popped_key();
         self.events_processed += 1;
         self.handle(ev)
     }
@@ -399,6 +420,8 @@ impl Simulation {
         assert!(arrival >= self.now, "trace arrival {arrival} before now {}", self.now);
         debug_assert!(arrival == self.now || !self.arrivals_open, "batch left open across time");
         self.now = arrival;
+        // Requests arrive after every event of their instant.
+        self.ctl.cur_key = after_events_at(arrival);
         if !self.arrivals_open {
             // A batching scheduler sees every request arriving at this instant before
             // it forms commands (a request's own pages always form one batch).
@@ -478,6 +501,7 @@ impl Simulation {
                 self.op_done(op)
             }
             Event::DramDone { req, pages } => self.dram_done(req, pages),
+            Event::Lazy { die } => self.lazy_done(DieId(die)),
             Event::HostIf { slot, step } => self.hif_step(slot, step),
             Event::Recheck => {
                 if self.ctl.recheck_at == self.now {

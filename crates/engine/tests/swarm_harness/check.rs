@@ -40,7 +40,13 @@ pub fn capacity(cfg: &SimConfig) -> Result<u64, String> {
 /// Build, precondition, prefill (if configured) and replay `reqs`, as `run_trace` does
 /// for a file, and return the report.
 pub fn run(cfg: &SimConfig, reqs: &[IoRequest]) -> Result<Report, String> {
-    let mut sim = SimulationBuilder::new(cfg.clone()).build().map_err(|e| format!("build: {e}"))?;
+    run_with(cfg, reqs, true)
+}
+
+/// [`run`] with lazy completion on or off ([`SimulationBuilder::lazy_completion`]).
+pub fn run_with(cfg: &SimConfig, reqs: &[IoRequest], lazy: bool) -> Result<Report, String> {
+    let builder = SimulationBuilder::new(cfg.clone()).lazy_completion(lazy);
+    let mut sim = builder.build().map_err(|e| format!("build: {e}"))?;
     sim.precondition().map_err(|e| format!("precondition: {e}"))?;
     if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
         sim.prefill(reqs.iter().copied().map(Ok)).map_err(|e| format!("prefill: {e}"))?;
@@ -57,9 +63,11 @@ pub fn run(cfg: &SimConfig, reqs: &[IoRequest]) -> Result<Report, String> {
 }
 
 /// Run `reqs` twice (each under `catch_unwind`) and check every invariant plus
-/// determinism. A panic or a run error is itself a violation.
+/// determinism, then once more with lazy completion off
+/// ([`SimulationBuilder::lazy_completion`]), which must give the same report byte for
+/// byte. A panic or a run error is itself a violation.
 pub fn check(cfg: &SimConfig, reqs: &[IoRequest]) -> Vec<Violation> {
-    let attempt = || run_caught(cfg, reqs);
+    let attempt = || run_caught(cfg, reqs, true);
     let first = match attempt() {
         Ok(r) => r,
         Err(v) => return vec![v],
@@ -71,6 +79,13 @@ pub fn check(cfg: &SimConfig, reqs: &[IoRequest]) -> Vec<Violation> {
             out.push(violation("determinism", first_difference(&first.to_json(), &second.to_json())))
         }
         Err(v) => out.push(violation("determinism", format!("second run failed: {} {}", v.id, v.detail))),
+    }
+    match run_caught(cfg, reqs, false) {
+        Ok(eager) if eager.to_json() == first.to_json() => {}
+        Ok(eager) => out.push(violation("lazy", first_difference(&first.to_json(), &eager.to_json()))),
+        Err(v) => {
+            out.push(violation("lazy", format!("run without lazy completion failed: {} {}", v.id, v.detail)))
+        }
     }
     out
 }
@@ -713,15 +728,15 @@ pub fn shrink(cfg: &SimConfig, reqs: &[IoRequest], id: &str) -> Vec<IoRequest> {
 
 /// One run and its invariants (no determinism re-run): what shrinking needs.
 fn check_once(cfg: &SimConfig, reqs: &[IoRequest]) -> Vec<Violation> {
-    match run_caught(cfg, reqs) {
+    match run_caught(cfg, reqs, true) {
         Ok(r) => invariants(cfg, reqs, &r),
         Err(v) => vec![v],
     }
 }
 
 /// [`run`] under `catch_unwind`: a run error or a panic becomes a violation.
-fn run_caught(cfg: &SimConfig, reqs: &[IoRequest]) -> Result<Report, Violation> {
-    match catch_unwind(AssertUnwindSafe(|| run(cfg, reqs))) {
+fn run_caught(cfg: &SimConfig, reqs: &[IoRequest], lazy: bool) -> Result<Report, Violation> {
+    match catch_unwind(AssertUnwindSafe(|| run_with(cfg, reqs, lazy))) {
         Ok(Ok(r)) => Ok(r),
         Ok(Err(e)) => Err(violation("run.error", e)),
         Err(p) => Err(violation("run.panic", panic_message(p.as_ref()))),
