@@ -228,36 +228,29 @@ pub(crate) struct DieCtl {
 /// completes or its request completes with it. The die counts as busy until the key
 /// its completion event would have had (`Controller::cur_key` compares), which keeps
 /// the order of everything else exactly as with the event.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct LazyOp {
     /// The key (`EventQueue::reserve`) of its completion: `(done << 64) | sequence`.
     pub(crate) key: u128,
+    /// Its request.
+    pub(crate) req: u32,
     /// Whether its completion event was scheduled (`Event::Lazy`).
     pub(crate) pushed: bool,
-    /// The record the op would have had (`txn` is its request).
-    op: Op,
+    /// What its [`Op`] would hold for the latency attribution ([`PageTimes`]).
+    times: PageTimes,
 }
 
-impl Default for LazyOp {
-    fn default() -> Self {
-        let op = Op {
-            die: DieId(0),
-            done: SimTime::ZERO,
-            txn: NIL,
-            more: NIL,
-            ntxns: 0,
-            translation: false,
-            inline: Inline::No,
-            enq: SimTime::ZERO,
-            gc_mark: 0,
-            issued: SimTime::ZERO,
-            start_after: 0,
-            transfer: 0,
-            array: 0,
-            suspended: 0,
-        };
-        LazyOp { key: 0, pushed: false, op }
-    }
+/// What the latency attribution of a page served by an inline op needs of the op: when
+/// it was queued and issued, the die's GC mark, and its phases (ns; see [`Op`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct PageTimes {
+    issued: SimTime,
+    enq: SimTime,
+    gc_mark: u64,
+    start_after: u32,
+    transfer: u32,
+    array: u32,
+    suspended: u32,
 }
 
 impl DieCtl {
@@ -1260,7 +1253,7 @@ impl Simulation {
         ph: Phases,
     ) {
         if self.ctl.lazy && self.ctl.dies[die.idx()].queues.is_empty() {
-            self.lazy_op(die, done, t, inline, ph);
+            self.lazy_op(die, done, t, ph);
             return;
         }
         self.insert_op(die, done, t.req, NIL, 1, (inline, t.enq, t.gc_mark), pe, ph);
@@ -1289,12 +1282,20 @@ impl Simulation {
     /// page as done now and remembers its latest lazy page (it completes with it, by an
     /// event at its key, unless another part completes later).
     #[inline(never)]
-    fn lazy_op(&mut self, die: DieId, done: SimTime, t: &Txn, inline: Inline, ph: Phases) {
+    fn lazy_op(&mut self, die: DieId, done: SimTime, t: &Txn, ph: Phases) {
         let key = self.events.reserve(done);
-        let op = self.op_record(die, done, (t.req, NIL, 1), (inline, t.enq, t.gc_mark), ph);
+        let times = PageTimes {
+            issued: self.now,
+            enq: t.enq,
+            gc_mark: t.gc_mark,
+            start_after: ns32(ph.start.saturating_since(self.now)),
+            transfer: ns32(ph.transfer),
+            array: ns32(ph.array),
+            suspended: 0,
+        };
         let d = &mut self.ctl.dies[die.idx()];
         debug_assert!(!d.busy(self.ctl.cur_key), "lazy op on a busy die");
-        d.lazy = LazyOp { key, pushed: false, op };
+        d.lazy = LazyOp { key, req: t.req, pushed: false, times };
         self.events_processed += 1;
         if done > self.lazy_last_done {
             self.lazy_last_done = done;
@@ -1317,7 +1318,7 @@ impl Simulation {
         r.deferred = true;
         let (key, die) = (r.lazy_key, r.lazy_die);
         let d = &mut self.ctl.dies[die as usize];
-        debug_assert!(d.lazy.key == key && d.lazy.op.txn == req, "a deferred request's page left its die");
+        debug_assert!(d.lazy.key == key && d.lazy.req == req, "a deferred request's page left its die");
         if !d.lazy.pushed {
             d.lazy.pushed = true;
             self.events.push_reserved(key, Event::Lazy { die });
@@ -1345,10 +1346,10 @@ impl Simulation {
         debug_assert_eq!(lz.key, self.ctl.cur_key, "lazy completion out of order");
         d.write_stalled = false;
         self.last_op_done = self.now;
-        let r = self.host.reqs.get(lz.op.txn);
+        let r = self.host.reqs.get(lz.req);
         if r.deferred && r.lazy_key == lz.key {
-            let a = self.inline_attribution(&lz.op, r.arrival);
-            self.complete_request(lz.op.txn, &a)?;
+            let a = self.inline_attribution(die, &lz.times, r.arrival);
+            self.complete_request(lz.req, &a)?;
         }
         self.dispatch(die, false)?;
         if !self.ctl.undecided.is_empty() {
@@ -2292,21 +2293,30 @@ impl Simulation {
             return Ok(());
         }
         let arrival = r.arrival;
-        let a = self.inline_attribution(o, arrival);
+        let times = PageTimes {
+            issued: o.issued,
+            enq: o.enq,
+            gc_mark: o.gc_mark,
+            start_after: o.start_after,
+            transfer: o.transfer,
+            array: o.array,
+            suspended: o.suspended,
+        };
+        let a = self.inline_attribution(o.die, &times, arrival);
         self.finish_sub(o.txn, 1, &a)
     }
 
-    /// The latency attribution of inline op `o`'s page, of a request that arrived at
-    /// `arrival` (no translation step, no DRAM).
+    /// The latency attribution of a page served by an inline op on `die` with times
+    /// `o`, of a request that arrived at `arrival` (no translation step, no DRAM).
     #[inline]
-    fn inline_attribution(&self, o: &Op, arrival: SimTime) -> Attribution {
+    fn inline_attribution(&self, die: DieId, o: &PageTimes, arrival: SimTime) -> Attribution {
         Attribution {
             queue_wait: o.issued.saturating_since(arrival),
             translation: Nanos(0),
             device_wait: Nanos(o.start_after as u64),
             transfer: Nanos(o.transfer as u64),
             array: Nanos(o.array as u64),
-            gc_blocked: Nanos(self.ctl.dies[o.die.idx()].gc_blocked(o.issued, o.gc_mark, o.enq)),
+            gc_blocked: Nanos(self.ctl.dies[die.idx()].gc_blocked(o.issued, o.gc_mark, o.enq)),
             suspension: Nanos(o.suspended as u64),
             dram: Nanos(0),
         }
