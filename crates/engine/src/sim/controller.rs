@@ -1252,7 +1252,10 @@ impl Simulation {
         pe: Option<PeKind>,
         ph: Phases,
     ) {
-        if self.ctl.lazy && self.ctl.dies[die.idx()].queues.is_empty() {
+        // Only an op alone on its die (not a read suspending an erase, say: the die's
+        // record holds one lazy op, and its completion must be the die's).
+        let d = &self.ctl.dies[die.idx()];
+        if self.ctl.lazy && d.queues.is_empty() && !d.busy(self.ctl.cur_key) {
             self.lazy_op(die, done, t, ph);
             return;
         }
