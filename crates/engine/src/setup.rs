@@ -354,8 +354,7 @@ impl Simulation {
         };
         // Busy time runs until the device is idle: GC and flushes may outlast the last
         // request (swarm seed 247: a die "busy 115 %" of the request span).
-        let busy_span =
-            st.last_completion.max(self.last_op_done).max(self.lazy_last_done).saturating_since(first).0;
+        let busy_span = st.last_completion.max(self.last_op_done).saturating_since(first).0;
         let util = |busy: &mut dyn Iterator<Item = u64>| -> (f64, f64) {
             let (mut n, mut sum, mut max) = (0u64, 0u128, 0u64);
             for b in busy {

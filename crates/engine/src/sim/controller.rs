@@ -147,18 +147,8 @@ pub(crate) struct Op {
     /// A host read or write served without a transaction record ([`Inline`]): `txn`
     /// is then its request.
     inline: Inline,
-    /// Inline ops: when the transaction entered its die's queue and the die's GC busy
-    /// time until then ([`Txn`]'s `enq` and `gc_mark`).
-    enq: SimTime,
-    gc_mark: u64,
-    /// Where its time went (for the transactions it serves): issue, then the device's
-    /// start (ns after issue), bus and array time, and time added by reads suspending
-    /// it (ns, saturating at 4.29 s).
-    issued: SimTime,
-    start_after: u32,
-    transfer: u32,
-    array: u32,
-    suspended: u32,
+    /// Where its time went ([`PageTimes`]; `enq` and `gc_mark` for inline ops only).
+    times: PageTimes,
 }
 
 #[inline]
@@ -236,17 +226,21 @@ pub(crate) struct LazyOp {
     pub(crate) req: u32,
     /// Whether its completion event was scheduled (`Event::Lazy`).
     pub(crate) pushed: bool,
-    /// What its [`Op`] would hold for the latency attribution ([`PageTimes`]).
+    /// What its [`Op`] would hold for the latency attribution.
     times: PageTimes,
 }
 
-/// What the latency attribution of a page served by an inline op needs of the op: when
-/// it was queued and issued, the die's GC mark, and its phases (ns; see [`Op`]).
+/// Where an operation's time went, for the latency attribution of what it serves.
 #[derive(Clone, Copy, Debug, Default)]
-struct PageTimes {
+pub(crate) struct PageTimes {
+    /// When it was issued.
     issued: SimTime,
+    /// Inline ops: when the transaction entered its die's queue and the die's GC busy
+    /// time until then ([`Txn`]'s `enq` and `gc_mark`).
     enq: SimTime,
     gc_mark: u64,
+    /// The device's start (ns after issue), bus and array time, and time added by reads
+    /// suspending it (ns, saturating at 4.29 s).
     start_after: u32,
     transfer: u32,
     array: u32,
@@ -1287,22 +1281,10 @@ impl Simulation {
     #[inline(never)]
     fn lazy_op(&mut self, die: DieId, done: SimTime, t: &Txn, ph: Phases) {
         let key = self.events.reserve(done);
-        let times = PageTimes {
-            issued: self.now,
-            enq: t.enq,
-            gc_mark: t.gc_mark,
-            start_after: ns32(ph.start.saturating_since(self.now)),
-            transfer: ns32(ph.transfer),
-            array: ns32(ph.array),
-            suspended: 0,
-        };
-        let d = &mut self.ctl.dies[die.idx()];
-        debug_assert!(!d.busy(self.ctl.cur_key), "lazy op on a busy die");
-        d.lazy = LazyOp { key, req: t.req, pushed: false, times };
+        let times = self.page_times(t.enq, t.gc_mark, ph);
+        self.ctl.dies[die.idx()].lazy = LazyOp { key, req: t.req, pushed: false, times };
         self.events_processed += 1;
-        if done > self.lazy_last_done {
-            self.lazy_last_done = done;
-        }
+        self.last_op_done = self.last_op_done.max(done);
         let r = self.host.reqs.get_mut(t.req);
         if key > r.lazy_key {
             r.lazy_key = key;
@@ -1319,21 +1301,28 @@ impl Simulation {
     pub(super) fn defer_request(&mut self, req: u32) {
         let r = self.host.reqs.get_mut(req);
         r.deferred = true;
-        let (key, die) = (r.lazy_key, r.lazy_die);
-        let d = &mut self.ctl.dies[die as usize];
-        debug_assert!(d.lazy.key == key && d.lazy.req == req, "a deferred request's page left its die");
-        if !d.lazy.pushed {
-            d.lazy.pushed = true;
-            self.events.push_reserved(key, Event::Lazy { die });
-        }
+        let die = DieId(r.lazy_die);
+        debug_assert!(
+            self.ctl.dies[die.idx()].lazy.key == r.lazy_key && self.ctl.dies[die.idx()].lazy.req == req,
+            "a deferred request's page left its die"
+        );
+        self.schedule_lazy(die);
     }
 
     /// Work was queued on `die`: if its lazy op has not completed yet, its completion
     /// must run as an event (it serves the queue, as `op_done` would).
     #[inline]
     pub(super) fn touch_lazy(&mut self, die: DieId) {
+        if self.ctl.dies[die.idx()].lazy.key > self.ctl.cur_key {
+            self.schedule_lazy(die);
+        }
+    }
+
+    /// Schedule the completion event of `die`'s lazy op at its reserved key (once).
+    #[inline]
+    fn schedule_lazy(&mut self, die: DieId) {
         let d = &mut self.ctl.dies[die.idx()];
-        if d.lazy.key > self.ctl.cur_key && !d.lazy.pushed {
+        if !d.lazy.pushed {
             d.lazy.pushed = true;
             self.events.push_reserved(d.lazy.key, Event::Lazy { die: die.0 });
         }
@@ -1348,7 +1337,7 @@ impl Simulation {
         let lz = d.lazy;
         debug_assert_eq!(lz.key, self.ctl.cur_key, "lazy completion out of order");
         d.write_stalled = false;
-        self.last_op_done = self.now;
+        self.last_op_done = self.last_op_done.max(self.now);
         let r = self.host.reqs.get(lz.req);
         if r.deferred && r.lazy_key == lz.key {
             let a = self.inline_attribution(die, &lz.times, r.arrival);
@@ -1418,9 +1407,18 @@ impl Simulation {
             ntxns,
             translation: false,
             inline,
+            times: self.page_times(enq, gc_mark, ph),
+        }
+    }
+
+    /// The [`PageTimes`] of an op issued now with phases `ph`, of a transaction queued
+    /// at `enq` with the die's GC mark `gc_mark`.
+    #[inline(always)]
+    fn page_times(&self, enq: SimTime, gc_mark: u64, ph: Phases) -> PageTimes {
+        PageTimes {
+            issued: self.now,
             enq,
             gc_mark,
-            issued: self.now,
             start_after: ns32(ph.start.saturating_since(self.now)),
             transfer: ns32(ph.transfer),
             array: ns32(ph.array),
@@ -1434,7 +1432,8 @@ impl Simulation {
             assert!(pe != NIL, "device suspended an op the engine does not know");
             let op = self.ctl.ops.get_mut(pe);
             assert_eq!(op.done, s.old_done, "suspended op completion mismatch");
-            op.suspended = op.suspended.saturating_add(ns32(s.new_done.saturating_since(s.old_done)));
+            op.times.suspended =
+                op.times.suspended.saturating_add(ns32(s.new_done.saturating_since(s.old_done)));
             op.done = s.new_done;
             self.events.push(s.new_done, Event::OpDone { op: pe });
         }
@@ -2258,7 +2257,8 @@ impl Simulation {
         d.unfinished -= 1;
         // An operation finished (GC may have freed space): a stalled write may retry.
         d.write_stalled = false;
-        self.last_op_done = self.now;
+        // A lazy op issued earlier may complete later (`lazy_op`).
+        self.last_op_done = self.last_op_done.max(self.now);
         if d.pe_op == op {
             d.pe_op = NIL;
         }
@@ -2283,11 +2283,12 @@ impl Simulation {
     /// `txns_done` does for its one host page.
     #[inline]
     fn inline_op_done(&mut self, o: &Op) -> Result<(), RunError> {
-        let gc_blocked = || self.ctl.dies[o.die.idx()].gc_blocked(o.issued, o.gc_mark, o.enq);
+        let t = &o.times;
+        let gc_blocked = || self.ctl.dies[o.die.idx()].gc_blocked(t.issued, t.gc_mark, t.enq);
         if o.inline == Inline::Read && self.gc_timeline.is_some() {
             let g = gc_blocked();
             if let Some(tl) = self.gc_timeline.as_deref_mut() {
-                tl.read_done(o.die, o.enq, o.issued, g);
+                tl.read_done(o.die, t.enq, t.issued, g);
             }
         }
         let r = self.host.reqs.get_mut(o.txn);
@@ -2296,16 +2297,7 @@ impl Simulation {
             return Ok(());
         }
         let arrival = r.arrival;
-        let times = PageTimes {
-            issued: o.issued,
-            enq: o.enq,
-            gc_mark: o.gc_mark,
-            start_after: o.start_after,
-            transfer: o.transfer,
-            array: o.array,
-            suspended: o.suspended,
-        };
-        let a = self.inline_attribution(o.die, &times, arrival);
+        let a = self.inline_attribution(o.die, &o.times, arrival);
         self.finish_sub(o.txn, 1, &a)
     }
 
@@ -2346,17 +2338,17 @@ impl Simulation {
             }
             let tx = self.ctl.txns.remove(t);
             let d = &self.ctl.dies[tx.die.idx()];
-            let arrival = if tx.req == NIL { o.issued } else { self.host.reqs.get(tx.req).arrival };
+            let arrival = if tx.req == NIL { o.times.issued } else { self.host.reqs.get(tx.req).arrival };
             // The translation step ran inside the time before the command's issue.
             let translation = Nanos(tx.translation);
             let a = Attribution {
-                queue_wait: Nanos(o.issued.saturating_since(arrival).0.saturating_sub(translation.0)),
+                queue_wait: Nanos(o.times.issued.saturating_since(arrival).0.saturating_sub(translation.0)),
                 translation,
-                device_wait: Nanos(o.start_after as u64),
-                transfer: Nanos(o.transfer as u64),
-                array: Nanos(o.array as u64),
-                gc_blocked: Nanos(d.gc_blocked(o.issued, tx.gc_mark, tx.enq)),
-                suspension: Nanos(o.suspended as u64),
+                device_wait: Nanos(o.times.start_after as u64),
+                transfer: Nanos(o.times.transfer as u64),
+                array: Nanos(o.times.array as u64),
+                gc_blocked: Nanos(d.gc_blocked(o.times.issued, tx.gc_mark, tx.enq)),
+                suspension: Nanos(o.times.suspended as u64),
                 dram: Nanos(0),
             };
             self.after_txn(tx, &a)?;
@@ -2372,10 +2364,10 @@ impl Simulation {
         if x.kind != TxnKind::Read || x.req == NIL || x.lpn >= self.remap_base {
             return;
         }
-        let gc_blocked = self.ctl.dies[o.die.idx()].gc_blocked(o.issued, x.gc_mark, x.enq);
+        let gc_blocked = self.ctl.dies[o.die.idx()].gc_blocked(o.times.issued, x.gc_mark, x.enq);
         let (die, enq) = (o.die, x.enq);
         if let Some(tl) = self.gc_timeline.as_deref_mut() {
-            tl.read_done(die, enq, o.issued, gc_blocked);
+            tl.read_done(die, enq, o.times.issued, gc_blocked);
         }
     }
 

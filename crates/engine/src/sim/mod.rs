@@ -160,11 +160,9 @@ pub struct Simulation {
     /// schedulers only): dies are offered their work when time moves on.
     arrivals_open: bool,
     /// When the last flash operation completed (utilisation counts busy time up to the
-    /// later of this and the last request completion).
+    /// later of this and the last request completion); a lazily completed page
+    /// (`controller::LazyOp`) counts from its issue.
     pub(crate) last_op_done: SimTime,
-    /// The latest completion of a lazily completed page (`controller::LazyOp`), which
-    /// `last_op_done` sees only if its completion ran as an event.
-    pub(crate) lazy_last_done: SimTime,
     /// [`crate::SimulationBuilder::lazy_completion`].
     pub(crate) lazy_allowed: bool,
     /// What preconditioning did (for the report).
@@ -242,7 +240,6 @@ impl Simulation {
             events_processed: 0,
             arrivals_open: false,
             last_op_done: SimTime::ZERO,
-            lazy_last_done: SimTime::ZERO,
             lazy_allowed: true,
             preconditioned: None,
             baseline: None,
