@@ -1247,10 +1247,16 @@ impl Simulation {
         ph: Phases,
     ) {
         // Only an op alone on its die (not a read suspending an erase, say: the die's
-        // record holds one lazy op, and its completion must be the die's).
+        // record holds one lazy op, and its completion must be the die's). With work
+        // queued behind it, its completion serves that work: its event is scheduled now
+        // (as `touch_lazy` would on the next push), without an op record.
         let d = &self.ctl.dies[die.idx()];
-        if self.ctl.lazy && d.queues.is_empty() && !d.busy(self.ctl.cur_key) {
+        if self.ctl.lazy && !d.busy(self.ctl.cur_key) {
+            let queued = !d.queues.is_empty();
             self.lazy_op(die, done, t, ph);
+            if queued {
+                self.schedule_lazy(die);
+            }
             return;
         }
         self.insert_op(die, done, t.req, NIL, 1, (inline, t.enq, t.gc_mark), pe, ph);

@@ -202,22 +202,7 @@ impl Simulation {
             let served = match r.op {
                 IoOp::Read => self.sub_read(req, lpn, start, end - start, mapped[slot], epoch)?,
                 IoOp::Write => self.sub_write(req, lpn, start, end - start)?,
-                IoOp::Trim => {
-                    if let Some(b) = self.host.buffer.as_mut() {
-                        b.discard(lpn);
-                    }
-                    if end - start == self.page_size {
-                        self.ftl.trim(Lpn(lpn));
-                        self.remap_invalidate(lpn);
-                        if let Some(m) = self.mirror_of(lpn) {
-                            self.ftl.trim(m);
-                        }
-                        // The trim supersedes a queued write's data (which still programs
-                        // later, as it would on a device).
-                        self.host.queued_writes.remove(lpn);
-                    }
-                    Served::Instant
-                }
+                IoOp::Trim => self.sub_trim(lpn, end - start),
             };
             match served {
                 Served::Instant => instant += 1,
@@ -293,10 +278,7 @@ impl Simulation {
         mapped: Option<Ppa>,
         epoch: Option<u64>,
     ) -> Result<Served, RunError> {
-        let mask = if self.host.buffer.is_some() { self.mask_of(offset, len) } else { 0 };
-        if let Some(b) = self.host.buffer.as_mut()
-            && b.read(lpn, mask)
-        {
+        if self.host.buffer.is_some() && self.buffer_read_hit(lpn, offset, len) {
             return Ok(Served::Dram(len));
         }
         let (lpn, mapped) = match self.mirror_of(lpn) {
@@ -327,18 +309,7 @@ impl Simulation {
 
     fn sub_write(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Result<Served, RunError> {
         if self.host.buffer.is_some() {
-            let mask = self.mask_of(offset, len);
-            let b = self.host.buffer.as_mut().expect("buffer");
-            return Ok(match b.write(lpn, mask, &mut self.host.flushes) {
-                Put::Stored => Served::Dram(len),
-                Put::Evicted { victim } => {
-                    // The page is in DRAM, but it took the place of a page whose program
-                    // is in flight: this write completes when that program does.
-                    let ready = self.dram_access(req, len as u64);
-                    self.host.buffer.as_mut().expect("buffer").set_waiter(victim, req, ready);
-                    Served::Queued
-                }
-            });
+            return Ok(self.sub_write_buffered(req, lpn, offset, len));
         }
         let mut t = Txn::new(TxnKind::Write, lpn, req, DieId(0), PlaneId(0), offset, len);
         t.partial = len != self.page_size;
@@ -356,6 +327,54 @@ impl Simulation {
         Ok(Served::Queued)
     }
 
+    /// [`Self::sub_read`] with a write buffer: whether the buffer holds the bytes read.
+    /// Out of line, as the other paths of configurations off the common one
+    /// (`sub_write_buffered`, `sub_trim`, `remap_read`, `nearer_copy`): `admit`'s code
+    /// stays small enough to stay in the instruction cache beside the completion path
+    /// that calls it under a backlog (docs/performance.md, "Round of 2026-11-30 (eighth
+    /// session)").
+    #[inline(never)]
+    fn buffer_read_hit(&mut self, lpn: u64, offset: u32, len: u32) -> bool {
+        let mask = self.mask_of(offset, len);
+        self.host.buffer.as_mut().is_some_and(|b| b.read(lpn, mask))
+    }
+
+    /// [`Self::sub_write`] with a write buffer.
+    #[inline(never)]
+    fn sub_write_buffered(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Served {
+        let mask = self.mask_of(offset, len);
+        let b = self.host.buffer.as_mut().expect("buffer");
+        match b.write(lpn, mask, &mut self.host.flushes) {
+            Put::Stored => Served::Dram(len),
+            Put::Evicted { victim } => {
+                // The page is in DRAM, but it took the place of a page whose program
+                // is in flight: this write completes when that program does.
+                let ready = self.dram_access(req, len as u64);
+                self.host.buffer.as_mut().expect("buffer").set_waiter(victim, req, ready);
+                Served::Queued
+            }
+        }
+    }
+
+    /// One page of a trim covering `len` bytes of host page `lpn`.
+    #[inline(never)]
+    fn sub_trim(&mut self, lpn: u64, len: u32) -> Served {
+        if let Some(b) = self.host.buffer.as_mut() {
+            b.discard(lpn);
+        }
+        if len == self.page_size {
+            self.ftl.trim(Lpn(lpn));
+            self.remap_invalidate(lpn);
+            if let Some(m) = self.mirror_of(lpn) {
+                self.ftl.trim(m);
+            }
+            // The trim supersedes a queued write's data (which still programs
+            // later, as it would on a device).
+            self.host.queued_writes.remove(lpn);
+        }
+        Served::Instant
+    }
+
     /// The mirror of host page `lpn` under RAIN 1 (`None` without replication, without
     /// a call into the FTL).
     #[inline]
@@ -367,6 +386,7 @@ impl Simulation {
     /// one to read: a mapped copy over an unmapped one, else the one whose die has less
     /// work (queued transactions and GC jobs plus operations in flight), the primary on a
     /// tie. Returns the logical page read and its mapping.
+    #[inline(never)]
     fn nearer_copy(&mut self, lpn: u64, mapped: Option<Ppa>, m: u64) -> (u64, Option<Ppa>) {
         let Some(mirror) = self.ftl.lookup(Lpn(m)) else { return (lpn, mapped) };
         let Some(primary) = mapped else {

@@ -19,6 +19,7 @@ impl Simulation {
     /// A host partial read of `len` bytes at `offset` of `lpn` (mapped) goes
     /// to flash: feed the detector (a copy may start) and serve the read from its remap
     /// page if it has one. Returns false if the read is the caller's to queue as usual.
+    #[inline(never)]
     pub(super) fn remap_read(&mut self, req: u32, lpn: u64, offset: u32, len: u32) -> Result<bool, RunError> {
         let r = self.remap.as_mut().expect("remap on");
         let copy = r.observe(self.now, lpn, offset, len);
