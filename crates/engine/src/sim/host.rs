@@ -128,6 +128,7 @@ impl Simulation {
 
     /// Request `id` reaches the controller: admitted, or queued if the device queue
     /// (`host.queue_depth`) is full.
+    #[inline]
     pub(super) fn arrive_device(&mut self, id: u64, r: IoRequest) -> Result<(), RunError> {
         let depth = self.cfg.host.queue_depth;
         if self.cfg.host.mode == HostMode::Open && depth != 0 && self.host.admitted >= depth {

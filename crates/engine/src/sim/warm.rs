@@ -103,7 +103,7 @@ pub(super) const QUEUED_WRITES_WARM_FROM: usize = 4096;
 /// trace that wait, behind the statistics' stores that missed the cache, was two thirds
 /// of the samples of `complete_request` (docs/performance.md, "Round of 2026-11-30
 /// (eighth session)"). Words are read in the widths they were written in.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Waiting {
     id: u64,
     arrival: u64,
@@ -146,12 +146,114 @@ impl Waiting {
     }
 }
 
+/// A first-in, first-out queue in chunks of `N` entries: it grows a chunk at a time,
+/// never copying what it holds, and keeps one emptied chunk for reuse. Under a backlog
+/// the host queue grows to hundreds of thousands of requests (the saturated trace of
+/// issue #14: about 650,000 at its end), and a `VecDeque` doubling its buffer copied all
+/// of them each time and touched up to twice their memory.
+struct ChunkQueue<T: Copy + Default, const N: usize> {
+    chunks: VecDeque<Box<[T]>>,
+    /// Position of the first entry in the first chunk, and of the next push in the last
+    /// (`N`: the last chunk is full).
+    head: usize,
+    tail: usize,
+    len: usize,
+    spare: Option<Box<[T]>>,
+}
+
+impl<T: Copy + Default, const N: usize> Default for ChunkQueue<T, N> {
+    fn default() -> Self {
+        ChunkQueue { chunks: VecDeque::new(), head: 0, tail: N, len: 0, spare: None }
+    }
+}
+
+impl<T: Copy + Default, const N: usize> ChunkQueue<T, N> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Entry `i` (0 = the oldest; `i < len`).
+    #[inline]
+    fn get(&self, i: usize) -> T {
+        let p = self.head + i;
+        self.chunks[p / N][p % N]
+    }
+
+    #[inline]
+    fn set(&mut self, i: usize, v: T) {
+        let p = self.head + i;
+        self.chunks[p / N][p % N] = v;
+    }
+
+    #[inline]
+    fn push_back(&mut self, v: T) {
+        if self.tail == N {
+            self.add_chunk();
+        }
+        if let Some(c) = self.chunks.back_mut() {
+            c[self.tail] = v;
+        }
+        self.tail += 1;
+        self.len += 1;
+    }
+
+    /// A new last chunk (the spare one, if kept).
+    #[cold]
+    #[inline(never)]
+    fn add_chunk(&mut self) {
+        let c = self.spare.take().unwrap_or_else(|| vec![T::default(); N].into_boxed_slice());
+        self.chunks.push_back(c);
+        self.tail = 0;
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let v = self.chunks.front()?[self.head];
+        self.len -= 1;
+        self.head += 1;
+        if self.len == 0 {
+            // Empty: start over in the one chunk left.
+            self.head = 0;
+            self.tail = 0;
+        } else if self.head == N {
+            self.drop_first_chunk();
+        }
+        Some(v)
+    }
+
+    /// The first chunk is used up: keep it as the spare.
+    #[cold]
+    #[inline(never)]
+    fn drop_first_chunk(&mut self) {
+        self.spare = self.chunks.pop_front();
+        self.head = 0;
+    }
+
+    /// Remove entry `i` (0 = the oldest), moving the `i` before it back one place.
+    fn remove(&mut self, i: usize) -> Option<T> {
+        if i >= self.len {
+            return None;
+        }
+        let v = self.get(i);
+        for k in (0..i).rev() {
+            let x = self.get(k);
+            self.set(k + 1, x);
+        }
+        self.pop_front();
+        Some(v)
+    }
+}
+
 /// Requests waiting for a device-queue slot, with their submission index, and how far
 /// from the front their pages have been warmed.
 #[derive(Default)]
 pub(crate) struct HostQueue {
-    /// Each request packed in whole words ([`Waiting`]).
-    queue: VecDeque<Waiting>,
+    /// Each request packed in whole words ([`Waiting`]), in chunks of 1,024 (40 KiB).
+    queue: ChunkQueue<Waiting, 1024>,
     /// The first `warmed` entries had their pages warmed (entries taken from further
     /// back by a reordering admission leave it unchanged: it is a hint).
     warmed: usize,
@@ -175,7 +277,7 @@ impl HostQueue {
     /// True if none waits.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.queue.is_empty()
+        self.queue.len() == 0
     }
 
     /// Request `id` waits, behind every request already waiting.
@@ -186,7 +288,10 @@ impl HostQueue {
 
     /// The waiting requests, oldest first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, IoRequest)> + '_ {
-        self.queue.iter().map(|w| (w.id, w.request()))
+        (0..self.queue.len()).map(|i| {
+            let w = self.queue.get(i);
+            (w.id, w.request())
+        })
     }
 
     /// Take the request at position `i` (0 = the oldest) for admission. If the warmed
@@ -208,8 +313,8 @@ impl HostQueue {
         if self.warmed <= Self::DISTANCE && self.warmed < self.queue.len() {
             let end = self.queue.len().min(self.warmed + Self::BATCH);
             self.pages.clear();
-            for w in self.queue.range(self.warmed..end) {
-                self.pages.push(&w.request(), pages, logical_pages);
+            for i in self.warmed..end {
+                self.pages.push(&self.queue.get(i).request(), pages, logical_pages);
             }
             self.warmed = end;
             warm(&self.pages.writes, &self.pages.reads);
@@ -342,6 +447,33 @@ mod tests {
                 3 => IoOp::Write,
                 _ => IoOp::Read,
             },
+        }
+    }
+
+    /// A chunked queue of 3-entry chunks behaves as a `VecDeque` through random pushes,
+    /// pops from the front and removals near the front, across chunk boundaries, empty
+    /// queues and long backlogs.
+    #[test]
+    fn a_chunked_queue_behaves_as_a_deque() {
+        for seed in 0..20u64 {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let (mut q, mut plain) = (ChunkQueue::<u64, 3>::default(), VecDeque::new());
+            let push_in_10 = 2 + seed % 7;
+            for n in 0..5000u64 {
+                let r = rng.next_u64() % 10;
+                if r < push_in_10 {
+                    q.push_back(n);
+                    plain.push_back(n);
+                } else if r == 9 && !plain.is_empty() {
+                    let i = (rng.next_u64() % plain.len().min(5) as u64) as usize;
+                    assert_eq!(q.remove(i), plain.remove(i), "seed {seed}");
+                } else {
+                    assert_eq!(q.pop_front(), plain.pop_front(), "seed {seed}");
+                }
+                assert_eq!(q.len(), plain.len());
+                assert!((0..q.len()).map(|i| q.get(i)).eq(plain.iter().copied()), "seed {seed}");
+                assert!(q.chunks.len() <= plain.len() / 3 + 2, "seed {seed}: chunks kept beyond need");
+            }
         }
     }
 
