@@ -64,8 +64,9 @@ impl SimulationBuilder {
     /// Whether a host page served alone on an idle die may complete without an event
     /// when nothing needs one at its instant (on by default; docs/performance.md, "Lazy
     /// completion"): the die counts as busy until the place its completion event would
-    /// have had in the order of events, and the event is scheduled only if work is
-    /// queued on the die meanwhile or the page completes its request. Only the speed
+    /// have had in the order of events, the page's operation has no record, and the
+    /// event is scheduled only if work is queued on the die (at the page's issue or
+    /// meanwhile) or the page completes its request. Only the speed
     /// differs: reports are byte-identical either way (the swarm test compares them on
     /// every case). Off processes every completion as an event, the reference.
     pub fn lazy_completion(mut self, on: bool) -> Self {

@@ -212,10 +212,11 @@ pub(crate) struct DieCtl {
     pub(crate) lazy: LazyOp,
 }
 
-/// A host page served alone on an idle die whose completion is not an event unless
-/// something needs it ("lazy completion", docs/performance.md): its operation has no
-/// record and its completion no event, unless work is queued on its die before it
-/// completes or its request completes with it. The die counts as busy until the key
+/// A host page served alone on its die (no other operation in flight there) whose
+/// completion is not an event unless something needs it ("lazy completion",
+/// docs/performance.md): its operation has no record, and its completion is an event
+/// only if work is queued on its die (already when it is issued, or before it
+/// completes) or its request completes with it. The die counts as busy until the key
 /// its completion event would have had (`Controller::cur_key` compares), which keeps
 /// the order of everything else exactly as with the event.
 #[derive(Clone, Copy, Debug, Default)]
