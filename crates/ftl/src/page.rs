@@ -68,7 +68,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
-use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
+use lamina_nand_model::{BlockId, Geometry, PerBlock, PlaneId, Ppa};
 
 mod cached;
 mod rev;
@@ -189,11 +189,14 @@ pub struct PageFtl {
     map: LpnMap,
     /// Changes of the forward map so far ([`Ftl::lookup_epoch`]).
     map_epoch: u64,
-    rev: Vec<Option<Box<[u32]>>>,
+    /// Reverse map of each open or closed block (plane-interleaved, as `blocks`).
+    rev: PerBlock<Option<Box<[u32]>>>,
     rev_pool: Vec<Box<[u32]>>,
     /// Fresh reverse maps when `rev_pool` is empty (made ahead on a helper thread).
     rev_supply: rev::RevSupply,
-    blocks: Vec<BlockMeta>,
+    /// Plane-interleaved ([`PerBlock`]): the write frontiers' records of all planes are
+    /// neighbours instead of a power-of-two stride apart in one cache set.
+    blocks: PerBlock<BlockMeta>,
     planes: Vec<PlaneState>,
     /// The closed blocks of each invalid-count bucket, `plane × (ppb + 1) + invalid`,
     /// in no particular order: every victim choice is the unique best under a total
@@ -292,17 +295,14 @@ impl PageFtl {
         let planes_per_die = geometry.planes_per_die();
         let no_row = Row { page: ppb, slot: 0, mask: 0 };
         let rows = if aligned { vec![no_row; geometry.total_dies() as usize] } else { Vec::new() };
-        let blocks = vec![
-            BlockMeta {
-                written: 0,
-                valid: 0,
-                erase_count: 0,
-                state: BlockState::Free,
-                slot: NONE,
-                closed_seq: 0,
-            };
-            geometry.total_blocks() as usize
-        ];
+        let blocks = PerBlock::new(&geometry, || BlockMeta {
+            written: 0,
+            valid: 0,
+            erase_count: 0,
+            state: BlockState::Free,
+            slot: NONE,
+            closed_seq: 0,
+        });
         let cmt = (cfg.config.mapping == Mapping::Cached).then(|| {
             let per_page = cfg.config.translation_entries_per_page(&geometry);
             Box::new(Cmt::new(cfg.config.cmt_capacity(&geometry), cfg.logical_pages, per_page, planes_n))
@@ -316,7 +316,7 @@ impl PageFtl {
             host_pages: cfg.host_pages,
             map: LpnMap::zeroed(map_len),
             map_epoch: 0,
-            rev: (0..geometry.total_blocks()).map(|_| None).collect(),
+            rev: PerBlock::new(&geometry, || None),
             rev_pool: Vec::new(),
             rev_supply: rev::RevSupply::new(ppb, geometry.total_blocks() as usize),
             blocks,

@@ -350,7 +350,7 @@ impl Device {
         Device {
             channels: vec![ChannelState::default(); g.channels() as usize],
             dies: vec![DieState::default(); g.total_dies() as usize],
-            blocks: Blocks::new(g.total_blocks(), g.pages_per_block()),
+            blocks: Blocks::with_planes(g.blocks_per_plane(), g.total_planes(), g.pages_per_block()),
             tags: options.store_tags.then(|| vec![None; g.total_blocks() as usize]),
             last_at: 0,
             stats: DeviceStats::default(),

@@ -36,6 +36,7 @@ mod calendar;
 pub mod config;
 pub mod device;
 pub mod geometry;
+mod per_block;
 pub mod presets;
 mod state;
 pub mod time;
@@ -53,5 +54,6 @@ pub use geometry::{
     CellType, Geometry, GeometryConfig, GeometryError, MAX_PAGES_PER_BLOCK, PageType, PageTypeOrder,
     SECTOR_BYTES,
 };
+pub use per_block::PerBlock;
 pub use presets::{PresetInfo, preset, presets};
 pub use time::{DURATION_EXPECTED, DurationParseError, Nanos, SimTime};

@@ -7,6 +7,8 @@
 //! (programmed, region starts) and per-page partial-erase counts. Tags live in a
 //! separate, lazily allocated per-block array, only when the device stores tags.
 
+use crate::PerBlock;
+
 /// Sentinel for "no extended record".
 const NO_EXT: u32 = u32::MAX;
 
@@ -65,28 +67,38 @@ pub(crate) enum ProgramCheck {
 pub(crate) struct Blocks {
     ppb: u32,
     words: usize,
-    blocks: Vec<BlockState>,
+    blocks: PerBlock<BlockState>,
     ext: Vec<BlockExt>,
 }
 
 impl Blocks {
+    /// `blocks` blocks of `pages_per_block` pages, as one plane (tests).
+    #[cfg(test)]
     pub(crate) fn new(blocks: u32, pages_per_block: u32) -> Blocks {
+        Blocks::with_planes(blocks, 1, pages_per_block)
+    }
+
+    /// `planes` planes of `blocks_per_plane` blocks of `pages_per_block` pages; the
+    /// records are stored plane-interleaved ([`PerBlock`]: the blocks every plane writes
+    /// at once share no cache set).
+    pub(crate) fn with_planes(blocks_per_plane: u32, planes: u32, pages_per_block: u32) -> Blocks {
+        let fresh = || BlockState { wp: 0, erase_count: 0, ext: NO_EXT };
         Blocks {
             ppb: pages_per_block,
             words: pages_per_block.div_ceil(64) as usize,
-            blocks: vec![BlockState { wp: 0, erase_count: 0, ext: NO_EXT }; blocks as usize],
+            blocks: PerBlock::with_shape(blocks_per_plane as usize, planes as usize, fresh),
             ext: Vec::new(),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn ext_of(&self, b: u32) -> Option<&BlockExt> {
         let e = self.blocks[b as usize].ext;
         (e != NO_EXT).then(|| &self.ext[e as usize])
     }
 
     /// Is page `p` of block `b` programmed?
-    #[inline]
+    #[inline(always)]
     pub(crate) fn is_programmed(&self, b: u32, p: u32) -> bool {
         match self.ext_of(b) {
             None => p < self.blocks[b as usize].wp,
@@ -95,7 +107,7 @@ impl Blocks {
     }
 
     /// May page `p` of block `b` be programmed now?
-    #[inline]
+    #[inline(always)]
     pub(crate) fn check_program(&self, b: u32, p: u32) -> ProgramCheck {
         match self.ext_of(b) {
             None => {
@@ -132,7 +144,7 @@ impl Blocks {
     }
 
     /// Mark page `p` of block `b` programmed (caller checked it).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn program(&mut self, b: u32, p: u32) {
         debug_assert_eq!(self.check_program(b, p), ProgramCheck::Ok);
         let st = &mut self.blocks[b as usize];
@@ -146,7 +158,7 @@ impl Blocks {
     /// Program page `p` of block `b` if the block was never partially erased and `p` is
     /// its write pointer (the page [`Self::check_program`] allows); false, and nothing
     /// changed, otherwise.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn program_at_wp(&mut self, b: u32, p: u32) -> bool {
         self.program_run_at_wp(b, p, 1)
     }
@@ -154,7 +166,7 @@ impl Blocks {
     /// Program pages `p .. p + n` of block `b` if the block was never partially erased,
     /// `p` is its write pointer and the pages are in the block ([`Self::program_at_wp`]
     /// `n` times in one check); false, and nothing changed, otherwise.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn program_run_at_wp(&mut self, b: u32, p: u32, n: u32) -> bool {
         let st = &mut self.blocks[b as usize];
         // The write pointer never passes the block's end, so `ppb - wp` cannot wrap.
