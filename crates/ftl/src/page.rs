@@ -189,13 +189,13 @@ pub struct PageFtl {
     map: LpnMap,
     /// Changes of the forward map so far ([`Ftl::lookup_epoch`]).
     map_epoch: u64,
-    /// Reverse map of each open or closed block (plane-interleaved, as `blocks`).
+    /// Reverse map of each open or closed block (padded per plane, as `blocks`).
     rev: PerBlock<Option<Box<[u32]>>>,
     rev_pool: Vec<Box<[u32]>>,
     /// Fresh reverse maps when `rev_pool` is empty (made ahead on a helper thread).
     rev_supply: rev::RevSupply,
-    /// Plane-interleaved ([`PerBlock`]): the write frontiers' records of all planes are
-    /// neighbours instead of a power-of-two stride apart in one cache set.
+    /// Padded a cache line per plane ([`PerBlock`]): the write frontiers' records of all
+    /// planes fall into different cache sets instead of a power-of-two stride apart into one.
     blocks: PerBlock<BlockMeta>,
     planes: Vec<PlaneState>,
     /// The closed blocks of each invalid-count bucket, `plane × (ppb + 1) + invalid`,
@@ -1504,8 +1504,8 @@ impl PageFtl {
         let revs = self.rev.iter().filter(|r| r.is_some()).count() + self.rev_pool.len();
         self.map.touched_bytes()
             + revs * self.ppb as usize * 4
-            + self.rev.len() * size_of::<Option<Box<[u32]>>>()
-            + self.blocks.len() * size_of::<BlockMeta>()
+            + self.rev.heap_bytes()
+            + self.blocks.heap_bytes()
             + self.buckets.iter().map(|b| size_of::<Vec<u32>>() + b.capacity() * 4).sum::<usize>()
             + self.planes.iter().map(|p| p.heap.capacity() * 8 + p.fifo.capacity() * 4).sum::<usize>()
             // B-tree nodes: 8-byte keys plus about as much again in node overhead.

@@ -92,6 +92,11 @@ impl<T> PerBlock<T> {
         self.blocks == 0
     }
 
+    /// Bytes of the records' storage, padding included (for memory reports).
+    pub fn heap_bytes(&self) -> usize {
+        self.items.capacity() * std::mem::size_of::<T>()
+    }
+
     /// Every record, in block order.
     pub fn iter(&self) -> impl Iterator<Item = &T> {
         let per_plane = if self.shift == 63 { self.stride } else { 1 << self.shift };
@@ -157,6 +162,7 @@ mod tests {
             let all: Vec<usize> = t.iter().copied().collect();
             assert_eq!(all, (0..bpp * planes).map(|b| b * 10 + 1).collect::<Vec<_>>(), "{bpp} x {planes}");
             assert_eq!(t.len(), bpp * planes);
+            assert!(t.heap_bytes() >= bpp * planes * std::mem::size_of::<usize>());
         }
     }
 

@@ -78,9 +78,9 @@ impl Blocks {
         Blocks::with_planes(blocks, 1, pages_per_block)
     }
 
-    /// `planes` planes of `blocks_per_plane` blocks of `pages_per_block` pages; the
-    /// records are stored plane-interleaved ([`PerBlock`]: the blocks every plane writes
-    /// at once share no cache set).
+    /// `planes` planes of `blocks_per_plane` blocks of `pages_per_block` pages; each
+    /// plane's records padded a cache line apart ([`PerBlock`]: the blocks every plane
+    /// writes at once share no cache set).
     pub(crate) fn with_planes(blocks_per_plane: u32, planes: u32, pages_per_block: u32) -> Blocks {
         let fresh = || BlockState { wp: 0, erase_count: 0, ext: NO_EXT };
         Blocks {
