@@ -37,6 +37,7 @@ pub struct PerBlock<T> {
     shift: u32,
     /// Records of a plane plus its padding.
     stride: usize,
+    blocks_per_plane: usize,
     /// Blocks (records in use).
     blocks: usize,
 }
@@ -57,13 +58,13 @@ impl<T> PerBlock<T> {
     pub fn with_shape(blocks_per_plane: usize, planes: usize, make: impl FnMut() -> T) -> PerBlock<T> {
         let padded = blocks_per_plane.is_power_of_two();
         let stride = if padded { blocks_per_plane + Self::pad() } else { blocks_per_plane };
-        let len = if padded { stride * planes } else { blocks_per_plane * planes };
-        let mut items = Vec::with_capacity(len);
-        items.resize_with(len, make);
+        let mut items = Vec::with_capacity(stride * planes);
+        items.resize_with(stride * planes, make);
         PerBlock {
             items,
             shift: if padded { blocks_per_plane.trailing_zeros() } else { 63 },
             stride,
+            blocks_per_plane,
             blocks: blocks_per_plane * planes,
         }
     }
@@ -99,8 +100,7 @@ impl<T> PerBlock<T> {
 
     /// Every record, in block order.
     pub fn iter(&self) -> impl Iterator<Item = &T> {
-        let per_plane = if self.shift == 63 { self.stride } else { 1 << self.shift };
-        self.items.chunks(self.stride.max(1)).flat_map(move |plane| &plane[..per_plane.min(plane.len())])
+        self.items.chunks(self.stride.max(1)).flat_map(|plane| &plane[..self.blocks_per_plane])
     }
 }
 
