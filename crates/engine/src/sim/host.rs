@@ -572,9 +572,8 @@ impl Simulation {
         let n = self.host.host_queue.len().min(self.cfg.sched.window as usize + 1);
         let mut waiting = std::mem::take(&mut self.host.waiting);
         waiting.clear();
-        let ps = self.page_size as u64;
         for (_, r) in self.host.host_queue.iter().take(n) {
-            let (first, last) = r.pages(ps);
+            let (first, last) = self.page_math.pages(&r);
             let mut w = lamina_sched::Waiting { pages: (last - first + 1) as u32, idle_pages: 0 };
             for page in first..=last {
                 let lpn = Lpn(self.wrap(page));

@@ -43,7 +43,7 @@ mod controller;
 mod gc;
 mod host;
 mod hostif;
-mod pages;
+pub(crate) mod pages;
 mod queued;
 mod realloc;
 mod remap;
