@@ -10,13 +10,13 @@
 //! is charged separately through [`crate::Ftl::translation_reads`]. The map makes
 //! `lookup` O(1) and lets validity be "the map points back here", as in the page FTL.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use lamina_nand_model::{BlockId, Geometry, PlaneId, Ppa};
 
 use crate::api::{BlockInfo, FtlError, FtlStats, GcStep, Lpn, PageCounts, PageRange};
 use crate::config::{TieBreak, ValidatedFtlConfig};
+use crate::min_queue::MinQueue;
 use crate::pen::{DisturbState, Pb, PenSettings, WearGate};
 
 /// "No block" in block slots.
@@ -50,8 +50,8 @@ pub(crate) struct Block {
 struct Pool {
     /// Free blocks, first in first out (wear levelling off).
     fifo: VecDeque<u32>,
-    /// Free blocks keyed by `erase_count << 32 | block` (wear levelling on).
-    heap: BinaryHeap<Reverse<u64>>,
+    /// Free blocks keyed by `erase_count << 32 | block` (wear levelling on), least first.
+    heap: MinQueue,
     /// Pages programmed in the plane since their blocks' last erase.
     written: u64,
     /// Valid pages in the plane.
@@ -88,7 +88,7 @@ impl Flash {
                 let ids = p * bpp..(p + 1) * bpp;
                 let mut pool = Pool::default();
                 if c.wear_leveling {
-                    pool.heap = ids.map(|b| Reverse(b as u64)).collect();
+                    pool.heap = MinQueue::from_ascending(ids.map(|b| b as u64));
                 } else {
                     pool.fifo = ids.collect();
                 }
@@ -196,7 +196,7 @@ impl Flash {
     /// freed longest ago). Running out is a broken reserve: a bug.
     pub(crate) fn take_free(&mut self, plane: usize) -> u32 {
         let p = &mut self.pools[plane];
-        let b = if self.wear_leveling { p.heap.pop().map(|Reverse(k)| k as u32) } else { p.fifo.pop_front() };
+        let b = if self.wear_leveling { p.heap.pop().map(|k| k as u32) } else { p.fifo.pop_front() };
         let b = b.unwrap_or_else(|| panic!("plane {plane}: no free block; the merge reserve was violated"));
         let m = &mut self.blocks[b as usize];
         assert!(m.written == 0 && m.valid == 0, "free block {b} holds data");
@@ -335,7 +335,7 @@ impl Flash {
         let pool = &mut self.pools[plane];
         pool.written -= written;
         if self.wear_leveling {
-            pool.heap.push(Reverse(key));
+            pool.heap.push(key);
         } else {
             pool.fifo.push_back(b);
         }

@@ -79,6 +79,7 @@ pub mod config;
 pub mod gftl;
 mod lpn_map;
 pub mod mbm;
+mod min_queue;
 pub mod nftl;
 pub mod page;
 pub mod pen;

@@ -65,8 +65,7 @@
 //! (an array of block ids per bucket, each block knowing its slot: O(1) insertion and
 //! removal), so a GC scans only the ids of the blocks tied for the maximum.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 use lamina_nand_model::{BlockId, Geometry, PerBlock, PlaneId, Ppa};
 
@@ -83,6 +82,7 @@ use crate::config::{
     Allocation, FtlConfig, FtlConfigError, Mapping, Replication, TieBreak, ValidatedFtlConfig,
 };
 use crate::lpn_map::LpnMap;
+use crate::min_queue::MinQueue;
 
 /// "No block" in block links and the active-block slot.
 const NONE: u32 = u32::MAX;
@@ -128,8 +128,8 @@ struct PlaneState {
     /// Free blocks, FIFO (per-plane allocation, wear levelling off).
     fifo: VecDeque<u32>,
     /// Free blocks keyed by `erase_count << 32 | block` (per-plane allocation, wear
-    /// levelling on).
-    heap: BinaryHeap<Reverse<u64>>,
+    /// levelling on), least first.
+    heap: MinQueue,
     /// Free blocks of die-aligned allocation, keyed by `erase_count << 32 | block` (wear
     /// levelling on) or `block` (off), so that blocks can be taken by index.
     free_set: BTreeSet<u64>,
@@ -273,11 +273,11 @@ impl PageFtl {
                 let first = p * blocks_per_plane;
                 let ids = first..first + blocks_per_plane;
                 let (fifo, heap, free_set) = match (aligned, wl) {
-                    (true, _) => (VecDeque::new(), BinaryHeap::new(), ids.map(|b| b as u64).collect()),
+                    (true, _) => (VecDeque::new(), MinQueue::default(), ids.map(|b| b as u64).collect()),
                     (false, true) => {
-                        (VecDeque::new(), ids.map(|b| Reverse(b as u64)).collect(), BTreeSet::new())
+                        (VecDeque::new(), MinQueue::from_ascending(ids.map(|b| b as u64)), BTreeSet::new())
                     }
-                    (false, false) => (ids.collect(), BinaryHeap::new(), BTreeSet::new()),
+                    (false, false) => (ids.collect(), MinQueue::default(), BTreeSet::new()),
                 };
                 PlaneState {
                     active: NONE,
@@ -479,11 +479,7 @@ impl PageFtl {
 
     fn pop_free(&mut self, plane: usize) -> Option<u32> {
         let p = &mut self.planes[plane];
-        if self.cfg.config.wear_leveling {
-            p.heap.pop().map(|Reverse(key)| key as u32)
-        } else {
-            p.fifo.pop_front()
-        }
+        if self.cfg.config.wear_leveling { p.heap.pop().map(|key| key as u32) } else { p.fifo.pop_front() }
     }
 
     /// Key of free block `b` in the die-aligned free set.
@@ -503,7 +499,7 @@ impl PageFtl {
         }
         let p = &mut self.planes[plane];
         if self.cfg.config.wear_leveling {
-            p.heap.push(Reverse(key));
+            p.heap.push(key);
         } else {
             p.fifo.push_back(b);
         }
@@ -1415,7 +1411,7 @@ impl Ftl for PageFtl {
             let p = &self.planes[pi];
             return Some(match p.active {
                 NONE if self.cfg.config.wear_leveling => {
-                    (BlockId(p.heap.peek().expect("room means a free block").0 as u32), 0)
+                    (BlockId(p.heap.peek().expect("room means a free block") as u32), 0)
                 }
                 NONE => (BlockId(*p.fifo.front().expect("room means a free block")), 0),
                 b => (BlockId(b), self.blocks[b as usize].written),
@@ -1507,7 +1503,7 @@ impl PageFtl {
             + self.rev.heap_bytes()
             + self.blocks.heap_bytes()
             + self.buckets.iter().map(|b| size_of::<Vec<u32>>() + b.capacity() * 4).sum::<usize>()
-            + self.planes.iter().map(|p| p.heap.capacity() * 8 + p.fifo.capacity() * 4).sum::<usize>()
+            + self.planes.iter().map(|p| p.heap.heap_bytes() + p.fifo.capacity() * 4).sum::<usize>()
             // B-tree nodes: 8-byte keys plus about as much again in node overhead.
             + self.planes.iter().map(|p| p.free_set.len() * 16).sum::<usize>()
             + self.rows.len() * size_of::<Row>()
@@ -1628,7 +1624,7 @@ mod tests {
         p.heap.clear();
         for b in 0..6u32 {
             let key = (ftl.blocks[b as usize].erase_count as u64) << 32 | b as u64;
-            ftl.planes[0].heap.push(Reverse(key));
+            ftl.planes[0].heap.push(key);
         }
         let order: Vec<u32> = (0..6).map(|_| ftl.pop_free(0).unwrap()).collect();
         assert_eq!(order, [2, 4, 1, 3, 0, 5]);

@@ -712,7 +712,7 @@ impl Simulation {
         {
             t.plane = plane;
             t.die = self.geo.die_of_plane(plane);
-            return self.push_txn(t);
+            return self.push_txn(&mut t);
         }
         self.defer_write(t, pre_read)
     }
@@ -754,8 +754,9 @@ impl Simulation {
         let old = self.ftl.lookup(Lpn(t.lpn)).expect("needs_rmw checked the mapping");
         let plane = self.geo.plane_of_ppa(old);
         let die = self.geo.die_of_plane(plane);
-        let rmw = Txn { kind: TxnKind::RmwRead, link: NIL, req: NIL, die, plane, rmw_pending: false, ..t };
-        self.push_txn(rmw)
+        let mut rmw =
+            Txn { kind: TxnKind::RmwRead, link: NIL, req: NIL, die, plane, rmw_pending: false, ..t };
+        self.push_txn(&mut rmw)
     }
 
     /// The pre-placement read of an undecided write of `lpn` is done: the oldest such
@@ -805,7 +806,7 @@ impl Simulation {
             c.undecided_wait_ns += wait;
             c.undecided_wait_max_ns = c.undecided_wait_max_ns.max(wait);
             bound += 1;
-            self.push_txn(Txn { plane, die: self.geo.die_of_plane(plane), ..t })?;
+            self.push_txn(&mut Txn { plane, die: self.geo.die_of_plane(plane), ..t })?;
         }
         let (idle, idle_busy_channel) = self.sample_undecided();
         if bound == 0 {
@@ -915,7 +916,12 @@ impl Simulation {
 
     // ------------------------------------------------------------------ queues
 
-    pub(super) fn push_txn(&mut self, mut t: Txn) -> Result<(), RunError> {
+    /// Queue transaction `t` on its die (stamping its sequence number, queueing time and
+    /// GC mark into it), or issue it at once when the die is free. By reference: passed by
+    /// value, the caller's freshly placed `t` was copied in 16-byte loads over its new
+    /// 4-byte plane and die, which the store buffer cannot forward (docs/performance.md,
+    /// tenth session).
+    pub(super) fn push_txn(&mut self, t: &mut Txn) -> Result<(), RunError> {
         t.seq = self.ctl.next_seq();
         t.enq = self.now;
         t.gc_mark = self.ctl.dies[t.die.idx()].gc_busy_until(self.now);
@@ -929,11 +935,11 @@ impl Simulation {
             && !d.busy(self.ctl.cur_key)
             && d.queues.is_empty()
             && (is_read || !d.write_stalled);
-        let host_page = direct && self.inlinable(&t);
+        let host_page = direct && self.inlinable(t);
         if host_page {
             // A host page (the common case): without a transaction record unless it waits.
             if is_read {
-                if self.try_inline_read(die, &t)? {
+                if self.try_inline_read(die, t)? {
                     return Ok(());
                 }
             } else if let Some(issued) = self.try_inline_write(t)? {
@@ -941,7 +947,7 @@ impl Simulation {
                 return if issued { Ok(()) } else { self.dispatch(die, false) };
             }
         }
-        let id = self.ctl.txns.insert(t);
+        let id = self.ctl.txns.insert(*t);
         if t.lpn >= self.remap_base && t.req != NIL {
             // A host read redirected to a remap page: later reads of it may join it
             // until it is issued (`read_command`).
@@ -949,10 +955,10 @@ impl Simulation {
         }
         if direct && !host_page {
             if is_read {
-                if self.try_direct_read(die, id, &t, false)? {
+                if self.try_direct_read(die, id, t, false)? {
                     return Ok(());
                 }
-            } else if let Some(issued) = self.try_direct_write(die, id, &t, false)? {
+            } else if let Some(issued) = self.try_direct_write(die, id, t, false)? {
                 return if issued { Ok(()) } else { self.dispatch(die, false) };
             }
         }
@@ -1473,13 +1479,14 @@ impl Simulation {
         }
         let (off, len) = if tx.kind == TxnKind::RmwRead { (0, self.page_size) } else { (tx.offset, tx.len) };
         // The one-page read without building a command (the device's `read_page`).
-        let timing = self.device.read_page(self.now, ppa, off, len).map_err(|e| self.nand(e))?;
+        let issued = self.device.read_page(self.now, ppa, off, len);
+        let timing = self.timing_of(&issued)?;
         if dequeue && self.inlinable(tx) {
             // Off its queue: the op keeps what the record held for it.
             self.ctl.txns.free(id);
-            self.inline_read_issued(die, tx, &timing);
+            self.inline_read_issued(die, tx, timing);
         } else {
-            self.read_issued(die, &[id], &timing, OpKind::Read);
+            self.read_issued(die, &[id], timing, OpKind::Read);
         }
         Ok(true)
     }
@@ -1505,8 +1512,9 @@ impl Simulation {
     #[inline]
     fn try_inline_read(&mut self, die: DieId, t: &Txn) -> Result<bool, RunError> {
         let Some(ppa) = self.direct_read_page(die, t) else { return Ok(false) };
-        let timing = self.device.read_page(self.now, ppa, t.offset, t.len).map_err(|e| self.nand(e))?;
-        self.inline_read_issued(die, t, &timing);
+        let issued = self.device.read_page(self.now, ppa, t.offset, t.len);
+        let timing = self.timing_of(&issued)?;
+        self.inline_read_issued(die, t, timing);
         Ok(true)
     }
 
@@ -1527,18 +1535,18 @@ impl Simulation {
     /// transaction record unless the FTL refuses it ([`Inline`]; what `program_group`
     /// does for one page).
     #[inline]
-    fn try_inline_write(&mut self, t: Txn) -> Result<Option<bool>, RunError> {
-        if self.needs_rmw(&t) || self.write_needs_translation(&t) {
+    fn try_inline_write(&mut self, t: &Txn) -> Result<Option<bool>, RunError> {
+        if self.needs_rmw(t) || self.write_needs_translation(t) {
             return Ok(None);
         }
         match self.ftl.write(Lpn(t.lpn), t.plane) {
             Ok(ppa) => {
-                self.inline_program(&t, ppa)?;
+                self.inline_program(t, ppa)?;
                 Ok(Some(true))
             }
             Err(e) => {
                 // It waits now (in its queue or another's), with a record.
-                let id = self.ctl.txns.insert(t);
+                let id = self.ctl.txns.insert(*t);
                 count_queued(&mut self.host.queued_writes, self.ctl.txns.get_mut(id));
                 self.write_refused(id, e).map(Some)
             }
@@ -1556,14 +1564,29 @@ impl Simulation {
             self.remap_invalidate(t.lpn);
         }
         let tag = self.verifier.program(t.lpn);
-        let timing = self.device.program_page(self.now, ppa, tag).map_err(|e| self.nand(e))?;
+        let issued = self.device.program_page(self.now, ppa, tag);
+        let timing = self.timing_of(&issued)?;
         let die = self.die_of_ppa(ppa);
         self.ctl.dies[die.idx()].writes_done += 1;
         self.mark_start(t.req);
         self.note_command(die, OpKind::Program, 1, 1);
-        self.new_inline_op(die, timing.done, t, Inline::Write, Some(PeKind::Program), Phases::of(&timing));
+        self.new_inline_op(die, timing.done, t, Inline::Write, Some(PeKind::Program), Phases::of(timing));
         self.maybe_start_gc(self.geo.plane_of_ppa(ppa));
         Ok(())
+    }
+
+    /// The timing of a one-page device call, by reference into its result. Moving the
+    /// [`lamina_nand_model::OpTiming`] out (`map_err(..)?`) made the compiler copy it
+    /// through the stack in 16-byte loads of what the device had just stored in 8-byte
+    /// pieces, loads the store buffer cannot forward: 2.9 % of the simulation thread's
+    /// `perf` samples sat on that copy in the inline read alone (docs/performance.md,
+    /// tenth session).
+    #[inline(always)]
+    fn timing_of<'a>(
+        &self,
+        issued: &'a Result<lamina_nand_model::OpTiming, lamina_nand_model::NandError>,
+    ) -> Result<&'a lamina_nand_model::OpTiming, RunError> {
+        issued.as_ref().map_err(|e| self.nand(e.clone()))
     }
 
     /// The die holding physical page `ppa`.

@@ -304,7 +304,7 @@ impl Simulation {
         let die = self.geo.die_of_plane(plane);
         // Issued at once, the read need not look its page up again (`try_direct_read`).
         self.ctl.read_hint = epoch.map(|e| (lpn, ppa, e));
-        self.push_txn(Txn::new(TxnKind::Read, lpn, req, die, plane, offset, len))?;
+        self.push_txn(&mut Txn::new(TxnKind::Read, lpn, req, die, plane, offset, len))?;
         Ok(Served::Queued)
     }
 

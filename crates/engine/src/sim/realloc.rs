@@ -137,7 +137,7 @@ impl Simulation {
                 Txn::new(TxnKind::Read, lpn, NIL, self.geo.die_of_plane(plane), plane, 0, self.page_size);
             t.link = s;
             self.realloc = Some(r);
-            self.push_txn(t)?;
+            self.push_txn(&mut t)?;
             r = self.realloc.take().expect("reallocation on");
         }
         if started {
@@ -187,7 +187,7 @@ impl Simulation {
         let plane = self.geo.plane_of_die(m.die, 0);
         let mut t = Txn::new(TxnKind::Write, m.lpn, NIL, m.die, plane, 0, self.page_size);
         t.link = s;
-        self.push_txn(t)
+        self.push_txn(&mut t)
     }
 
     /// Migration `s`'s page is no longer where its read found it (rewritten, trimmed

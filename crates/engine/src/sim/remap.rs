@@ -80,7 +80,7 @@ impl Simulation {
         let die = self.geo.die_of_plane(plane);
         let mut t = Txn::new(TxnKind::Read, remap_lpn, req, die, plane, rd.offset, len);
         t.link = rd.page << 8;
-        self.push_txn(t)?;
+        self.push_txn(&mut t)?;
         Ok(true)
     }
 
@@ -103,7 +103,7 @@ impl Simulation {
             let mut t =
                 Txn::new(TxnKind::Read, m.lpn, NIL, die, plane, m.u0 as u32 * ub, m.units as u32 * ub);
             t.link = (page << 8) | i as u32;
-            self.push_txn(t)?;
+            self.push_txn(&mut t)?;
         }
         Ok(())
     }
@@ -193,7 +193,7 @@ impl Simulation {
             self.issue_register_read(t, ppa)
         } else {
             self.remap.as_mut().expect("remap on").counters.register_misses += 1;
-            self.push_txn(t)
+            self.push_txn(&mut t)
         }
     }
 
