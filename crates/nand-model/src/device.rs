@@ -988,6 +988,18 @@ impl Device {
         }
     }
 
+    /// Load the state record of the block holding `ppa`, which a read of it checks (a
+    /// speed hint: the value is meaningless). Called for the pages of a request before
+    /// the first of them is issued, so that their records' cache misses overlap instead
+    /// of each waiting behind the previous page's issue. Out of range: nothing.
+    #[inline]
+    pub fn warm_block(&self, ppa: Ppa) -> u32 {
+        if ppa.0 >= self.geometry().total_pages() {
+            return 0;
+        }
+        self.blocks.warm(self.geometry().block_of(ppa).0)
+    }
+
     /// Record, on every one-page read, what the die's page register holds, so that
     /// [`Command::RegisterRead`] can serve it again ([`Device::register_holds`]). Off by
     /// default: the bookkeeping costs every read, and only remapping's reads joined in

@@ -97,6 +97,13 @@ impl Blocks {
         (e != NO_EXT).then(|| &self.ext[e as usize])
     }
 
+    /// Block `b`'s record, read for its cache line (`Device::warm_block`).
+    #[inline(always)]
+    pub(crate) fn warm(&self, b: u32) -> u32 {
+        let r = &self.blocks[b as usize];
+        r.wp ^ r.ext
+    }
+
     /// Is page `p` of block `b` programmed?
     #[inline(always)]
     pub(crate) fn is_programmed(&self, b: u32, p: u32) -> bool {

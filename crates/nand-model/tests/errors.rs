@@ -311,3 +311,22 @@ fn one_page_entry_points_refuse_what_the_general_path_refuses() {
     assert_eq!(d.stats().reads + d.stats().programs, 0);
     assert_eq!(d.page_state(g.ppa(skip)), PageState::Erased);
 }
+
+#[test]
+fn warming_a_block_changes_nothing_and_ignores_pages_beyond_the_device() {
+    // `warm_block` is a speed hint: any page, in range or not, and the device's answers
+    // and counters after it are those of an unwarmed copy.
+    let mut d = dev("mbm");
+    let g = d.geometry().clone();
+    let a = pa(0, 1, 0, 1, 3, 0);
+    prog(&mut d, a);
+    let cold = d.clone();
+    for ppa in [g.ppa(a), lamina_nand_model::Ppa(0), lamina_nand_model::Ppa(g.total_pages() - 1)] {
+        d.warm_block(ppa);
+    }
+    assert_eq!(d.warm_block(lamina_nand_model::Ppa(g.total_pages())), 0);
+    assert_eq!(d.warm_block(lamina_nand_model::Ppa(u64::MAX)), 0);
+    let mut c = cold;
+    assert_eq!(d.read_page(SimTime(0), g.ppa(a), 0, 512), c.read_page(SimTime(0), g.ppa(a), 0, 512));
+    assert_eq!(d.stats().reads, c.stats().reads);
+}

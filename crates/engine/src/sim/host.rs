@@ -195,9 +195,16 @@ impl Simulation {
             let slot = ((page - first) % BATCH as u64) as usize;
             if r.op == IoOp::Read && slot == 0 {
                 let n = (last - page + 1).min(BATCH as u64);
+                let mut warm = 0;
                 for (i, m) in mapped.iter_mut().enumerate().take(n as usize) {
                     *m = self.ftl.lookup(Lpn(self.wrap(page + i as u64)));
+                    if let Some(ppa) = *m {
+                        // The device checks each page's block record as it issues the
+                        // read: load them now, so that their misses overlap.
+                        warm ^= self.device.warm_block(ppa);
+                    }
                 }
+                std::hint::black_box(warm);
                 epoch = self.ftl.lookup_epoch();
             }
             let served = match r.op {
