@@ -10,8 +10,9 @@
 //! simulation thread's samples in those pops (523 of 21,071), which callgrind counts at
 //! under 0.1 % of its instructions (200 k requests: 2,850 blocks opened, 1.0 M of 1,211 M
 //! instructions; docs/performance.md, tenth session). Taking the initial blocks from the
-//! front of a sorted run touches one line per eight blocks, in order. Keys pushed later (blocks coming back after an erase) go
-//! to a heap, which stays small: steady state keeps few blocks free.
+//! front of a sorted run touches one line per eight blocks, in order. Keys pushed later
+//! (blocks coming back after an erase) go to a heap, which stays small: steady state
+//! keeps few blocks free.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
