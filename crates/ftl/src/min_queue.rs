@@ -42,24 +42,27 @@ impl MinQueue {
         self.heap.push(Reverse(key));
     }
 
+    /// Whether the least key is the heap's rather than the run's (false when both are
+    /// empty: the run's empty front then answers `None`).
+    #[inline]
+    fn heap_first(&self) -> bool {
+        match (self.run.front(), self.heap.peek()) {
+            (Some(&a), Some(&Reverse(b))) => b < a,
+            (Some(_), None) => false,
+            (None, h) => h.is_some(),
+        }
+    }
+
     /// The least key, if any.
     #[inline]
     pub(crate) fn peek(&self) -> Option<u64> {
-        match (self.run.front(), self.heap.peek()) {
-            (Some(&a), Some(&Reverse(b))) => Some(a.min(b)),
-            (Some(&a), None) => Some(a),
-            (None, h) => h.map(|r| r.0),
-        }
+        if self.heap_first() { self.heap.peek().map(|r| r.0) } else { self.run.front().copied() }
     }
 
     /// Remove and return the least key, if any.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<u64> {
-        match (self.run.front(), self.heap.peek()) {
-            (Some(&a), Some(&Reverse(b))) if b < a => self.heap.pop().map(|r| r.0),
-            (Some(_), _) => self.run.pop_front(),
-            (None, _) => self.heap.pop().map(|r| r.0),
-        }
+        if self.heap_first() { self.heap.pop().map(|r| r.0) } else { self.run.pop_front() }
     }
 
     /// Keys queued.

@@ -37,6 +37,7 @@ pub struct PerBlock<T> {
     shift: u32,
     /// Records of a plane plus its padding.
     stride: usize,
+    /// Records of a plane without its padding.
     blocks_per_plane: usize,
     /// Blocks (records in use).
     blocks: usize,
