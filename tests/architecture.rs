@@ -1,8 +1,11 @@
 //! Architecture invariant (TigerBeetle-style "tidy" check): the crate dependency graph
 //! only points the allowed way, `cli → engine → {sched, ftl, trace}`,
 //! `{engine, sched, ftl} → nand-model`, `cli → trace` directly, and `cli → serve →
-//! {engine, trace, nand-model}` (the NBD server; tokio lives only there). `trace` is a leaf:
-//! it depends on no other Lamina crate (it needs only the logical capacity, a number).
+//! {engine, trace, nand-model}` (the NBD server; tokio lives only there), and
+//! `{engine, ftl, nand-model} → hint`. `trace` is a leaf: it depends on no other Lamina
+//! crate (it needs only the logical capacity, a number). So is `hint`, the one crate
+//! allowed `unsafe` code (one prefetch instruction per target); every other crate takes
+//! the workspace's lints, which forbid it.
 //!
 //! Reads `cargo metadata` for the workspace and fails on any edge between Lamina
 //! crates that is not in the allowed set, so a forbidden `use` cannot creep in.
@@ -27,6 +30,10 @@ const ALLOWED: &[(&str, &str)] = &[
     ("lamina-engine", "lamina-trace"),
     ("lamina-sched", "lamina-nand-model"),
     ("lamina-ftl", "lamina-nand-model"),
+    // Cache hints (a prefetch behind a safe function), for the hot paths' tables.
+    ("lamina-nand-model", "lamina-hint"),
+    ("lamina-ftl", "lamina-hint"),
+    ("lamina-engine", "lamina-hint"),
 ];
 
 /// Crates that must not touch the terminal, clap or rayon (only `cli` does).
@@ -86,4 +93,34 @@ fn trace_is_a_leaf() {
         .filter(|n| n.starts_with("lamina-"))
         .collect();
     assert!(lamina.is_empty(), "lamina-trace must be a leaf but depends on {lamina:?}");
+}
+
+/// `unsafe` code lives in `lamina-hint` only: every other workspace crate takes the
+/// workspace's lints (`unsafe_code = "forbid"`), and `lamina-hint` depends on nothing.
+#[test]
+fn unsafe_code_is_confined_to_the_hint_crate() {
+    let meta = metadata();
+    let packages = meta["packages"].as_array().expect("packages");
+    let mut checked = 0;
+    for p in packages {
+        let name = p["name"].as_str().unwrap();
+        if !name.starts_with("lamina-") {
+            continue;
+        }
+        let path = p["manifest_path"].as_str().unwrap();
+        let manifest = std::fs::read_to_string(path).expect("read a manifest");
+        if name == "lamina-hint" {
+            assert!(p["dependencies"].as_array().unwrap().is_empty(), "lamina-hint must depend on nothing");
+            continue;
+        }
+        let lints = manifest.split("[lints]").nth(1).unwrap_or_default();
+        assert!(
+            lints.trim_start().starts_with("workspace = true"),
+            "{name} ({path}) does not take the workspace's lints, which forbid unsafe code"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 6, "only {checked} crates checked");
+    let root = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml")).unwrap();
+    assert!(root.contains("unsafe_code = \"forbid\""), "the workspace's lints no longer forbid unsafe code");
 }

@@ -65,16 +65,14 @@ impl FirstReads {
         self.math.pages(r)
     }
 
-    /// Read the bit of each request's first page (a speed hint: the loads are
-    /// independent, so their cache misses overlap, and the marking that follows hits).
+    /// Start loading the bit of each request's first page (a speed hint with no wait:
+    /// the group's bits arrive while the next group is parsed, and the marking then
+    /// hits).
     #[inline]
-    fn warm(&self, group: &[IoRequest]) {
-        let mut any = false;
+    fn prefetch(&self, group: &[IoRequest]) {
         for r in group {
-            let lpn = wrap(self.math.page_of(r.offset_bytes), self.logical_pages);
-            any ^= self.seen.get(lpn);
+            self.seen.prefetch(wrap(self.math.page_of(r.offset_bytes), self.logical_pages));
         }
-        std::hint::black_box(any);
     }
 
     /// Mark pages `first..=last` (before wrapping) seen; append those that are
@@ -185,17 +183,17 @@ impl Simulation {
     }
 
     /// Write the candidates `lpns` (in order) that the FTL does not map yet, each with its
-    /// replica, reading the map entries of the next window while the current one is
-    /// written.
+    /// replica, window by window ([`WARM_WINDOW`] candidates), the map entries of the
+    /// next two windows loading meanwhile (the staged hints of [`Simulation::warm_ahead`]).
     fn write_candidates(&mut self, lpns: &[u64], state: &mut Candidates) {
         let lp = self.logical_pages();
-        let mut windows = lpns.chunks(WARM_WINDOW);
-        let mut next = windows.next();
-        self.warm_window(next, state.unmapped);
+        let windows = lpns.len().div_ceil(WARM_WINDOW);
         let mut run = [Lpn(0); WARM_WINDOW];
-        while let Some(window) = next {
-            next = windows.next();
-            self.warm_window(next, state.unmapped);
+        self.ftl.prefetch_map_first(as_lpns(window_of(lpns, 0), &mut run));
+        self.warm_ahead(lpns, 0, state.unmapped);
+        for k in 0..windows {
+            self.warm_ahead(lpns, k + 1, state.unmapped);
+            let window = window_of(lpns, k);
             let mut i = 0;
             while i < window.len() {
                 if state.runs && state.unmapped {
@@ -247,17 +245,27 @@ impl Simulation {
         n
     }
 
-    /// Read the map entries of a window of candidates in one batch (a speed hint). While
-    /// no candidate can be mapped (`unmapped`), a write replaces no page, so the entries
-    /// are all a write will load ([`lamina_ftl::Ftl::warm_lookups`]); otherwise also what
-    /// the replaced pages' bookkeeping will ([`lamina_ftl::Ftl::warm_writes`]).
-    fn warm_window(&self, window: Option<&[u64]>, unmapped: bool) {
-        if let Some(window) = window {
-            let mut buf = [Lpn(0); WARM_WINDOW];
-            let lpns = as_lpns(window, &mut buf);
-            if unmapped { self.ftl.warm_lookups(lpns) } else { self.ftl.warm_writes(lpns) }
+    /// Speed hints for the windows of `lpns` ahead of window `k - 1`, the one about to be
+    /// written: start loading window `k + 1`'s map entries (first level,
+    /// [`lamina_ftl::Ftl::prefetch_map_first`]) and window `k`'s second level, which then
+    /// arrive while window `k - 1` is written. A window whose candidates may be mapped
+    /// also has what the replaced pages' bookkeeping will load read in one batch when it
+    /// is next ([`lamina_ftl::Ftl::warm_writes`]); while none can be (`unmapped`), a
+    /// write replaces no page and the entries are all it loads.
+    fn warm_ahead(&self, lpns: &[u64], k: usize, unmapped: bool) {
+        let mut buf = [Lpn(0); WARM_WINDOW];
+        self.ftl.prefetch_map_first(as_lpns(window_of(lpns, k + 1), &mut buf));
+        self.ftl.prefetch_map_second(as_lpns(window_of(lpns, k), &mut buf));
+        if !unmapped && k > 0 {
+            self.ftl.warm_writes(as_lpns(window_of(lpns, k - 1), &mut buf));
         }
     }
+}
+
+/// Window `k` of `lpns` ([`WARM_WINDOW`] candidates each; empty past the end).
+fn window_of(lpns: &[u64], k: usize) -> &[u64] {
+    let start = (k * WARM_WINDOW).min(lpns.len());
+    &lpns[start..(start + WARM_WINDOW).min(lpns.len())]
 }
 
 /// The first [`WARM_WINDOW`] pages of `lpns` as [`Lpn`]s, in `buf`.
@@ -284,27 +292,35 @@ where
 {
     let mut finder = FirstReads::new(logical_pages, page_bytes);
     let mut lpns = Vec::with_capacity(FEED_BATCH);
+    // Two groups in turn: the one being parsed and the one being marked.
     let mut group = Vec::with_capacity(GROUP);
+    let mut marking: Vec<IoRequest> = Vec::with_capacity(GROUP);
     let mut trace = trace;
     let mut end = Ok(());
+    // The trace ended or failed (a short group was parsed): parse no more.
+    let mut parsed_all = false;
     loop {
-        // Parse a group of requests, then mark their pages: with the parsing out of the
-        // way, the bit set's cache misses of consecutive requests overlap (`warm`).
+        // Parse a group of requests and start loading their bits, then mark the pages of
+        // the group parsed before: the bits' cache misses overlap each other and the
+        // parsing instead of stalling the marking (`FirstReads::prefetch`).
         group.clear();
-        for r in trace.by_ref() {
-            match r {
-                Ok(r) => group.push(r),
-                Err(e) => {
-                    end = Err(e);
+        if !parsed_all {
+            for r in trace.by_ref() {
+                match r {
+                    Ok(r) => group.push(r),
+                    Err(e) => {
+                        end = Err(e);
+                        break;
+                    }
+                }
+                if group.len() == GROUP {
                     break;
                 }
             }
-            if group.len() == GROUP {
-                break;
-            }
+            parsed_all = group.len() < GROUP;
         }
-        finder.warm(&group);
-        for r in &group {
+        finder.prefetch(&group);
+        for r in &marking {
             // A long request is taken a piece at a time, so a batch stays near FEED_BATCH.
             let (mut first, last) = finder.pages(r);
             while first <= last {
@@ -319,8 +335,8 @@ where
                 };
             }
         }
-        // A short group: the trace ended or failed.
-        if group.len() < GROUP {
+        std::mem::swap(&mut group, &mut marking);
+        if parsed_all && marking.is_empty() {
             break;
         }
     }
@@ -546,5 +562,26 @@ mod tests {
         trace.push(request((0, 3, 1), page(&cfg)));
         let r = check(&cfg, trace);
         assert!(matches!(r, Err(TraceError::ReaderStopped { .. })), "{r:?}");
+    }
+
+    /// The finder parses a group of requests while it marks the one before: traces that
+    /// end, or fail, just before, at and after a group's end, and windows of candidates
+    /// cut anywhere, write what the single loop wrote.
+    #[test]
+    fn traces_ending_at_group_and_window_edges_match() {
+        let cfg = config(&[]);
+        for n in [0, 1, GROUP - 1, GROUP, GROUP + 1, 2 * GROUP, 2 * GROUP + 1, 3 * WARM_WINDOW + 5] {
+            let trace: Vec<_> = (0..n as u64).map(|p| request((0, p * 3, 1 + p % 3), page(&cfg))).collect();
+            check(&cfg, trace.clone()).unwrap();
+            let mut failing = trace;
+            failing.push(Err(TraceError::ReaderStopped { file: "t".into() }));
+            failing.push(request((0, 1, 1), page(&cfg)));
+            assert!(matches!(check(&cfg, failing), Err(TraceError::ReaderStopped { .. })), "{n} requests");
+        }
+        // The window helpers: windows cover the candidates in order, empty past the end.
+        let lpns: Vec<u64> = (0..(2 * WARM_WINDOW + 3) as u64).collect();
+        let joined: Vec<u64> = (0..4).flat_map(|k| window_of(&lpns, k).to_vec()).collect();
+        assert_eq!(joined, lpns);
+        assert!(window_of(&lpns, 3).is_empty() && window_of(&[], 0).is_empty());
     }
 }

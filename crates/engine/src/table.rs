@@ -70,6 +70,15 @@ impl LpnBits {
         self.words[(lpn >> 6) as usize] >> (lpn & 63) & 1 == 1
     }
 
+    /// Start loading the cache line of `lpn`'s bit (a hint, no wait; out of range:
+    /// nothing).
+    #[inline]
+    pub fn prefetch(&self, lpn: u64) {
+        if let Some(w) = self.words.get((lpn >> 6) as usize) {
+            lamina_hint::prefetch(w);
+        }
+    }
+
     /// Set (or clear) the bit of `lpn`.
     #[inline]
     pub fn set(&mut self, lpn: u64, on: bool) {

@@ -471,6 +471,23 @@ pub trait Ftl: Send {
         self.warm_writes(lpns);
     }
 
+    /// Speed hint, no effect on state and no wait: start loading the first level of the
+    /// forward-map lookup of each page of `lpns` (prefetch instructions, which retire
+    /// without waiting for memory, where [`Ftl::warm_writes`]' plain loads hold the
+    /// processor until their data arrives). The first of three stages a caller spaces
+    /// apart in time: this one, [`Ftl::prefetch_map_second`] of the same pages a while
+    /// later, then [`Ftl::warm_writes`] or [`Ftl::warm_lookups`], whose map loads then
+    /// hit the cache. Out-of-range pages are ignored. Default: nothing.
+    fn prefetch_map_first(&self, lpns: &[Lpn]) {
+        let _ = lpns;
+    }
+
+    /// The second stage of [`Ftl::prefetch_map_first`]: read the level it loaded and
+    /// start loading the next (a two-level map's leaf entries). Default: nothing.
+    fn prefetch_map_second(&self, lpns: &[Lpn]) {
+        let _ = lpns;
+    }
+
     /// Logical pages the host addresses: [`Ftl::logical_pages`] unless the FTL keeps
     /// several copies of each (`ftl.replication`), then fewer. Default: all of them.
     fn host_pages(&self) -> u64 {

@@ -156,6 +156,12 @@ impl Table {
         self.bytes_mut().as_chunks_mut::<ENTRY>().0[i] = v.to_ne_bytes();
     }
 
+    /// Start loading entry `i`'s cache line (a hint; panics when `i` is out of range).
+    #[inline]
+    fn prefetch(&self, i: usize) {
+        lamina_hint::prefetch(&self.bytes().as_chunks::<ENTRY>().0[i]);
+    }
+
     /// Bytes in 4 KiB pages that hold a nonzero byte (a scan of the whole table).
     fn nonzero_page_bytes(&self) -> usize {
         self.bytes().chunks(PAGE).filter(|p| p.iter().any(|&b| b != 0)).count() * PAGE
@@ -354,6 +360,35 @@ impl LpnMap {
                     *o = t.slab.get(*o as usize, (i & (LEAF - 1)) as usize);
                 }
             }
+        }
+    }
+
+    /// Speed hint, the first of two stages: start loading the first level of entry
+    /// `i`'s lookup (the directory entry; a flat table's entry itself) without waiting
+    /// for it. Out-of-range indices are ignored.
+    #[inline]
+    pub(crate) fn prefetch_first(&self, i: u64) {
+        if i >= self.len {
+            return;
+        }
+        match &self.layout {
+            Layout::Flat(f) => f.prefetch(i as usize),
+            Layout::Tree(t) => t.dir.prefetch((i >> LEAF_SHIFT) as usize),
+        }
+    }
+
+    /// Speed hint, the second stage: read entry `i`'s directory entry (loaded by
+    /// [`LpnMap::prefetch_first`] a while before, so a hit) and start loading its leaf
+    /// entry without waiting for it; nothing for a flat table. Out-of-range indices are
+    /// ignored.
+    #[inline]
+    pub(crate) fn prefetch_second(&self, i: u64) {
+        if i >= self.len {
+            return;
+        }
+        if let Layout::Tree(t) = &self.layout {
+            let leaf = t.dir.get((i >> LEAF_SHIFT) as usize) as usize;
+            t.slab.prefetch(leaf, (i & (LEAF - 1)) as usize);
         }
     }
 
@@ -696,6 +731,15 @@ mod tests {
                     model[i as usize] = v;
                     prop_assert_eq!(m.get(i), v);
                 }
+            }
+            for (i, &want) in model.iter().enumerate() {
+                prop_assert_eq!(m.get(i as u64), want);
+            }
+            // The prefetch hints accept every index, in range or not, in either layout,
+            // and change nothing.
+            for i in (0..len + 3).chain([u64::MAX]) {
+                m.prefetch_first(i);
+                m.prefetch_second(i);
             }
             for (i, &want) in model.iter().enumerate() {
                 prop_assert_eq!(m.get(i as u64), want);

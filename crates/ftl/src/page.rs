@@ -1164,6 +1164,18 @@ impl Ftl for PageFtl {
         std::hint::black_box(acc);
     }
 
+    fn prefetch_map_first(&self, lpns: &[Lpn]) {
+        for l in lpns {
+            self.map.prefetch_first(l.0);
+        }
+    }
+
+    fn prefetch_map_second(&self, lpns: &[Lpn]) {
+        for l in lpns {
+            self.map.prefetch_second(l.0);
+        }
+    }
+
     fn warm_writes(&self, lpns: &[Lpn]) {
         // Level by level (see the trait): the entries; the replaced pages' blocks; the
         // ends of the bucket each leaves and of the one it joins; the blocks whose slots

@@ -1000,6 +1000,18 @@ impl Device {
         self.blocks.warm(self.geometry().block_of(ppa).0)
     }
 
+    /// Start loading the state record of the block holding `ppa` without waiting for it
+    /// (a prefetch instruction: a speed hint with no effect). The replay's look-ahead
+    /// calls it for the pages of reads about to be admitted, so that
+    /// [`Device::warm_block`] and the read's physics check find the record cached. Out
+    /// of range: nothing.
+    #[inline]
+    pub fn prefetch_block(&self, ppa: Ppa) {
+        if ppa.0 < self.geometry().total_pages() {
+            self.blocks.prefetch(self.geometry().block_of(ppa).0);
+        }
+    }
+
     /// Record, on every one-page read, what the die's page register holds, so that
     /// [`Command::RegisterRead`] can serve it again ([`Device::register_holds`]). Off by
     /// default: the bookkeeping costs every read, and only remapping's reads joined in

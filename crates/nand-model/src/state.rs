@@ -104,6 +104,12 @@ impl Blocks {
         r.wp ^ r.ext
     }
 
+    /// Start loading block `b`'s record (`Device::prefetch_block`).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, b: u32) {
+        lamina_hint::prefetch(&self.blocks[b as usize]);
+    }
+
     /// Is page `p` of block `b` programmed?
     #[inline(always)]
     pub(crate) fn is_programmed(&self, b: u32, p: u32) -> bool {

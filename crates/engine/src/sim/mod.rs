@@ -368,13 +368,21 @@ impl Simulation {
                     // their admission ([`warm::HostQueue`]).
                     let queued = self.arrivals_wait();
                     let ftl = self.ftl.as_ref();
+                    let device = &self.device;
                     let qw = &self.host.queued_writes;
-                    trace.refill(self.page_math, self.logical_pages, |writes, reads| {
+                    trace.refill(self.page_math, self.logical_pages, |s| {
                         if !queued {
-                            ftl.warm_writes(writes);
-                            ftl.warm_lookups(reads);
-                            warm::warm_queued_writes(qw, writes);
-                            warm::warm_queued_writes(qw, reads);
+                            s.prefetch(ftl);
+                            ftl.warm_writes(&s.next.writes);
+                            // The reads' lookups (their entries now cached) and the
+                            // block records their physics checks will read.
+                            for &lpn in &s.next.reads {
+                                if let Some(ppa) = ftl.lookup(lpn) {
+                                    device.prefetch_block(ppa);
+                                }
+                            }
+                            warm::warm_queued_writes(qw, &s.next.writes);
+                            warm::warm_queued_writes(qw, &s.next.reads);
                         }
                     });
                 }
@@ -560,8 +568,11 @@ struct Lookahead<I: Iterator> {
     err: Option<crate::trace::TraceError>,
     /// The iterator has ended (or failed).
     done: bool,
-    /// Pages of the batch being warmed.
-    pages: warm::WarmPages,
+    /// Pages of the last three refills' requests, a ring: `pages[next]` is refilled
+    /// next (its requests have been taken by then).
+    pages: [warm::WarmPages; 3],
+    /// The ring slot the next refill fills.
+    next: usize,
 }
 
 /// What comes next through a [`Lookahead`].
@@ -579,7 +590,11 @@ where
     I: Iterator<Item = Result<IoRequest, crate::trace::TraceError>>,
 {
     /// Requests held ahead at most.
-    const WINDOW: usize = 64;
+    const WINDOW: usize = 48;
+    /// Requests read per refill (a refill comes when this many have been taken): a
+    /// third of the window, so that the window holds the three batches of
+    /// [`warm::Stages`].
+    const STEP: usize = Self::WINDOW / 3;
     /// Pages warmed per request at most.
     const PAGES_PER_REQUEST: u64 = warm::PAGES_PER_REQUEST;
 
@@ -589,7 +604,10 @@ where
             buf: std::collections::VecDeque::with_capacity(Self::WINDOW),
             err: None,
             done: false,
-            pages: warm::WarmPages::with_capacity(Self::WINDOW * Self::PAGES_PER_REQUEST as usize),
+            pages: std::array::from_fn(|_| {
+                warm::WarmPages::with_capacity(Self::WINDOW * Self::PAGES_PER_REQUEST as usize)
+            }),
+            next: 0,
         }
     }
 
@@ -624,21 +642,24 @@ where
         self.err.take().expect("an error was peeked")
     }
 
-    /// Half the window or less is left (and the trace goes on).
+    /// A batch's worth of the window has been taken (and the trace goes on).
     fn wants_refill(&self) -> bool {
-        !self.done && self.buf.len() <= Self::WINDOW / 2
+        !self.done && self.buf.len() <= Self::WINDOW - Self::STEP
     }
 
-    /// Read ahead to a full window (or the trace's end or error) and hand the new
-    /// requests' pages (at most [`Lookahead::PAGES_PER_REQUEST`] each, wrapped into the
-    /// logical space as the host wraps them) to `warm` in one batch: the pages of writes
-    /// and trims, then those of reads.
-    fn refill(&mut self, pages: pages::PageMath, logical_pages: u64, warm: impl FnOnce(&[Lpn], &[Lpn])) {
-        self.pages.clear();
+    /// Read ahead to a full window (or the trace's end or error) and hand the pages of
+    /// the window's three batches (at most [`Lookahead::PAGES_PER_REQUEST`] per request,
+    /// wrapped into the logical space as the host wraps them) to `warm`: the new
+    /// requests', and those of the two refills before ([`warm::Stages`]).
+    fn refill(&mut self, pages: pages::PageMath, logical_pages: u64, warm: impl FnOnce(warm::Stages<'_>)) {
+        let slot = self.next;
+        self.next = (slot + 1) % 3;
+        let new = &mut self.pages[slot];
+        new.clear();
         while self.buf.len() < Self::WINDOW && !self.done {
             match self.inner.next() {
                 Some(Ok(r)) => {
-                    self.pages.push(&r, pages, logical_pages);
+                    new.push(&r, pages, logical_pages);
                     self.buf.push_back(r);
                 }
                 Some(Err(e)) => {
@@ -648,7 +669,11 @@ where
                 None => self.done = true,
             }
         }
-        warm(&self.pages.writes, &self.pages.reads);
+        warm(warm::Stages {
+            new: &self.pages[slot],
+            middle: &self.pages[(slot + 2) % 3],
+            next: &self.pages[(slot + 1) % 3],
+        });
     }
 }
 
@@ -708,7 +733,9 @@ mod lookahead_tests {
                 step += 1;
                 la.peek();
                 if step % period != 0 && la.wants_refill() {
-                    la.refill(pages::PageMath::new(4096), 1 << 20, |w, r| warmed.push([w, r].concat()));
+                    la.refill(pages::PageMath::new(4096), 1 << 20, |s| {
+                        warmed.push([&s.new.writes[..], &s.new.reads].concat())
+                    });
                 }
             });
             assert_eq!(got, expect, "refill skipped every {period} steps");
@@ -736,7 +763,7 @@ mod lookahead_tests {
         let items: Vec<_> = (0..10).map(|i| req(i, i * 4096, 4096)).collect();
         let expect: Vec<String> = items.iter().map(|x| format!("{x:?}")).collect();
         let mut la = Lookahead::new(items.into_iter());
-        assert_eq!(drain(&mut la, |la| la.refill(pages::PageMath::new(4096), 1 << 20, |_, _| ())), expect);
+        assert_eq!(drain(&mut la, |la| la.refill(pages::PageMath::new(4096), 1 << 20, |_| ())), expect);
     }
 
     /// Writes' pages and reads' pages are warmed apart (reads need only their lookups).
@@ -747,9 +774,58 @@ mod lookahead_tests {
         let items = vec![req(0, 0, 4096), Ok(w), req(2, 4 * 4096, 4096)];
         let mut la = Lookahead::new(items.into_iter());
         let (mut writes, mut reads) = (Vec::new(), Vec::new());
-        la.refill(pages::PageMath::new(4096), 1 << 20, |w, r| (writes, reads) = (w.to_vec(), r.to_vec()));
+        la.refill(pages::PageMath::new(4096), 1 << 20, |s| {
+            (writes, reads) = (s.new.writes.to_vec(), s.new.reads.to_vec())
+        });
         assert_eq!(writes, vec![Lpn(8), Lpn(9)]);
         assert_eq!(reads, vec![Lpn(0), Lpn(4)]);
+    }
+
+    /// Each refill hands over the batch it read as `new`, the previous refill's as
+    /// `middle` and the one before as `next`; the `next` batch is the one taken before
+    /// the following refill, so every request passes the three stages in order before it
+    /// is taken.
+    #[test]
+    fn batches_pass_the_stages_in_order_before_they_are_taken() {
+        type L = Lookahead<std::vec::IntoIter<Result<IoRequest, TraceError>>>;
+        let items: Vec<_> = (0..400).map(|i| req(i, i * 4096, 4096)).collect();
+        let mut la = Lookahead::new(items.into_iter());
+        // Per request (page i = request i): refill count at its new, middle, next stage.
+        let mut at = vec![[None; 3]; 400];
+        let mut refills = 0;
+        let mut taken = 0usize;
+        loop {
+            la.peek();
+            if la.wants_refill() {
+                refills += 1;
+                la.refill(pages::PageMath::new(4096), 1 << 20, |s| {
+                    for (k, b) in [s.new, s.middle, s.next].into_iter().enumerate() {
+                        for l in b.reads.iter().chain(&b.writes) {
+                            assert!(at[l.0 as usize][k].is_none(), "page {l:?} in stage {k} twice");
+                            at[l.0 as usize][k] = Some(refills);
+                        }
+                    }
+                });
+            }
+            match la.peek() {
+                Ahead::Request(_) => {
+                    let r = la.take();
+                    let i = r.arrival.0 as usize;
+                    assert_eq!(i, taken, "in order");
+                    taken += 1;
+                    // Past the first window and before the last batch (the trace's end
+                    // stops the refills), every request had all three stages, in order
+                    // and one refill apart, before it was taken.
+                    if (L::WINDOW..400 - L::STEP).contains(&i) {
+                        let [a, b, c] =
+                            at[i].map(|x| x.unwrap_or_else(|| panic!("request {i} not staged: {:?}", at[i])));
+                        assert!(a + 1 == b && b + 1 == c, "request {i}: refills {a}, {b}, {c}");
+                    }
+                }
+                _ => break,
+            }
+        }
+        assert_eq!(taken, 400);
     }
 
     #[test]
@@ -757,7 +833,9 @@ mod lookahead_tests {
         let mut la = Lookahead::new(vec![req(0, 0, 4096), req(1, 10 * 4096, 3 * 4096)].into_iter());
         let mut warmed = Vec::new();
         la.peek();
-        la.refill(pages::PageMath::new(4096), 11, |w, r| warmed.extend([w, r].concat()));
+        la.refill(pages::PageMath::new(4096), 11, |s| {
+            warmed.extend([&s.new.writes[..], &s.new.reads].concat())
+        });
         assert_eq!(warmed, vec![Lpn(10), Lpn(0), Lpn(1)]);
         assert!(!la.wants_refill(), "the trace has ended");
         assert_eq!(drain(&mut la, |_| ()).len(), 2);

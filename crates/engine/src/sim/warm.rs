@@ -73,6 +73,33 @@ impl WarmPages {
     }
 }
 
+/// The pages of three consecutive batches of requests as the replay's look-ahead hands
+/// them over: each batch passes through three stages, one refill apart — the first level
+/// of its forward-map lookups prefetched ([`lamina_ftl::Ftl::prefetch_map_first`]), then
+/// the second ([`lamina_ftl::Ftl::prefetch_map_second`]), then warmed whole
+/// ([`lamina_ftl::Ftl::warm_writes`], [`lamina_ftl::Ftl::warm_lookups`]) with the map's
+/// entries cached by then. Prefetches retire without waiting for memory, so the first
+/// two stages cost no stall; only the third's loads of what the entries point to do.
+pub(super) struct Stages<'a> {
+    /// The batch furthest ahead: first stage.
+    pub(super) new: &'a WarmPages,
+    /// The batch one refill nearer: second stage.
+    pub(super) middle: &'a WarmPages,
+    /// The batch taken next: warmed whole.
+    pub(super) next: &'a WarmPages,
+}
+
+impl Stages<'_> {
+    /// The two prefetch stages (the third is the caller's).
+    #[inline]
+    pub(super) fn prefetch(&self, ftl: &dyn lamina_ftl::Ftl) {
+        ftl.prefetch_map_first(&self.new.writes);
+        ftl.prefetch_map_first(&self.new.reads);
+        ftl.prefetch_map_second(&self.middle.writes);
+        ftl.prefetch_map_second(&self.middle.reads);
+    }
+}
+
 /// [`Simulation::warm_queue_ahead`] warms a die queue's next batch once no more than
 /// this many warmed entries are left behind its head.
 pub(super) const QUEUE_AHEAD: usize = 0;

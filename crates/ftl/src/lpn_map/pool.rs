@@ -61,6 +61,12 @@ impl LeafPool {
         self.chunks[leaf >> CHUNK_SHIFT].get((leaf & (CHUNK_LEAVES as usize - 1)) << LEAF_SHIFT | off)
     }
 
+    /// Start loading entry `off` of leaf `leaf`'s cache line (a hint).
+    #[inline(always)]
+    pub(super) fn prefetch(&self, leaf: usize, off: usize) {
+        self.chunks[leaf >> CHUNK_SHIFT].prefetch((leaf & (CHUNK_LEAVES as usize - 1)) << LEAF_SHIFT | off);
+    }
+
     /// Set entry `off` of leaf `leaf` (a leaf handed out by [`LeafPool::reach`]).
     #[inline(always)]
     pub(super) fn set(&mut self, leaf: usize, off: usize, v: u32) {

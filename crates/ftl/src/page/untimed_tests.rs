@@ -1,7 +1,7 @@
 //! `PageFtl::gc_finish_untimed` (a GC job's moves in one loop) against the trait's default
 //! (`gc_step` until `Done`): the same effects in the same order and the same state, on
 //! random small devices and configurations, jobs finished from their start or midway
-//! (and `warm_writes`, a read-only hint, run before every write).
+//! (and `warm_writes` and the map prefetches, read-only hints, run before every write).
 
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -81,7 +81,10 @@ fn one_loop_gc_equals_the_step_by_step_gc_on_random_devices() {
             let lpn =
                 Lpn(if below(&mut rng, 2) == 0 { below(&mut rng, hot) } else { below(&mut rng, logical) });
             let plane = ftl.static_plane(lpn);
-            ftl.warm_writes(&[lpn, Lpn(logical), Lpn(0)]); // a hint (`&self`): must not panic
+            // Hints (`&self`), in range or not: must not panic.
+            ftl.warm_writes(&[lpn, Lpn(logical), Lpn(0)]);
+            ftl.prefetch_map_first(&[lpn, Lpn(logical), Lpn(u64::MAX)]);
+            ftl.prefetch_map_second(&[lpn, Lpn(logical), Lpn(u64::MAX)]);
             let mut result = Err(FtlError::NoFreePage { plane });
             for _ in 0..3 {
                 let q = match result {
