@@ -17,10 +17,11 @@
 //! The pages written, and their order, are those of the single loop this replaced (a
 //! property test replays that loop as the reference). The simulation's thread no longer
 //! walks the trace; on an FTL that started empty it skips the lookups that cannot answer
-//! "mapped" (see [`Candidates`]); and it reads the forward-map entries of a window of
-//! upcoming candidates before writing them ([`lamina_ftl::Ftl::warm_write`]) so that
-//! their cache misses overlap. On the 1 M-request MQSim comparison run this halves the
-//! pass's time on the simulation's thread (docs/performance.md).
+//! "mapped" (see [`Candidates`]); and it loads the forward-map entries of the upcoming
+//! windows of candidates before writing them, in stages of prefetches
+//! ([`Simulation::warm_ahead`]), so that their cache misses overlap the writes. On the
+//! 1 M-request MQSim comparison run this halved the pass's time on the simulation's
+//! thread (docs/performance.md).
 
 use std::sync::mpsc::{Receiver, sync_channel};
 

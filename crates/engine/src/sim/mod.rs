@@ -549,12 +549,13 @@ pub(crate) fn pb_of_range(pages_per_block: u32, r: lamina_ftl::PageRange) -> u32
 }
 
 /// The replay's window on the trace: up to [`Lookahead::WINDOW`] requests read ahead of
-/// the one entering, so that the forward-map entries and block bookkeeping of the next
-/// half window's pages can be read in one batch ([`Ftl::warm_writes`], a speed hint with
-/// no effect on state) and their cache misses overlap, instead of each request's misses
-/// stalling its own admission one after another. The requests and their order reach the
-/// engine exactly as from the iterator itself; a trace error ends the window (the engine
-/// stops at it) and is handed over after every request read before it.
+/// the one entering, in batches that pass through the stages of [`warm::Stages`] (the
+/// forward map's levels prefetched one refill apart, then the batch warmed whole with
+/// [`Ftl::warm_writes`]; speed hints with no effect on state), so that the misses of the
+/// requests about to be admitted are paid ahead and overlap, instead of each request's
+/// misses stalling its own admission one after another. The requests and their order
+/// reach the engine exactly as from the iterator itself; a trace error ends the window
+/// (the engine stops at it) and is handed over after every request read before it.
 ///
 /// The window holds plain requests, not the iterator's `Result`s: moving a
 /// `Result<IoRequest, TraceError>` (the request at an 8-byte offset behind the error's
@@ -570,10 +571,13 @@ struct Lookahead<I: Iterator> {
     done: bool,
     /// Pages of the last three refills' requests, a ring: `pages[next]` is refilled
     /// next (its requests have been taken by then).
-    pages: [warm::WarmPages; 3],
+    pages: [warm::WarmPages; STAGES],
     /// The ring slot the next refill fills.
     next: usize,
 }
+
+/// Batches in a [`Lookahead`]'s window, one per stage of [`warm::Stages`].
+const STAGES: usize = 3;
 
 /// What comes next through a [`Lookahead`].
 enum Ahead<'a> {
@@ -594,7 +598,7 @@ where
     /// Requests read per refill (a refill comes when this many have been taken): a
     /// third of the window, so that the window holds the three batches of
     /// [`warm::Stages`].
-    const STEP: usize = Self::WINDOW / 3;
+    const STEP: usize = Self::WINDOW / STAGES;
     /// Pages warmed per request at most.
     const PAGES_PER_REQUEST: u64 = warm::PAGES_PER_REQUEST;
 
@@ -653,7 +657,7 @@ where
     /// requests', and those of the two refills before ([`warm::Stages`]).
     fn refill(&mut self, pages: pages::PageMath, logical_pages: u64, warm: impl FnOnce(warm::Stages<'_>)) {
         let slot = self.next;
-        self.next = (slot + 1) % 3;
+        self.next = (slot + 1) % STAGES;
         let new = &mut self.pages[slot];
         new.clear();
         while self.buf.len() < Self::WINDOW && !self.done {
@@ -669,11 +673,9 @@ where
                 None => self.done = true,
             }
         }
-        warm(warm::Stages {
-            new: &self.pages[slot],
-            middle: &self.pages[(slot + 2) % 3],
-            next: &self.pages[(slot + 1) % 3],
-        });
+        // Filled one and two refills before this one.
+        let before = |k: usize| &self.pages[(slot + STAGES - k) % STAGES];
+        warm(warm::Stages { new: &self.pages[slot], middle: before(1), next: before(2) });
     }
 }
 
@@ -791,7 +793,7 @@ mod lookahead_tests {
         let items: Vec<_> = (0..400).map(|i| req(i, i * 4096, 4096)).collect();
         let mut la = Lookahead::new(items.into_iter());
         // Per request (page i = request i): refill count at its new, middle, next stage.
-        let mut at = vec![[None; 3]; 400];
+        let mut at = vec![[None; STAGES]; 400];
         let mut refills = 0;
         let mut taken = 0usize;
         loop {

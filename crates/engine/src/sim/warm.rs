@@ -3,8 +3,9 @@
 //! ([`HostQueue`]), a die queue with a backlog ([`Simulation::warm_queue_ahead`]), the
 //! host's queued-writes map ([`warm_queued_writes`]), and the pages of a request as the
 //! hints see them ([`push_pages`]). Each reads state and changes none of it (plain loads
-//! whose misses overlap in a batch; no prefetch instruction, no `unsafe`), so the
-//! results are those of a run without them (docs/performance.md, "saturated traces").
+//! whose misses overlap in a batch, and for the replay's trace window prefetch
+//! instructions in stages, [`Stages`]), so the results are those of a run without them
+//! (docs/performance.md, "saturated traces" and "eleventh session").
 //!
 //! A request read from the trace has its forward-map entries warmed then (the replay's
 //! `Lookahead`), which pays when it is admitted at once. When the device queue is full
