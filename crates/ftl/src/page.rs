@@ -61,7 +61,8 @@
 //! a page is valid iff the forward-map entry of the LPN its reverse entry names points
 //! back to it; per-block valid counters are kept alongside (the conformance harness
 //! checks that both agree). Per-block metadata is 32
-//! bytes. Victim selection uses per-plane buckets of full blocks indexed by invalid count
+//! bytes, the reverse map's handle included, allocated zeroed (all zero is a fresh
+//! block), so only the pages of records a run reaches become resident. Victim selection uses per-plane buckets of full blocks indexed by invalid count
 //! (an array of block ids per bucket, each block knowing its slot: O(1) insertion and
 //! removal), so a GC scans only the ids of the blocks tied for the maximum.
 
@@ -89,26 +90,39 @@ const NONE: u32 = u32::MAX;
 /// Unmapped forward-map entry / invalid reverse-map entry.
 const UNMAPPED: u32 = u32::MAX;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, zerocopy::FromZeros)]
+#[repr(u8)]
 enum BlockState {
-    Free,
+    /// Zero, so that an all-zero [`BlockMeta`] is a fresh block.
+    Free = 0,
     Open,
     Closed,
     Victim,
 }
 
-#[derive(Clone, Copy, Debug)]
+/// A block's record. All zero is a fresh block (free, never erased, no reverse map), so
+/// the records are allocated zeroed and a page of them is backed only once touched
+/// ([`PerBlock::zeroed`]). 32 bytes.
+#[derive(Clone, Copy, Debug, zerocopy::FromZeros)]
 struct BlockMeta {
     /// Pages programmed since the last erase.
     written: u32,
     valid: u32,
     erase_count: u32,
     state: BlockState,
-    /// Position in its invalid-count bucket (closed blocks only).
+    /// Position in its invalid-count bucket (closed blocks only; any value otherwise).
     slot: u32,
+    /// The block's reverse map, `PageFtl::rev_maps[rev]` (open, closed and victim
+    /// blocks), or `NO_REV`. In the record (it fits in its padding) rather than in a
+    /// table of its own, so a page program reads one block record, not two.
+    rev: u32,
     /// When the block was closed (for the `oldest` tie-break).
     closed_seq: u64,
 }
+
+/// `BlockMeta::rev` of a block without a reverse map; `rev_maps[NO_REV]` is an empty
+/// placeholder, never a block's.
+const NO_REV: u32 = 0;
 
 #[derive(Clone, Copy, Debug)]
 struct GcState {
@@ -189,10 +203,13 @@ pub struct PageFtl {
     map: LpnMap,
     /// Changes of the forward map so far ([`Ftl::lookup_epoch`]).
     map_epoch: u64,
-    /// Reverse map of each open or closed block (padded per plane, as `blocks`).
-    rev: PerBlock<Option<Box<[u32]>>>,
-    rev_pool: Vec<Box<[u32]>>,
-    /// Fresh reverse maps when `rev_pool` is empty (made ahead on a helper thread).
+    /// Every reverse map made so far (the logical page of each page of a block,
+    /// `UNMAPPED` where none), named by `BlockMeta::rev`; entry `NO_REV` is an empty
+    /// placeholder. Dense: the maps' handles of the open blocks share a few cache lines.
+    rev_maps: Vec<Box<[u32]>>,
+    /// Handles of the maps no block holds (erased blocks'), reused before new ones.
+    rev_free: Vec<u32>,
+    /// Fresh reverse maps when `rev_free` is empty (made ahead on a helper thread).
     rev_supply: rev::RevSupply,
     /// Padded a cache line per plane ([`PerBlock`]): the write frontiers' records of all
     /// planes fall into different cache sets instead of a power-of-two stride apart into one.
@@ -295,14 +312,7 @@ impl PageFtl {
         let planes_per_die = geometry.planes_per_die();
         let no_row = Row { page: ppb, slot: 0, mask: 0 };
         let rows = if aligned { vec![no_row; geometry.total_dies() as usize] } else { Vec::new() };
-        let blocks = PerBlock::new(&geometry, || BlockMeta {
-            written: 0,
-            valid: 0,
-            erase_count: 0,
-            state: BlockState::Free,
-            slot: NONE,
-            closed_seq: 0,
-        });
+        let blocks = PerBlock::zeroed(&geometry);
         let cmt = (cfg.config.mapping == Mapping::Cached).then(|| {
             let per_page = cfg.config.translation_entries_per_page(&geometry);
             Box::new(Cmt::new(cfg.config.cmt_capacity(&geometry), cfg.logical_pages, per_page, planes_n))
@@ -316,8 +326,8 @@ impl PageFtl {
             host_pages: cfg.host_pages,
             map: LpnMap::zeroed(map_len),
             map_epoch: 0,
-            rev: PerBlock::new(&geometry, || None),
-            rev_pool: Vec::new(),
+            rev_maps: vec![Box::default()],
+            rev_free: Vec::new(),
             rev_supply: rev::RevSupply::new(ppb, geometry.total_blocks() as usize),
             blocks,
             planes,
@@ -516,15 +526,51 @@ impl PageFtl {
     fn open_block(&mut self, b: u32) {
         let m = &mut self.blocks[b as usize];
         assert!(m.state == BlockState::Free && m.written == 0 && m.valid == 0);
+        debug_assert_eq!(m.rev, NO_REV);
         m.state = BlockState::Open;
-        let r = match self.rev_pool.pop() {
-            Some(mut r) => {
-                r.fill(UNMAPPED);
-                r
+        let h = match self.rev_free.pop() {
+            Some(h) => {
+                self.rev_maps[h as usize].fill(UNMAPPED);
+                h
             }
-            None => self.rev_supply.fresh(&mut self.rev_pool),
+            None => self.new_rev_map(),
         };
-        self.rev[b as usize] = Some(r);
+        self.blocks[b as usize].rev = h;
+    }
+
+    /// A fresh reverse map's handle (all `UNMAPPED`); the maps the supply hands over
+    /// with it go to `rev_free`.
+    #[cold]
+    #[inline(never)]
+    fn new_rev_map(&mut self) -> u32 {
+        let mut batch = Vec::new();
+        let first = self.rev_supply.fresh(&mut batch);
+        for r in batch {
+            let h = self.push_rev_map(r);
+            self.rev_free.push(h);
+        }
+        self.push_rev_map(first)
+    }
+
+    fn push_rev_map(&mut self, r: Box<[u32]>) -> u32 {
+        let h = u32::try_from(self.rev_maps.len()).expect("a reverse map per block at most");
+        self.rev_maps.push(r);
+        h
+    }
+
+    /// Block `b`'s reverse map handed back (the block was erased or never programmed).
+    fn release_rev(&mut self, b: u32) {
+        let h = std::mem::replace(&mut self.blocks[b as usize].rev, NO_REV);
+        assert!(h != NO_REV, "block {b} has no reverse map");
+        self.rev_free.push(h);
+    }
+
+    /// Block `b`'s reverse map (panics when it has none: a free block).
+    #[inline(always)]
+    fn rev_mut(&mut self, b: u32) -> &mut [u32] {
+        let h = self.blocks[b as usize].rev;
+        debug_assert!(h != NO_REV, "block {b} has no reverse map");
+        &mut self.rev_maps[h as usize]
     }
 
     /// Undo [`Self::open_block`] of a block nothing was programmed into, returning it to
@@ -533,8 +579,7 @@ impl PageFtl {
         let m = &mut self.blocks[b as usize];
         assert!(m.state == BlockState::Open && m.written == 0, "block {b} was programmed");
         m.state = BlockState::Free;
-        let r = self.rev[b as usize].take().expect("open block has a reverse map");
-        self.rev_pool.push(r);
+        self.release_rev(b);
         let plane = self.plane_of_block(b);
         if self.planes[plane].active == b {
             self.planes[plane].active = NONE;
@@ -616,7 +661,9 @@ impl PageFtl {
         m.written += 1;
         m.valid += 1;
         let full = m.written == self.ppb;
-        self.rev[b as usize].as_mut().expect("open block has a reverse map")[off as usize] = lpn as u32;
+        let h = m.rev;
+        debug_assert!(h != NO_REV, "open block {b} has no reverse map");
+        self.rev_maps[h as usize][off as usize] = lpn as u32;
         self.planes[plane].valid += 1;
         if full {
             self.close_frontier(plane, b, gc_block);
@@ -868,7 +915,7 @@ impl PageFtl {
         assert_eq!(m.written, off + 1, "write-group rollback out of order");
         m.written -= 1;
         m.valid -= 1;
-        self.rev[b as usize].as_mut().expect("open block has a reverse map")[off as usize] = UNMAPPED;
+        self.rev_mut(b)[off as usize] = UNMAPPED;
         self.planes[plane].valid -= 1;
         if !self.aligned && off == 0 {
             self.unopen_block(b); // this write opened it
@@ -918,7 +965,11 @@ impl PageFtl {
     /// overwrite).
     #[inline]
     fn valid_lpn(&self, b: u32, off: u32) -> Option<u32> {
-        let lpn = self.rev[b as usize].as_ref()?[off as usize];
+        let h = self.blocks[b as usize].rev;
+        if h == NO_REV {
+            return None;
+        }
+        let lpn = self.rev_maps[h as usize][off as usize];
         (lpn != UNMAPPED && self.map_get(lpn as u64) == b * self.ppb + off).then_some(lpn)
     }
 
@@ -999,7 +1050,7 @@ impl PageFtl {
     /// loop overlap them, and the moves then hit in cache. Purely a speed hint (measured:
     /// 1.75× on preconditioning a 256 GiB device of 8 KiB pages); the value is discarded.
     fn warm_map_entries(&self, victim: u32) {
-        let rev = self.rev[victim as usize].as_ref().expect("victim has a reverse map");
+        let rev = &self.rev_maps[self.blocks[victim as usize].rev as usize];
         let mut acc = 0u32;
         for &lpn in rev.iter() {
             if lpn != UNMAPPED {
@@ -1017,7 +1068,9 @@ impl PageFtl {
         debug_assert!(self.cmt.is_none() && job.victim != NONE && !job.erased);
         let v = job.victim;
         // Taken out while the loop programs other blocks; nothing else reads it meanwhile.
-        let rev = self.rev[v as usize].take().expect("victim has a reverse map");
+        let h = self.blocks[v as usize].rev as usize;
+        assert!(h != NO_REV as usize, "victim {v} has no reverse map");
+        let rev = std::mem::take(&mut self.rev_maps[h]);
         let base = v * self.ppb;
         let copyback = self.cfg.config.copyback;
         for off in job.next_page..self.ppb {
@@ -1034,7 +1087,7 @@ impl PageFtl {
             self.stats.gc_copybacks += copyback as u64;
             sink(FlashEffect::Program { ppa: Ppa(to as u64), lpn: Lpn(lpn as u64) });
         }
-        self.rev[v as usize] = Some(rev);
+        self.rev_maps[h] = rev;
         self.planes[pi].gc = Some(GcState { next_page: self.ppb, ..job });
     }
 
@@ -1044,8 +1097,7 @@ impl PageFtl {
         m.state = BlockState::Free;
         m.written = 0;
         m.erase_count += 1;
-        let r = self.rev[b as usize].take().expect("victim has a reverse map");
-        self.rev_pool.push(r);
+        self.release_rev(b);
         self.push_free(b);
         self.stats.erases += 1;
     }
@@ -1509,10 +1561,10 @@ impl PageFtl {
     /// in use or pooled, block and plane metadata). For memory reports.
     pub fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
-        let revs = self.rev.iter().filter(|r| r.is_some()).count() + self.rev_pool.len();
         self.map.touched_bytes()
-            + revs * self.ppb as usize * 4
-            + self.rev.heap_bytes()
+            + (self.rev_maps.len() - 1) * self.ppb as usize * 4
+            + self.rev_maps.capacity() * size_of::<Box<[u32]>>()
+            + self.rev_free.capacity() * 4
             + self.blocks.heap_bytes()
             + self.buckets.iter().map(|b| size_of::<Vec<u32>>() + b.capacity() * 4).sum::<usize>()
             + self.planes.iter().map(|p| p.heap.heap_bytes() + p.fifo.capacity() * 4).sum::<usize>()

@@ -57,10 +57,46 @@ impl<T> PerBlock<T> {
 
     /// `planes` planes of `blocks_per_plane` blocks each.
     pub fn with_shape(blocks_per_plane: usize, planes: usize, make: impl FnMut() -> T) -> PerBlock<T> {
+        PerBlock::shaped(blocks_per_plane, planes, |n| {
+            let mut items = Vec::with_capacity(n);
+            items.resize_with(n, make);
+            items
+        })
+    }
+
+    /// One all-zero record per block of `geo` (padding too), in a zeroed allocation:
+    /// nothing is written, so the operating system backs each page of records only when
+    /// a record on it is first touched. A device's records are 10–20 MB, of which a
+    /// replay reaches a few percent; writing them whole cost the simulation's thread
+    /// ~8 ms of page faults before the first request (docs/performance.md, "Round of
+    /// 2026-11-30 (twelfth session)").
+    pub fn zeroed(geo: &Geometry) -> PerBlock<T>
+    where
+        T: zerocopy::FromZeros,
+    {
+        PerBlock::zeroed_with_shape(geo.blocks_per_plane() as usize, geo.total_planes() as usize)
+    }
+
+    /// [`PerBlock::zeroed`] for `planes` planes of `blocks_per_plane` blocks each.
+    pub fn zeroed_with_shape(blocks_per_plane: usize, planes: usize) -> PerBlock<T>
+    where
+        T: zerocopy::FromZeros,
+    {
+        PerBlock::shaped(blocks_per_plane, planes, |n| {
+            // Out of memory ends the process as a `Vec`'s allocation does.
+            T::new_vec_zeroed(n).unwrap_or_else(|_| {
+                std::alloc::handle_alloc_error(
+                    std::alloc::Layout::array::<T>(n).unwrap_or(std::alloc::Layout::new::<T>()),
+                )
+            })
+        })
+    }
+
+    /// The table around `alloc(n)`, `n` the records needed (padding included).
+    fn shaped(blocks_per_plane: usize, planes: usize, alloc: impl FnOnce(usize) -> Vec<T>) -> PerBlock<T> {
         let padded = blocks_per_plane.is_power_of_two();
         let stride = if padded { blocks_per_plane + Self::pad() } else { blocks_per_plane };
-        let mut items = Vec::with_capacity(stride * planes);
-        items.resize_with(stride * planes, make);
+        let items = alloc(stride * planes);
         PerBlock {
             items,
             shift: if padded { blocks_per_plane.trailing_zeros() } else { 63 },
@@ -165,6 +201,39 @@ mod tests {
             assert_eq!(t.len(), bpp * planes);
             assert!(t.heap_bytes() >= bpp * planes * std::mem::size_of::<usize>());
         }
+    }
+
+    /// A zeroed table has the layout of a built one, every record zero.
+    #[test]
+    fn zeroed_tables_match_built_ones() {
+        for (bpp, planes) in SHAPES {
+            let z = PerBlock::<u64>::zeroed_with_shape(bpp, planes);
+            let built = PerBlock::with_shape(bpp, planes, || 0u64);
+            assert_eq!(
+                (z.items.len(), z.stride, z.shift, z.len()),
+                (built.items.len(), built.stride, built.shift, built.len())
+            );
+            assert!(z.items.iter().all(|&r| r == 0), "{bpp} x {planes}");
+            assert_eq!(z.iter().count(), bpp * planes);
+        }
+        let geo = crate::GeometryConfig {
+            channels: 2,
+            chips_per_channel: 2,
+            dies_per_chip: 2,
+            planes_per_die: 2,
+            blocks_per_plane: 64,
+            pages_per_block: 12,
+            page_size_bytes: 4096,
+            partial_read_bytes: None,
+            cell_type: crate::CellType::Tlc,
+            layers: 4,
+            page_type_order: crate::PageTypeOrder::Interleaved,
+        }
+        .validate()
+        .expect("a valid geometry");
+        let z = PerBlock::<[u32; 3]>::zeroed(&geo);
+        assert_eq!(z.len(), geo.total_blocks() as usize);
+        assert_eq!(z[z.len() - 1], [0; 3]);
     }
 
     /// With a power of two blocks per plane, the `k`-th blocks of consecutive planes are

@@ -9,17 +9,19 @@
 
 use crate::PerBlock;
 
-/// Sentinel for "no extended record".
-const NO_EXT: u32 = u32::MAX;
+/// "No extended record": extended records are numbered from 1, so that an all-zero
+/// `BlockState` is a fresh block and the records can be allocated zeroed
+/// ([`PerBlock::zeroed`]).
+const NO_EXT: u32 = 0;
 
-/// Compact per-block state.
-#[derive(Clone, Copy, Debug)]
+/// Compact per-block state (all zero: erased, never erased, no extended record).
+#[derive(Clone, Copy, Debug, zerocopy::FromZeros)]
 pub(crate) struct BlockState {
     /// Simple blocks: pages `0..wp` are programmed. Unused for extended blocks.
     wp: u32,
     /// Whole-block erases (block erase commands and erases of PB 1).
     erase_count: u32,
-    /// Index into the extended records, or `NO_EXT`.
+    /// 1 + index into the extended records, or `NO_EXT`.
     ext: u32,
 }
 
@@ -82,11 +84,10 @@ impl Blocks {
     /// plane's records padded a cache line apart ([`PerBlock`]: the blocks every plane
     /// writes at once share no cache set).
     pub(crate) fn with_planes(blocks_per_plane: u32, planes: u32, pages_per_block: u32) -> Blocks {
-        let fresh = || BlockState { wp: 0, erase_count: 0, ext: NO_EXT };
         Blocks {
             ppb: pages_per_block,
             words: pages_per_block.div_ceil(64) as usize,
-            blocks: PerBlock::with_shape(blocks_per_plane as usize, planes as usize, fresh),
+            blocks: PerBlock::zeroed_with_shape(blocks_per_plane as usize, planes as usize),
             ext: Vec::new(),
         }
     }
@@ -94,7 +95,7 @@ impl Blocks {
     #[inline(always)]
     fn ext_of(&self, b: u32) -> Option<&BlockExt> {
         let e = self.blocks[b as usize].ext;
-        (e != NO_EXT).then(|| &self.ext[e as usize])
+        (e != NO_EXT).then(|| &self.ext[e as usize - 1])
     }
 
     /// Block `b`'s record, read for its cache line (`Device::warm_block`).
@@ -164,7 +165,7 @@ impl Blocks {
         if st.ext == NO_EXT {
             st.wp += 1;
         } else {
-            set_bit(&mut self.ext[st.ext as usize].programmed, p, true);
+            set_bit(&mut self.ext[st.ext as usize - 1].programmed, p, true);
         }
     }
 
@@ -196,7 +197,7 @@ impl Blocks {
         st.erase_count += 1;
         st.wp = 0;
         if st.ext != NO_EXT {
-            let x = &mut self.ext[st.ext as usize];
+            let x = &mut self.ext[st.ext as usize - 1];
             x.programmed.fill(0);
             x.starts.fill(0);
             set_bit(&mut x.starts, 0, true);
@@ -221,10 +222,10 @@ impl Blocks {
                 set_bit(&mut x.programmed, p, true);
             }
             set_bit(&mut x.starts, 0, true);
-            st.ext = u32::try_from(self.ext.len()).expect("too many partially erased blocks");
             self.ext.push(x);
+            st.ext = u32::try_from(self.ext.len()).expect("too many partially erased blocks");
         }
-        let x = &mut self.ext[st.ext as usize];
+        let x = &mut self.ext[st.ext as usize - 1];
         for p in first..first + len {
             set_bit(&mut x.programmed, p, false);
             set_bit(&mut x.starts, p, false);
