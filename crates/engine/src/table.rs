@@ -90,6 +90,20 @@ impl LpnBits {
         }
     }
 
+    /// Set the bits of `first..=last`, which must lie in one 64-bit word
+    /// (`first / 64 == last / 64`, `first <= last`); returns those that were clear, as a
+    /// mask of that word (bit `p % 64` for page `p`). One load and one store for up to 64
+    /// pages.
+    #[inline]
+    pub fn insert_in_word(&mut self, first: u64, last: u64) -> u64 {
+        debug_assert!(first <= last && first >> 6 == last >> 6, "{first}..={last} spans words");
+        let mask = (u64::MAX >> (63 - (last - first))) << (first & 63);
+        let w = &mut self.words[(first >> 6) as usize];
+        let old = *w;
+        *w = old | mask;
+        mask & !old
+    }
+
     /// Set the bit of `lpn`; true if it was clear (`get` and `set` in one access).
     #[inline]
     pub fn insert(&mut self, lpn: u64) -> bool {
