@@ -35,8 +35,13 @@ use crate::trace::{IoOp, IoRequest, TraceError};
 
 /// Candidates per message from the finder thread (a request of many pages may split).
 const FEED_BATCH: usize = 4096;
-/// Messages in flight: bounded memory (`FEED_BATCH * FEED_DEPTH * 8 B` = 128 KiB).
-const FEED_DEPTH: usize = 4;
+/// Messages in flight: bounded memory (`FEED_BATCH * FEED_DEPTH * 8 B` = 1 MiB). Deep
+/// enough that the finder, the slower half, need not stop while the writing half works
+/// through a slow stretch (the first touches of fresh memory come in bursts): with 4
+/// messages it slept 21 times, 17 ms of a 95 ms pass, on a full channel while the
+/// simulation's thread slept 52 ms on an empty one (`sched:sched_switch`,
+/// docs/performance.md, twelfth session).
+const FEED_DEPTH: usize = 32;
 /// Requests parsed before their pages are marked (see [`find_candidates`]).
 const GROUP: usize = 64;
 /// Candidates whose forward-map entries are read ahead together before they are written.
