@@ -60,11 +60,12 @@
 //! is opened and recycled through a pool when it is erased. There is no validity bitmap:
 //! a page is valid iff the forward-map entry of the LPN its reverse entry names points
 //! back to it; per-block valid counters are kept alongside (the conformance harness
-//! checks that both agree). Per-block metadata is 32
-//! bytes, the reverse map's handle included, allocated zeroed (all zero is a fresh
-//! block), so only the pages of records a run reaches become resident. Victim selection uses per-plane buckets of full blocks indexed by invalid count
-//! (an array of block ids per bucket, each block knowing its slot: O(1) insertion and
-//! removal), so a GC scans only the ids of the blocks tied for the maximum.
+//! checks that both agree). Per-block metadata is 32 bytes, the reverse map's handle
+//! included, allocated zeroed (all zero is a fresh block), so only the pages of records
+//! a run reaches become resident. Victim selection uses per-plane buckets of full blocks
+//! indexed by invalid count (an array of block ids per bucket, each block knowing its
+//! slot: O(1) insertion and removal), so a GC scans only the ids of the blocks tied for
+//! the maximum.
 
 use std::collections::{BTreeSet, VecDeque};
 

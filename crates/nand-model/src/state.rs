@@ -14,7 +14,8 @@ use crate::PerBlock;
 /// ([`PerBlock::zeroed`]).
 const NO_EXT: u32 = 0;
 
-/// Compact per-block state (all zero: erased, never erased, no extended record).
+/// Compact per-block state (all zero: no page programmed, no erase counted, no extended
+/// record).
 #[derive(Clone, Copy, Debug, zerocopy::FromZeros)]
 pub(crate) struct BlockState {
     /// Simple blocks: pages `0..wp` are programmed. Unused for extended blocks.
