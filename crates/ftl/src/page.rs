@@ -544,19 +544,13 @@ impl PageFtl {
     #[cold]
     #[inline(never)]
     fn new_rev_map(&mut self) -> u32 {
-        let mut batch = Vec::new();
-        let first = self.rev_supply.fresh(&mut batch);
-        for r in batch {
-            let h = self.push_rev_map(r);
-            self.rev_free.push(h);
-        }
-        self.push_rev_map(first)
-    }
-
-    fn push_rev_map(&mut self, r: Box<[u32]>) -> u32 {
-        let h = u32::try_from(self.rev_maps.len()).expect("a reverse map per block at most");
-        self.rev_maps.push(r);
-        h
+        let handle = |n: usize| u32::try_from(n).expect("a reverse map per block at most");
+        let start = handle(self.rev_maps.len());
+        // The supply appends the rest of a batch to `rev_maps`: those are free.
+        let first = self.rev_supply.fresh(&mut self.rev_maps);
+        self.rev_free.extend(start..handle(self.rev_maps.len()));
+        self.rev_maps.push(first);
+        handle(self.rev_maps.len() - 1)
     }
 
     /// Block `b`'s reverse map handed back (the block was erased or never programmed).
