@@ -517,8 +517,10 @@ impl PageFtl {
 
     /// Free blocks of a plane at or below which the buckets must exist: the GC
     /// threshold (below it a plane asks for GC and a write may check for a victim,
-    /// `gc_can_progress`) with a margin of two blocks, or four, whichever is more (a
-    /// plane that cannot give a block, [`Self::can_give`], has at most three).
+    /// `gc_can_progress`) with a margin of two blocks, or four, whichever is more
+    /// (without a write-back backlog, a plane that cannot give a block,
+    /// [`Self::can_give`], has at most three; with one, `gc_can_progress` reads the
+    /// block records until the buckets exist).
     #[inline]
     fn buckets_trigger(&self) -> u32 {
         self.cfg.gc_threshold_blocks.saturating_add(2).max(4)
