@@ -140,6 +140,18 @@ const MAIN: &[Case] = &[
         &["run", "--preset", "mbm", "--set", "host.mode=sideways", "@demo"],
         &["`sideways`", "`open`"],
     ),
+    // A number where a name is expected: the deserializer's own message ("invalid type:
+    // unit variant, expected string only") named neither the value nor the choices.
+    set(
+        "number for a named choice",
+        &["run", "--preset", "mbm", "--set", "ftl.victim_tie_break=3", "@demo"],
+        &["`3`", "`lowest-id`", "`least-worn`", "ftl.victim_tie_break = \"lowest-id\""],
+    ),
+    set(
+        "number for a choice that carries a value",
+        &["run", "--preset", "mbm", "--set", "ftl.gc_threshold=2", "@demo"],
+        &["`2`", "`free_blocks`", "`free_fraction`", "{ free_blocks = … }"],
+    ),
     set(
         "unknown arbiter",
         &["run", "--preset", "mbm", "--set", "sched.arbiter=nope", "@demo"],

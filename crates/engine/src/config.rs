@@ -442,12 +442,66 @@ impl ConfigBuilder {
                 reason: "no device: give a preset (--preset NAME) or a [nand] section".into(),
             });
         }
-        let cfg: SimConfig = toml::Value::Table(doc).try_into().map_err(|e: toml::de::Error| {
-            self.located(ConfigError::Parse { source_name: "config".into(), message: e.to_string() })
+        let cfg: SimConfig = toml::Value::Table(doc.clone()).try_into().map_err(|e: toml::de::Error| {
+            let message = e.to_string();
+            let message = explain_non_name(&doc, &message).unwrap_or(message);
+            self.located(ConfigError::Parse { source_name: "config".into(), message })
         })?;
         cfg.check().map_err(|e| self.located(e))?;
         Ok(cfg)
     }
+}
+
+/// The deserializer's message for a value that is not a string where a named choice is
+/// expected (`invalid type: unit variant, expected string only`, also for a number)
+/// names neither the value given nor the choices. Ask the deserializer for the choices
+/// (the same document with a string no choice has at that key) and say both; for
+/// choices that carry a value (`ftl.gc_threshold`), show the table form. `None` for any
+/// other message.
+fn explain_non_name(doc: &toml::Table, message: &str) -> Option<String> {
+    if !message.contains("invalid type: unit variant") {
+        return None;
+    }
+    let key = key_of_message(message)?;
+    let parts: Vec<&str> = key.split('.').collect();
+    let given = parts.iter().try_fold(None::<&toml::Value>, |at, p| match at {
+        None => doc.get(*p).map(Some),
+        Some(toml::Value::Table(t)) => t.get(*p).map(Some),
+        Some(_) => None,
+    })??;
+    // A string that is no choice: the deserializer then lists the choices.
+    let mut probe = doc.clone();
+    let mut table = &mut probe;
+    for p in &parts[..parts.len() - 1] {
+        table = match table.get_mut(*p)? {
+            toml::Value::Table(t) => t,
+            _ => return None,
+        };
+    }
+    table.insert(parts[parts.len() - 1].to_owned(), toml::Value::String("\u{1}".into()));
+    let listed = toml::Value::Table(probe).try_into::<SimConfig>().err()?.to_string();
+    let expected = listed.split_once("unknown variant")?.1.split_once("expected ")?.1;
+    let expected = expected.lines().next()?.trim();
+    let first = expected.split('`').nth(1)?;
+    // A choice that carries a value is written as a table naming it.
+    let mut named = doc.clone();
+    let mut table = &mut named;
+    for p in &parts[..parts.len() - 1] {
+        table = match table.get_mut(*p)? {
+            toml::Value::Table(t) => t,
+            _ => return None,
+        };
+    }
+    table.insert(parts[parts.len() - 1].to_owned(), toml::Value::String(first.into()));
+    let bare_ok = match toml::Value::Table(named).try_into::<SimConfig>() {
+        Ok(_) => true,
+        Err(e) => key_of_message(&e.to_string()).as_deref() != Some(key.as_str()),
+    };
+    let example =
+        if bare_ok { format!("{key} = \"{first}\"") } else { format!("{key} = {{ {first} = … }}") };
+    Some(format!(
+        "`{given}` is not one of the choices of `{key}`: expected {expected} (e.g. `{example}`)\nin `{key}`"
+    ))
 }
 
 /// The dotted key a deserialization error is about: its `in `a.b`` path, joined with
