@@ -470,29 +470,13 @@ fn explain_non_name(doc: &toml::Table, message: &str) -> Option<String> {
         Some(_) => None,
     })??;
     // A string that is no choice: the deserializer then lists the choices.
-    let mut probe = doc.clone();
-    let mut table = &mut probe;
-    for p in &parts[..parts.len() - 1] {
-        table = match table.get_mut(*p)? {
-            toml::Value::Table(t) => t,
-            _ => return None,
-        };
-    }
-    table.insert(parts[parts.len() - 1].to_owned(), toml::Value::String("\u{1}".into()));
+    let probe = with_value(doc, &parts, "\u{1}")?;
     let listed = toml::Value::Table(probe).try_into::<SimConfig>().err()?.to_string();
     let expected = listed.split_once("unknown variant")?.1.split_once("expected ")?.1;
     let expected = expected.lines().next()?.trim();
     let first = expected.split('`').nth(1)?;
     // A choice that carries a value is written as a table naming it.
-    let mut named = doc.clone();
-    let mut table = &mut named;
-    for p in &parts[..parts.len() - 1] {
-        table = match table.get_mut(*p)? {
-            toml::Value::Table(t) => t,
-            _ => return None,
-        };
-    }
-    table.insert(parts[parts.len() - 1].to_owned(), toml::Value::String(first.into()));
+    let named = with_value(doc, &parts, first)?;
     let bare_ok = match toml::Value::Table(named).try_into::<SimConfig>() {
         Ok(_) => true,
         Err(e) => key_of_message(&e.to_string()).as_deref() != Some(key.as_str()),
@@ -502,6 +486,22 @@ fn explain_non_name(doc: &toml::Table, message: &str) -> Option<String> {
     Some(format!(
         "`{given}` is not one of the choices of `{key}`: expected {expected} (e.g. `{example}`)\nin `{key}`"
     ))
+}
+
+/// A copy of `doc` with the string `v` at the dotted key `parts` (`None` if a part on
+/// the way is not a table).
+fn with_value(doc: &toml::Table, parts: &[&str], v: &str) -> Option<toml::Table> {
+    let (leaf, path) = parts.split_last()?;
+    let mut copy = doc.clone();
+    let mut table = &mut copy;
+    for p in path {
+        table = match table.get_mut(*p)? {
+            toml::Value::Table(t) => t,
+            _ => return None,
+        };
+    }
+    table.insert((*leaf).to_owned(), toml::Value::String(v.into()));
+    Some(copy)
 }
 
 /// The dotted key a deserialization error is about: its `in `a.b`` path, joined with
