@@ -148,6 +148,11 @@ const MAIN: &[Case] = &[
         &["`3`", "`lowest-id`", "`least-worn`", "ftl.victim_tie_break = \"lowest-id\""],
     ),
     set(
+        "number for a table of settings",
+        &["run", "--preset", "mbm", "--set", "nand.timing.bus=5", "@demo"],
+        &["integer `5`", "`nand.timing.bus` takes a table", "ns_per_byte"],
+    ),
+    set(
         "number for a choice that carries a value",
         &["run", "--preset", "mbm", "--set", "ftl.gc_threshold=2", "@demo"],
         &["`2`", "`free_blocks`", "`free_fraction`", "{ free_blocks = … }"],

@@ -427,10 +427,13 @@ impl ConfigBuilder {
     /// Resolve the preset, deserialize (unknown keys are errors) and validate.
     pub fn build(mut self) -> Result<SimConfig, ConfigError> {
         let mut doc = std::mem::take(&mut self.doc);
+        // The preset's own `[nand]`, kept for the examples of error messages.
+        let mut preset_nand = None;
         if let Some(toml::Value::String(name)) = doc.get("preset").cloned() {
             let base = lamina_nand_model::preset(&name).ok_or(ConfigError::UnknownPreset(name.clone()))?;
             let mut base_nand = toml::Table::try_from(&base)
                 .map_err(|e| ConfigError::Invalid { key: "nand".into(), reason: e.to_string() })?;
+            preset_nand = Some(base_nand.clone());
             if let Some(toml::Value::Table(user)) = doc.remove("nand") {
                 merge(&mut base_nand, user);
             }
@@ -444,7 +447,9 @@ impl ConfigBuilder {
         }
         let cfg: SimConfig = toml::Value::Table(doc.clone()).try_into().map_err(|e: toml::de::Error| {
             let message = e.to_string();
-            let message = explain_non_name(&doc, &message).unwrap_or(message);
+            let message = explain_non_name(&doc, &message)
+                .or_else(|| explain_non_table(preset_nand.as_ref(), &message))
+                .unwrap_or(message);
             self.located(ConfigError::Parse { source_name: "config".into(), message })
         })?;
         cfg.check().map_err(|e| self.located(e))?;
@@ -485,6 +490,36 @@ fn explain_non_name(doc: &toml::Table, message: &str) -> Option<String> {
         if bare_ok { format!("{key} = \"{first}\"") } else { format!("{key} = {{ {first} = … }}") };
     Some(format!(
         "`{given}` is not one of the choices of `{key}`: expected {expected} (e.g. `{example}`)\nin `{key}`"
+    ))
+}
+
+/// The deserializer's message for a value where a table of settings is expected
+/// (`invalid type: integer `5`, expected struct BusConfig`) names a Rust type. Say that
+/// the key takes a table, and show the preset's own table there as an example when the
+/// key is a preset's (`nand.…`). `None` for any other message.
+fn explain_non_table(preset_nand: Option<&toml::Table>, message: &str) -> Option<String> {
+    let (head, _) = message.split_once(", expected struct ")?;
+    let given = head.strip_prefix("invalid type: ")?;
+    let key = key_of_message(message)?;
+    let example = key.strip_prefix("nand.").and_then(|rest| {
+        let mut at: Option<&toml::Value> = None;
+        for p in rest.split('.') {
+            at = Some(match at {
+                None => preset_nand?.get(p)?,
+                Some(toml::Value::Table(t)) => t.get(p)?,
+                Some(_) => return None,
+            });
+        }
+        match at? {
+            toml::Value::Table(t) => {
+                Some(format!(" (the preset's: `{key} = {}`)", toml::Value::Table(t.clone())))
+            }
+            _ => None,
+        }
+    });
+    Some(format!(
+        "{given} where `{key}` takes a table of settings (`[{key}]`, or `{key} = {{ … }}`){}\nin `{key}`",
+        example.unwrap_or_default()
     ))
 }
 
