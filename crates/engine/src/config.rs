@@ -469,11 +469,7 @@ fn explain_non_name(doc: &toml::Table, message: &str) -> Option<String> {
     }
     let key = key_of_message(message)?;
     let parts: Vec<&str> = key.split('.').collect();
-    let given = parts.iter().try_fold(None::<&toml::Value>, |at, p| match at {
-        None => doc.get(*p).map(Some),
-        Some(toml::Value::Table(t)) => t.get(*p).map(Some),
-        Some(_) => None,
-    })??;
+    let given = value_at(doc, &parts)?;
     // A string that is no choice: the deserializer then lists the choices.
     let probe = with_value(doc, &parts, "\u{1}")?;
     let listed = toml::Value::Table(probe).try_into::<SimConfig>().err()?.to_string();
@@ -502,18 +498,9 @@ fn explain_non_table(preset_nand: Option<&toml::Table>, message: &str) -> Option
     let given = head.strip_prefix("invalid type: ")?;
     let key = key_of_message(message)?;
     let example = key.strip_prefix("nand.").and_then(|rest| {
-        let mut at: Option<&toml::Value> = None;
-        for p in rest.split('.') {
-            at = Some(match at {
-                None => preset_nand?.get(p)?,
-                Some(toml::Value::Table(t)) => t.get(p)?,
-                Some(_) => return None,
-            });
-        }
-        match at? {
-            toml::Value::Table(t) => {
-                Some(format!(" (the preset's: `{key} = {}`)", toml::Value::Table(t.clone())))
-            }
+        let parts: Vec<&str> = rest.split('.').collect();
+        match value_at(preset_nand?, &parts)? {
+            t @ toml::Value::Table(_) => Some(format!(" (the preset's: `{key} = {t}`)")),
             _ => None,
         }
     });
@@ -521,6 +508,15 @@ fn explain_non_table(preset_nand: Option<&toml::Table>, message: &str) -> Option
         "{given} where `{key}` takes a table of settings (`[{key}]`, or `{key} = {{ … }}`){}\nin `{key}`",
         example.unwrap_or_default()
     ))
+}
+
+/// The value at the dotted key `parts` of `doc` (`None` if it is not there).
+fn value_at<'a>(doc: &'a toml::Table, parts: &[&str]) -> Option<&'a toml::Value> {
+    let (first, rest) = parts.split_first()?;
+    rest.iter().try_fold(doc.get(*first)?, |at, p| match at {
+        toml::Value::Table(t) => t.get(*p),
+        _ => None,
+    })
 }
 
 /// A copy of `doc` with the string `v` at the dotted key `parts` (`None` if a part on
