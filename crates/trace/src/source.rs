@@ -508,7 +508,10 @@ impl LineReader {
     /// what `parse` made of it. `None` consumes nothing; [`LineReader::next_line`]
     /// then reads the line. `parse` finds the line's end itself (no newline search).
     #[inline]
-    pub(crate) fn next_parsed<T>(&mut self, parse: fn(&[u8]) -> Option<(T, usize)>) -> Option<(u64, T)> {
+    pub(crate) fn next_parsed<T>(
+        &mut self,
+        parse: impl FnOnce(&[u8]) -> Option<(T, usize)>,
+    ) -> Option<(u64, T)> {
         let (value, len) = parse(&self.buf[self.start..self.end])?;
         // `parse` vouches for a `\n` at `start + len - 1`, before `end`; the line
         // without it may not be over-long (an error the general way reports).

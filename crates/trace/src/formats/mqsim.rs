@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use super::ssdsim::{Ascii5, plain_line, write_ascii5};
+use super::ssdsim::{Ascii5, write_ascii5};
 use super::{FastLine, Format, LineParser, ParserSetup, Sample, WriteFail};
 use crate::IoRequest;
 
@@ -25,7 +25,7 @@ impl Format for Mqsim {
         Box::new(Ascii5)
     }
     fn fast_line(&self) -> Option<FastLine> {
-        Some(plain_line)
+        Some(FastLine::Ascii5)
     }
     fn write(&self, out: &mut dyn Write, r: &IoRequest, _: u64) -> Result<(), WriteFail> {
         write_ascii5(out, r)

@@ -38,7 +38,7 @@ impl Format for Ssdsim {
         Box::new(Ascii5)
     }
     fn fast_line(&self) -> Option<FastLine> {
-        Some(plain_line)
+        Some(FastLine::Ascii5)
     }
     fn write(&self, out: &mut dyn Write, r: &IoRequest, _: u64) -> Result<(), WriteFail> {
         write_ascii5(out, r)
