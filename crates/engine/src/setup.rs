@@ -602,7 +602,10 @@ struct ProgressIter<'a, I> {
 impl<I: Iterator<Item = Result<IoRequest, TraceError>>> Iterator for ProgressIter<'_, I> {
     type Item = Result<IoRequest, TraceError>;
 
-    #[inline]
+    /// Inlined into the replay's look-ahead, as the reader's own `next` (a request
+    /// returned through memory by a call was a store-forwarding stall per request); the
+    /// progress calls are out of line.
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         let item = self.inner.next();
         match &item {
@@ -611,19 +614,27 @@ impl<I: Iterator<Item = Result<IoRequest, TraceError>>> Iterator for ProgressIte
                 self.state.latest_arrival =
                     self.state.latest_arrival.max(lamina_nand_model::SimTime(r.arrival.as_ns()));
                 if self.state.requests % PROGRESS_EVERY == 0 {
-                    self.state.bytes_read = self.bytes.load(std::sync::atomic::Ordering::Relaxed);
-                    (self.progress)(&self.state);
+                    self.report();
                 }
             }
             Some(Err(_)) => {}
             None if !self.state.done => {
                 self.state.done = true;
-                self.state.bytes_read = self.bytes.load(std::sync::atomic::Ordering::Relaxed);
-                (self.progress)(&self.state);
+                self.report();
             }
             None => {}
         }
         item
+    }
+}
+
+impl<I> ProgressIter<'_, I> {
+    /// Call `progress` with the bytes read so far.
+    #[cold]
+    #[inline(never)]
+    fn report(&mut self) {
+        self.state.bytes_read = self.bytes.load(std::sync::atomic::Ordering::Relaxed);
+        (self.progress)(&self.state);
     }
 }
 

@@ -135,8 +135,26 @@ fn pump(mut parser: TraceParser, tx: SyncSender<Msg>, cancel: &AtomicBool) {
 impl Iterator for TraceReader {
     type Item = Result<IoRequest, TraceError>;
 
-    #[inline]
+    /// The request at hand inlined into the caller's loop (a call returned it through
+    /// memory in pieces its caller read back whole: a store-forwarding stall on every
+    /// request of the replay's look-ahead); the next batch, the end or an error in
+    /// [`TraceReader::next_batch`].
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(r) = self.batch.next() {
+            self.delivered += 1;
+            return Some(Ok(r));
+        }
+        self.next_batch()
+    }
+}
+
+impl TraceReader {
+    /// [`Iterator::next`] once the batch at hand is used up: wait for the next one (and
+    /// return its first request), or the end, or an error.
+    #[cold]
+    #[inline(never)]
+    fn next_batch(&mut self) -> Option<Result<IoRequest, TraceError>> {
         loop {
             if let Some(r) = self.batch.next() {
                 self.delivered += 1;
