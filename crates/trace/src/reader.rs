@@ -137,8 +137,8 @@ impl Iterator for TraceReader {
 
     /// The request at hand inlined into the caller's loop (a call returned it through
     /// memory in pieces its caller read back whole: a store-forwarding stall on every
-    /// request of the replay's look-ahead); the next batch, the end or an error in
-    /// [`TraceReader::next_batch`].
+    /// request of the replay's look-ahead); the next batch, the end or an error out of
+    /// line (`next_batch`).
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if let Some(r) = self.batch.next() {
