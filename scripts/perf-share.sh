@@ -60,7 +60,7 @@ trap 'rm -rf "$WORK"' EXIT
 SIDES=("$BIN")
 [ -z "$BASE" ] || SIDES=("$BASE" "$BIN")
 
-# One run: "<side> <user samples> <matching samples>", and the per-symbol counts kept for --top.
+# Record every run; keep the main thread's user-space samples per symbol ("count<TAB>symbol").
 for i in $(seq 1 "$RUNS"); do
   for b in "${SIDES[@]}"; do
     comm=$(basename "$b" | cut -c1-15)
@@ -69,40 +69,29 @@ for i in $(seq 1 "$RUNS"); do
     perf report -i "$WORK/perf.data" --no-children --comm "$comm" --sort dso,sym -n --stdio 2>/dev/null \
       | awk '/^ +[0-9.]+%/ && $3 != "[kernel.kallsyms]" { n = $2; $1 = $2 = $3 = ""; sub(/^ +/, ""); print n "\t" $0 }' \
       > "$WORK/syms.$i.$comm"
-    echo "$comm $i"
   done
-done | while read -r comm i; do
-  python3 - "$WORK/syms.$i.$comm" "$RE" "$comm" <<'EOF'
-import re, sys
-path, pattern, comm = sys.argv[1:4]
-total = matched = 0
-for line in open(path):
-    n, sym = line.rstrip("\n").split("\t", 1)
-    total += int(n)
-    if re.search(pattern, sym):
-        matched += int(n)
-share = 100.0 * matched / total if total else 0.0
-print(f"{comm:16} user samples {total:7d}  matching {matched:7d}  share {share:6.2f} %")
-EOF
 done
 
-python3 - "$WORK" "$RE" "$TOP" "${SIDES[@]}" <<'EOF'
-import collections, glob, os, re, statistics, sys
-work, pattern, top, sides = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+# Each run's share in run order, the medians per binary, and with two binaries the symbols
+# that differ most.
+python3 - "$WORK" "$RE" "$TOP" "$RUNS" "${SIDES[@]}" <<'EOF'
+import collections, os, re, statistics, sys
+work, pattern, top, runs, sides = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
 comms = [os.path.basename(s)[:15] for s in sides]
 shares = collections.defaultdict(list)
 sums = collections.defaultdict(collections.Counter)
-for comm in comms:
-    for path in sorted(glob.glob(f"{work}/syms.*.{comm}")):
+for i in range(1, runs + 1):
+    for comm in comms:
         total = matched = 0
-        for line in open(path):
+        for line in open(f"{work}/syms.{i}.{comm}"):
             n, sym = line.rstrip("\n").split("\t", 1)
             total += int(n)
             sums[comm][sym] += int(n)
             if re.search(pattern, sym):
                 matched += int(n)
-        if total:
-            shares[comm].append(100.0 * matched / total)
+        share = 100.0 * matched / total if total else 0.0
+        shares[comm].append(share)
+        print(f"{comm:16} user samples {total:7d}  matching {matched:7d}  share {share:6.2f} %")
 print()
 for comm in comms:
     s = shares[comm]
