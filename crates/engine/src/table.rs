@@ -49,32 +49,90 @@ impl<T: Copy> LpnTable<T> {
     }
 }
 
-/// One bit per logical page, in one zeroed allocation (`calloc`: a large one is an
-/// anonymous mapping the system backs only where a bit is set, so memory follows the
-/// trace's footprint in 4 KiB steps, and returns to the system when the set is dropped,
-/// whichever thread allocated it).
+/// One bit per logical page, in one zeroed anonymous mapping that the system backs only
+/// where a bit is set (memory follows the trace's footprint), returned to the system when
+/// the set is dropped, whichever thread allocated it.
+///
+/// The mapping is advised for transparent huge pages and, from 256 KiB, spans whole ones
+/// (Linux starts a mapping on a huge-page boundary only when its length is a multiple of
+/// the size).
+/// Bits are read before they are written (`insert`), and in 4 KiB pages that read maps
+/// the kernel's shared zero page, which the first write then copies and flushes from
+/// the TLB: the prefill's finder took ~400 such faults in the MQSim comparison run, on
+/// the thread that bounds the prefill. With huge pages it is one fault per 2 MiB
+/// (docs/performance.md, sixteenth session). Where the system refuses a mapping, a
+/// zeroed allocation takes its place.
 pub struct LpnBits {
-    words: Vec<u64>,
+    words: Words,
 }
+
+/// The words of an [`LpnBits`], as bytes: a mapping (possibly longer than the set), or
+/// an ordinary zeroed allocation.
+enum Words {
+    Mapped(memmap2::MmapMut),
+    Heap(Vec<u8>),
+}
+
+/// Bytes of a transparent huge page.
+const HUGE_PAGE: usize = 2 << 20;
 
 impl LpnBits {
     /// A bit set over `len` logical pages, all clear.
     pub fn new(len: u64) -> Self {
         let n = usize::try_from(len.div_ceil(64)).expect("bit set size overflows usize");
-        LpnBits { words: vec![0; n] }
+        let bytes = n.checked_mul(8).expect("bit set size overflows usize");
+        // Sets of 256 KiB or more span whole huge pages; smaller ones (tests, small
+        // devices) keep 4 KiB granularity.
+        let mapped = if bytes >= HUGE_PAGE / 8 { bytes.next_multiple_of(HUGE_PAGE) } else { bytes.max(1) };
+        let words = match memmap2::MmapMut::map_anon(mapped) {
+            Ok(m) => {
+                // Advice only: without transparent huge pages the set works the same.
+                #[cfg(target_os = "linux")]
+                let _ = m.advise(memmap2::Advice::HugePage);
+                Words::Mapped(m)
+            }
+            Err(_) => Words::Heap(vec![0; bytes]),
+        };
+        LpnBits { words }
+    }
+
+    /// The words (for a mapping, with its zero tail past the set: indices come from
+    /// logical pages in range).
+    #[inline(always)]
+    fn words(&self) -> &[[u8; 8]] {
+        let b: &[u8] = match &self.words {
+            Words::Mapped(m) => m,
+            Words::Heap(v) => v,
+        };
+        b.as_chunks::<8>().0
+    }
+
+    #[inline(always)]
+    fn words_mut(&mut self) -> &mut [[u8; 8]] {
+        let b: &mut [u8] = match &mut self.words {
+            Words::Mapped(m) => m,
+            Words::Heap(v) => v,
+        };
+        b.as_chunks_mut::<8>().0
+    }
+
+    /// Word `i`.
+    #[inline(always)]
+    fn word(&self, i: usize) -> u64 {
+        u64::from_ne_bytes(self.words()[i])
     }
 
     /// The bit of `lpn`.
     #[inline]
     pub fn get(&self, lpn: u64) -> bool {
-        self.words[(lpn >> 6) as usize] >> (lpn & 63) & 1 == 1
+        self.word((lpn >> 6) as usize) >> (lpn & 63) & 1 == 1
     }
 
     /// Start loading the cache line of `lpn`'s bit (a hint, no wait; out of range:
     /// nothing).
     #[inline]
     pub fn prefetch(&self, lpn: u64) {
-        if let Some(w) = self.words.get((lpn >> 6) as usize) {
+        if let Some(w) = self.words().get((lpn >> 6) as usize) {
             lamina_hint::prefetch(w);
         }
     }
@@ -82,12 +140,10 @@ impl LpnBits {
     /// Set (or clear) the bit of `lpn`.
     #[inline]
     pub fn set(&mut self, lpn: u64, on: bool) {
-        let w = &mut self.words[(lpn >> 6) as usize];
-        if on {
-            *w |= 1 << (lpn & 63);
-        } else {
-            *w &= !(1 << (lpn & 63));
-        }
+        let w = &mut self.words_mut()[(lpn >> 6) as usize];
+        let old = u64::from_ne_bytes(*w);
+        let new = if on { old | 1 << (lpn & 63) } else { old & !(1 << (lpn & 63)) };
+        *w = new.to_ne_bytes();
     }
 
     /// Set the bits of `first..=last`, which must lie in one 64-bit word
@@ -98,18 +154,18 @@ impl LpnBits {
     pub fn insert_in_word(&mut self, first: u64, last: u64) -> u64 {
         debug_assert!(first <= last && first >> 6 == last >> 6, "{first}..={last} spans words");
         let mask = (u64::MAX >> (63 - (last - first))) << (first & 63);
-        let w = &mut self.words[(first >> 6) as usize];
-        let old = *w;
-        *w = old | mask;
+        let w = &mut self.words_mut()[(first >> 6) as usize];
+        let old = u64::from_ne_bytes(*w);
+        *w = (old | mask).to_ne_bytes();
         mask & !old
     }
 
     /// Set the bit of `lpn`; true if it was clear (`get` and `set` in one access).
     #[inline]
     pub fn insert(&mut self, lpn: u64) -> bool {
-        let w = &mut self.words[(lpn >> 6) as usize];
-        let old = *w;
-        *w = old | 1 << (lpn & 63);
+        let w = &mut self.words_mut()[(lpn >> 6) as usize];
+        let old = u64::from_ne_bytes(*w);
+        *w = (old | 1 << (lpn & 63)).to_ne_bytes();
         old >> (lpn & 63) & 1 == 0
     }
 }

@@ -97,21 +97,37 @@ struct Tree {
 /// A zeroed array of `u32` in a mapping, or in an ordinary allocation where the system
 /// refuses a mapping.
 enum Table {
-    Mapped(memmap2::MmapMut),
+    /// The mapping and the table's length in bytes (the mapping may be longer: see
+    /// [`Table::zeroed`]).
+    Mapped(memmap2::MmapMut, usize),
     Heap(Vec<u8>),
 }
 
+/// Bytes of a transparent huge page (x86-64, and the usual size elsewhere).
+const HUGE_PAGE: usize = 2 << 20;
+
 impl Table {
     /// `n` zero entries.
+    ///
+    /// A table of a huge page or more is mapped in whole huge pages: Linux starts an
+    /// anonymous mapping on a huge-page boundary only when its length is a multiple of
+    /// the huge-page size, and a table that starts elsewhere keeps its first and last
+    /// partial 2 MiB in 4 KiB pages. There a lookup of an entry never written maps the
+    /// kernel's shared zero page, and the first write to that page then copies it and
+    /// flushes the TLB of every core running the process: an inter-processor interrupt
+    /// that costs the writer about 25 µs on this project's VMs. The MQSim comparison
+    /// run took about 250 of them in its directory's first 1 MiB (docs/performance.md,
+    /// sixteenth session). The mapping's tail past the table is never touched.
     fn zeroed(n: usize) -> Table {
         let bytes = n.checked_mul(ENTRY).expect("forward map size overflows usize");
-        match memmap2::MmapMut::map_anon(bytes.max(1)) {
+        let mapped = if bytes >= HUGE_PAGE { bytes.next_multiple_of(HUGE_PAGE) } else { bytes.max(1) };
+        match memmap2::MmapMut::map_anon(mapped) {
             Ok(m) => {
                 // Advice only: a kernel without transparent huge pages ignores or refuses
                 // it, and the table works the same.
                 #[cfg(target_os = "linux")]
                 let _ = m.advise(memmap2::Advice::HugePage);
-                Table::Mapped(m)
+                Table::Mapped(m, bytes)
             }
             Err(_) => Table::Heap(vec![0; bytes]),
         }
@@ -129,10 +145,11 @@ impl Table {
         t
     }
 
+    /// The table's bytes.
     #[inline]
     fn bytes(&self) -> &[u8] {
         match self {
-            Table::Mapped(m) => m,
+            Table::Mapped(m, len) => &m[..*len],
             Table::Heap(v) => v,
         }
     }
@@ -140,7 +157,26 @@ impl Table {
     #[inline]
     fn bytes_mut(&mut self) -> &mut [u8] {
         match self {
-            Table::Mapped(m) => m,
+            Table::Mapped(m, len) => &mut m[..*len],
+            Table::Heap(v) => v,
+        }
+    }
+
+    /// The table's bytes and, for a mapping, its zero tail (see [`Table::zeroed`]):
+    /// what entry accesses index, to spare them the cut to the table's length. Callers
+    /// index only entries of the table.
+    #[inline(always)]
+    fn all(&self) -> &[u8] {
+        match self {
+            Table::Mapped(m, _) => m,
+            Table::Heap(v) => v,
+        }
+    }
+
+    #[inline(always)]
+    fn all_mut(&mut self) -> &mut [u8] {
+        match self {
+            Table::Mapped(m, _) => m,
             Table::Heap(v) => v,
         }
     }
@@ -148,18 +184,18 @@ impl Table {
     /// Entry `i`. Indexing whole 4-byte chunks costs one bounds check.
     #[inline]
     fn get(&self, i: usize) -> u32 {
-        u32::from_ne_bytes(self.bytes().as_chunks::<ENTRY>().0[i])
+        u32::from_ne_bytes(self.all().as_chunks::<ENTRY>().0[i])
     }
 
     #[inline]
     fn set(&mut self, i: usize, v: u32) {
-        self.bytes_mut().as_chunks_mut::<ENTRY>().0[i] = v.to_ne_bytes();
+        self.all_mut().as_chunks_mut::<ENTRY>().0[i] = v.to_ne_bytes();
     }
 
     /// Start loading entry `i`'s cache line (a hint; panics when `i` is out of range).
     #[inline]
     fn prefetch(&self, i: usize) {
-        lamina_hint::prefetch(&self.bytes().as_chunks::<ENTRY>().0[i]);
+        lamina_hint::prefetch(&self.all().as_chunks::<ENTRY>().0[i]);
     }
 
     /// Bytes in 4 KiB pages that hold a nonzero byte (a scan of the whole table).
@@ -181,7 +217,7 @@ impl Table {
 
     fn kind(&self) -> &'static str {
         match self {
-            Table::Mapped(_) => "mapped",
+            Table::Mapped(..) => "mapped",
             Table::Heap(_) => "heap",
         }
     }

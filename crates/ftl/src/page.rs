@@ -582,10 +582,6 @@ impl PageFtl {
 
     /// Mark free block `b` open (it left the free pool) and give it a reverse map.
     fn open_block(&mut self, b: u32) {
-        let m = &mut self.blocks[b as usize];
-        assert!(m.state == BlockState::Free && m.written == 0 && m.valid == 0);
-        debug_assert_eq!(m.rev, NO_REV);
-        m.state = BlockState::Open;
         let h = match self.rev_free.pop() {
             Some(h) => {
                 self.rev_maps[h as usize].fill(UNMAPPED);
@@ -593,7 +589,23 @@ impl PageFtl {
             }
             None => self.new_rev_map(),
         };
-        self.blocks[b as usize].rev = h;
+        let m = &mut self.blocks[b as usize];
+        #[cfg(debug_assertions)]
+        let rev_was = m.rev;
+        // The record's first access here is a store (a free block's `rev` is `NO_REV`,
+        // whatever is stored first). The records are a zeroed allocation that the system
+        // backs page by page on first touch; a load first would map its shared zero page
+        // and this store then copy it and flush the TLB of every core running the
+        // process, an inter-processor interrupt costing ~25 µs on this project's VMs
+        // (231 of them in the MQSim comparison run, 1,272 on SSDsim's geometry:
+        // docs/performance.md, sixteenth session). The fence keeps the compiler from
+        // moving the checks' loads above the store.
+        m.rev = h;
+        std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+        assert!(m.state == BlockState::Free && m.written == 0 && m.valid == 0);
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(rev_was, NO_REV);
+        m.state = BlockState::Open;
     }
 
     /// A fresh reverse map's handle (all `UNMAPPED`); the maps the supply hands over

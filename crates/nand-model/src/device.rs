@@ -536,6 +536,9 @@ impl Device {
     /// errors): out of line, so the common case inlines small.
     #[inline(never)]
     fn program_untimed_checked(&mut self, b: u32, p: u32, tag: u64) -> Result<(), NandError> {
+        if p == 0 {
+            self.blocks.prepare(b);
+        }
         self.check_program_page(b, p)?;
         self.do_program(b, p, tag);
         Ok(())
@@ -640,6 +643,17 @@ impl Device {
             planes |= 1 << a.plane;
         }
         Ok(Check { die: g.die_id(first), channel: ChannelId(first.channel), n: addrs.len() as u64 })
+    }
+
+    /// `Blocks::prepare` for the blocks of `pages` programmed at their page 0, before
+    /// the checks load their records. `pages` were range-checked.
+    fn prepare_first_pages(&mut self, pages: &[PageAddr]) {
+        for &a in pages {
+            if a.page == 0 {
+                let b = self.geometry().block_id(a).0;
+                self.blocks.prepare(b);
+            }
+        }
     }
 
     fn check_range(&self, offset: u32, len: u32) -> Result<(), NandError> {
@@ -807,6 +821,7 @@ impl Device {
                         got: tags.len(),
                     });
                 }
+                self.prepare_first_pages(pages);
                 let g = self.geometry();
                 for &a in pages {
                     self.check_program_page(g.block_id(a).0, a.page)?;
@@ -884,6 +899,7 @@ impl Device {
                 for &a in from {
                     self.check_readable(a)?;
                 }
+                self.prepare_first_pages(to);
                 let g = self.geometry();
                 for &a in to {
                     self.check_program_page(g.block_id(a).0, a.page)?;
@@ -952,6 +968,10 @@ impl Device {
     pub fn program_page(&mut self, at: SimTime, ppa: Ppa, tag: u64) -> Result<OpTiming, NandError> {
         assert!(at.0 >= self.last_at, "issue time went backwards: {} < {}", at.0, self.last_at);
         let o = self.page_of(ppa);
+        if o.page == 0 {
+            // Before the check loads the block's record (`Blocks::prepare`).
+            self.blocks.prepare(o.block);
+        }
         self.check_program_page(o.block, o.page)?;
         let t = self.spec.timing();
         let array = t.program_array(o.page).0;

@@ -130,6 +130,27 @@ impl<T> PerBlock<T> {
         self.blocks == 0
     }
 
+    /// The memory pages of `page_bytes` bytes (a power of two) that block `b`'s record
+    /// lies on: the first and the last, counted from the page holding the storage's
+    /// start (panics when there is no such block).
+    #[inline]
+    pub fn page_span(&self, b: usize, page_bytes: usize) -> (usize, usize) {
+        assert!(b < self.blocks, "block {b} of {}", self.blocks);
+        let shift = page_bytes.trailing_zeros();
+        let base = self.items.as_ptr() as usize >> shift;
+        let first = &self.items[self.slot(b)] as *const T as usize;
+        let last = first + std::mem::size_of::<T>().max(1) - 1;
+        ((first >> shift) - base, (last >> shift) - base)
+    }
+
+    /// How many memory pages of `page_bytes` bytes (a power of two) the storage spans.
+    pub fn pages(&self, page_bytes: usize) -> usize {
+        let shift = page_bytes.trailing_zeros();
+        let start = self.items.as_ptr() as usize;
+        let end = start + (self.items.len() * std::mem::size_of::<T>()).max(1) - 1;
+        (end >> shift) - (start >> shift) + 1
+    }
+
     /// Bytes of the records' storage, padding included (for memory reports).
     pub fn heap_bytes(&self) -> usize {
         self.items.capacity() * std::mem::size_of::<T>()

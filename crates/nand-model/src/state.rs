@@ -66,12 +66,46 @@ pub(crate) enum ProgramCheck {
 }
 
 /// All blocks of a device.
-#[derive(Clone, Debug)]
 pub(crate) struct Blocks {
     ppb: u32,
     words: usize,
     blocks: PerBlock<BlockState>,
     ext: Vec<BlockExt>,
+    /// One bit per 4 KiB page of `blocks`' storage: set once a record on it may have been
+    /// written ([`Blocks::prepare`]). A clear bit means every record on the page is still
+    /// all zero.
+    written_pages: Vec<u64>,
+}
+
+/// Bytes of the memory pages `Blocks::written_pages` counts.
+const MEM_PAGE: usize = 4096;
+
+impl std::fmt::Debug for Blocks {
+    /// The flash state (not `written_pages`, a note on memory).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Blocks")
+            .field("ppb", &self.ppb)
+            .field("words", &self.words)
+            .field("blocks", &self.blocks)
+            .field("ext", &self.ext)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Clone for Blocks {
+    /// A copy whose records were all written (copied) into fresh memory: every page of
+    /// it counts as written (the original's page numbering need not match its own).
+    fn clone(&self) -> Blocks {
+        let blocks = self.blocks.clone();
+        let pages = blocks.pages(MEM_PAGE);
+        Blocks {
+            ppb: self.ppb,
+            words: self.words,
+            blocks,
+            ext: self.ext.clone(),
+            written_pages: vec![u64::MAX; pages.div_ceil(64)],
+        }
+    }
 }
 
 impl Blocks {
@@ -85,11 +119,45 @@ impl Blocks {
     /// plane's records padded a cache line apart ([`PerBlock`]: the blocks every plane
     /// writes at once share no cache set).
     pub(crate) fn with_planes(blocks_per_plane: u32, planes: u32, pages_per_block: u32) -> Blocks {
+        let blocks = PerBlock::<BlockState>::zeroed_with_shape(blocks_per_plane as usize, planes as usize);
+        let pages = blocks.pages(MEM_PAGE);
         Blocks {
             ppb: pages_per_block,
             words: pages_per_block.div_ceil(64) as usize,
-            blocks: PerBlock::zeroed_with_shape(blocks_per_plane as usize, planes as usize),
+            blocks,
             ext: Vec::new(),
+            written_pages: vec![0; pages.div_ceil(64)],
+        }
+    }
+
+    /// Make block `b`'s record ready to be written: if a memory page it lies on was
+    /// never written, store the record's value (all zero) before anything loads it.
+    ///
+    /// The records are a zeroed allocation that the system backs page by page on first
+    /// touch. A page first touched by a load maps the kernel's shared zero page, and the
+    /// first store to it then copies that page and flushes the TLB of every core running
+    /// the process: an inter-processor interrupt that costs the storing thread about
+    /// 25 µs on this project's VMs (docs/performance.md, sixteenth session). Programs of
+    /// a block's page 0 and erases — the only first writes of a record — call this
+    /// before their checks load the record, so its page's first touch is a store. Every
+    /// write of a record comes after one of them, which keeps a clear bit meaning "all
+    /// zero" (what makes the store harmless). No effect on any answer.
+    #[inline]
+    pub(crate) fn prepare(&mut self, b: u32) {
+        let (p, q) = self.blocks.page_span(b as usize, MEM_PAGE);
+        let written = |w: &[u64], i: usize| w[i / 64] >> (i % 64) & 1 == 1;
+        if !written(&self.written_pages, p) || !written(&self.written_pages, q) {
+            self.first_write(b, p, q);
+        }
+    }
+
+    /// [`Blocks::prepare`] of a record on a page never written: the record is zero.
+    #[cold]
+    #[inline(never)]
+    fn first_write(&mut self, b: u32, p: usize, q: usize) {
+        self.blocks[b as usize] = BlockState { wp: 0, erase_count: 0, ext: NO_EXT };
+        for i in [p, q] {
+            self.written_pages[i / 64] |= 1 << (i % 64);
         }
     }
 
@@ -162,6 +230,9 @@ impl Blocks {
     #[inline(always)]
     pub(crate) fn program(&mut self, b: u32, p: u32) {
         debug_assert_eq!(self.check_program(b, p), ProgramCheck::Ok);
+        if p == 0 {
+            self.prepare(b);
+        }
         let st = &mut self.blocks[b as usize];
         if st.ext == NO_EXT {
             st.wp += 1;
@@ -183,6 +254,9 @@ impl Blocks {
     /// `n` times in one check); false, and nothing changed, otherwise.
     #[inline(always)]
     pub(crate) fn program_run_at_wp(&mut self, b: u32, p: u32, n: u32) -> bool {
+        if p == 0 {
+            self.prepare(b);
+        }
         let st = &mut self.blocks[b as usize];
         // The write pointer never passes the block's end, so `ppb - wp` cannot wrap.
         let ok = st.ext == NO_EXT && st.wp == p && n <= self.ppb - st.wp;
@@ -194,6 +268,7 @@ impl Blocks {
 
     /// Whole-block erase.
     pub(crate) fn erase(&mut self, b: u32) {
+        self.prepare(b);
         let st = &mut self.blocks[b as usize];
         st.erase_count += 1;
         st.wp = 0;
@@ -211,6 +286,7 @@ impl Blocks {
             self.erase(b);
             return;
         }
+        self.prepare(b);
         let words = self.words;
         let st = &mut self.blocks[b as usize];
         if st.ext == NO_EXT {
@@ -336,6 +412,78 @@ mod tests {
         assert_eq!(b.next_programmable(0), Some(0));
         assert_eq!(b.check_program(0, 1), ProgramCheck::OutOfOrder { expected: 0 });
         assert_eq!(b.extended_blocks(), 1);
+    }
+
+    #[test]
+    fn prepare_never_changes_a_record() {
+        // Records of 12 bytes over many 4 KiB pages, some straddling two: programs
+        // (single and runs), whole and partial erases on random blocks, and `prepare` —
+        // of random blocks before an operation, of the block just changed after it — on
+        // one copy only. The copies agree on every page of every block throughout, so
+        // `prepare`'s stores only ever write a record's own (zero) value. Sparse
+        // operations keep most pages untouched for long, so a write that did not mark
+        // its page would soon be undone by a `prepare` of its block.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u32| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as u32
+        };
+        let (blocks, ppb) = (40_000, 8);
+        let mut b = Blocks::new(blocks, ppb);
+        let mut reference = Blocks::new(blocks, ppb);
+        let same = |b: &Blocks, r: &Blocks, blk: u32| {
+            (0..ppb).all(|p| b.is_programmed(blk, p) == r.is_programmed(blk, p))
+                && (0..ppb).all(|p| b.page_erase_count(blk, p) == r.page_erase_count(blk, p))
+                && b.next_programmable(blk) == r.next_programmable(blk)
+        };
+        let mut touched = Vec::new();
+        for step in 0..20_000 {
+            if next(2) == 0 {
+                b.prepare(next(blocks));
+            }
+            // A block touched before, or a fresh one.
+            let blk = if next(3) == 0 || touched.is_empty() {
+                next(blocks)
+            } else {
+                touched[next(touched.len() as u32) as usize]
+            };
+            touched.push(blk);
+            let page = b.next_programmable(blk).unwrap_or(0);
+            match next(6) {
+                0 => {
+                    b.erase(blk);
+                    reference.erase(blk);
+                }
+                1 => {
+                    let first = [0, 2, 4, 6][next(4) as usize];
+                    b.erase_range(blk, first, 2);
+                    reference.erase_range(blk, first, 2);
+                }
+                2 => {
+                    let n = 1 + next(3);
+                    assert_eq!(b.program_run_at_wp(blk, page, n), reference.program_run_at_wp(blk, page, n));
+                }
+                _ => {
+                    if b.check_program(blk, page) == ProgramCheck::Ok {
+                        b.program(blk, page);
+                        reference.program(blk, page);
+                    }
+                }
+            }
+            b.prepare(blk);
+            assert!(same(&b, &reference, blk), "block {blk} differs at step {step}");
+        }
+        assert!((0..blocks).all(|blk| same(&b, &reference, blk)));
+        let marked: u32 = b.written_pages.iter().map(|w| w.count_ones()).sum();
+        assert!(marked > 50, "the test reached many pages ({marked})");
+        // A copy (fresh memory) prepares nothing away either.
+        let mut c = b.clone();
+        for blk in 0..blocks {
+            c.prepare(blk);
+        }
+        assert!((0..blocks).all(|blk| same(&c, &b, blk)));
     }
 
     #[test]
