@@ -69,7 +69,8 @@ pub struct LpnBits {
 /// The words of an [`LpnBits`], as bytes: a mapping (possibly longer than the set), or
 /// an ordinary zeroed allocation.
 enum Words {
-    Mapped(memmap2::MmapMut),
+    /// The mapping and the set's length in bytes.
+    Mapped(memmap2::MmapMut, usize),
     Heap(Vec<u8>),
 }
 
@@ -89,19 +90,18 @@ impl LpnBits {
                 // Advice only: without transparent huge pages the set works the same.
                 #[cfg(target_os = "linux")]
                 let _ = m.advise(memmap2::Advice::HugePage);
-                Words::Mapped(m)
+                Words::Mapped(m, bytes)
             }
             Err(_) => Words::Heap(vec![0; bytes]),
         };
         LpnBits { words }
     }
 
-    /// The words (for a mapping, with its zero tail past the set: indices come from
-    /// logical pages in range).
+    /// The words (an index past the set panics, as it always did).
     #[inline(always)]
     fn words(&self) -> &[[u8; 8]] {
         let b: &[u8] = match &self.words {
-            Words::Mapped(m) => m,
+            Words::Mapped(m, len) => &m[..*len],
             Words::Heap(v) => v,
         };
         b.as_chunks::<8>().0
@@ -110,7 +110,7 @@ impl LpnBits {
     #[inline(always)]
     fn words_mut(&mut self) -> &mut [[u8; 8]] {
         let b: &mut [u8] = match &mut self.words {
-            Words::Mapped(m) => m,
+            Words::Mapped(m, len) => &mut m[..*len],
             Words::Heap(v) => v,
         };
         b.as_chunks_mut::<8>().0

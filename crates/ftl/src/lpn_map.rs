@@ -107,20 +107,35 @@ enum Table {
 const HUGE_PAGE: usize = 2 << 20;
 
 impl Table {
-    /// `n` zero entries.
+    /// `n` zero entries, mapped exactly (entry accesses past `n` panic).
+    fn zeroed(n: usize) -> Table {
+        Table::mapped(n, false)
+    }
+
+    /// `n` zero entries for a table whose every access is range-checked by its owner
+    /// (the directory): from a huge page on, mapped in whole huge pages.
     ///
-    /// A table of a huge page or more is mapped in whole huge pages: Linux starts an
-    /// anonymous mapping on a huge-page boundary only when its length is a multiple of
-    /// the huge-page size, and a table that starts elsewhere keeps its first and last
-    /// partial 2 MiB in 4 KiB pages. There a lookup of an entry never written maps the
+    /// Linux starts an anonymous mapping on a huge-page boundary only when its length is
+    /// a multiple of the huge-page size, and a table that starts elsewhere keeps its
+    /// first and last partial 2 MiB in 4 KiB pages. There a lookup of an entry never written maps the
     /// kernel's shared zero page, and the first write to that page then copies it and
     /// flushes the TLB of every core running the process: an inter-processor interrupt
     /// that costs the writer about 25 µs on this project's VMs. The MQSim comparison
     /// run took about 250 of them in its directory's first 1 MiB (docs/performance.md,
-    /// sixteenth session). The mapping's tail past the table is never touched.
-    fn zeroed(n: usize) -> Table {
+    /// sixteenth session). The mapping's tail past the table is never touched (entry
+    /// accesses there do not panic: hence the owner's range checks).
+    fn zeroed_huge(n: usize) -> Table {
+        Table::mapped(n, true)
+    }
+
+    /// [`Table::zeroed`], or with `whole_huge_pages` [`Table::zeroed_huge`].
+    fn mapped(n: usize, whole_huge_pages: bool) -> Table {
         let bytes = n.checked_mul(ENTRY).expect("forward map size overflows usize");
-        let mapped = if bytes >= HUGE_PAGE { bytes.next_multiple_of(HUGE_PAGE) } else { bytes.max(1) };
+        let mapped = if whole_huge_pages && bytes >= HUGE_PAGE {
+            bytes.next_multiple_of(HUGE_PAGE)
+        } else {
+            bytes.max(1)
+        };
         match memmap2::MmapMut::map_anon(mapped) {
             Ok(m) => {
                 // Advice only: a kernel without transparent huge pages ignores or refuses
@@ -162,9 +177,9 @@ impl Table {
         }
     }
 
-    /// The table's bytes and, for a mapping, its zero tail (see [`Table::zeroed`]):
-    /// what entry accesses index, to spare them the cut to the table's length. Callers
-    /// index only entries of the table.
+    /// The table's bytes and, for a mapping in whole huge pages, its zero tail (see
+    /// [`Table::zeroed_huge`]): what entry accesses index, to spare them the cut to the
+    /// table's length. For an exact mapping the slice's bounds are the table's.
     #[inline(always)]
     fn all(&self) -> &[u8] {
         match self {
@@ -206,7 +221,8 @@ impl Table {
     /// A copy of `n` entries that writes (makes resident) only the 4 KiB pages holding a
     /// nonzero byte.
     fn copy_nonzero_pages(&self, n: usize) -> Table {
-        let mut c = Table::zeroed(n);
+        let whole_huge_pages = matches!(self, Table::Mapped(m, len) if m.len() > (*len).max(1));
+        let mut c = Table::mapped(n, whole_huge_pages);
         for (to, from) in c.bytes_mut().chunks_mut(PAGE).zip(self.bytes().chunks(PAGE)) {
             if from.iter().any(|&b| b != 0) {
                 to.copy_from_slice(from);
@@ -231,7 +247,7 @@ impl Tree {
         assert!(slab_leaves <= u32::MAX as u64, "forward map of {len} entries exceeds 2^32 leaves");
         let flat_pages = (positions as usize).div_ceil(FLAT_PAGE_POSITIONS);
         Tree {
-            dir: Table::zeroed(positions as usize),
+            dir: Table::zeroed_huge(positions as usize),
             slab: LeafPool::new(slab_leaves),
             leaves: 1,
             flat_page_seen: vec![0; flat_pages.div_ceil(64)],
@@ -628,6 +644,25 @@ mod tests {
         (0..m.len).for_each(|i| m.set(i, 1));
         assert_eq!(m.leaves_in_use(), None);
         m.get(m.len);
+    }
+
+    /// Tables of 2 MiB or more whose length is not a multiple of 2 MiB: the directory
+    /// is mapped in whole huge pages (its tail past the table reads zero), so its range
+    /// checks are the map's own; a flat table is mapped exactly, so its slice bounds are.
+    #[test]
+    fn large_maps_check_their_range() {
+        let len = (HUGE_PAGE / ENTRY) as u64 * LEAF + 12_345;
+        let m = LpnMap::zeroed(len);
+        assert!(matches!(&m.layout, Layout::Tree(t) if t.dir.all().len() > t.dir.bytes().len()));
+        let get = |m: &LpnMap, i: u64| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.get(i)));
+        assert!(get(&m, len).is_err() && get(&m, len + LEAF * 1000).is_err());
+        let flat_len = (HUGE_PAGE / ENTRY) as u64 + 1_000;
+        let mut f = LpnMap::with_first_check(flat_len, 1);
+        (0..flat_len).for_each(|i| f.set(i, 1));
+        assert!(matches!(&f.layout, Layout::Flat(t) if t.all().len() == t.bytes().len()));
+        assert_eq!(f.get(flat_len - 1), 1);
+        assert!(get(&f, flat_len).is_err());
+        assert!(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.set(flat_len, 1))).is_err());
     }
 
     #[test]
