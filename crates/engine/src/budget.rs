@@ -296,11 +296,13 @@ pub fn estimate(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64, builti
         );
     }
     if cfg.host.unwritten_reads == UnwrittenReads::Prefill {
-        // One bit per logical page (`LpnBits`: resident only where the trace reaches, in
-        // huge pages: a set of 256 KiB or more may make its whole last one resident).
-        let bits = logical_pages.div_ceil(64) * 8;
-        let bits = if bits >= 256 << 10 { bits.next_multiple_of(2 << 20) } else { bits };
-        push("host.unwritten_reads", "prefill bitmap", (0, bits));
+        // One bit per logical page (`LpnBits`: resident only where the trace reaches, at
+        // most its whole mapping).
+        push(
+            "host.unwritten_reads",
+            "prefill bitmap",
+            (0, crate::table::LpnBits::mapped_bytes(logical_pages)),
+        );
     }
     MemoryBudget { items }
 }

@@ -78,14 +78,20 @@ enum Words {
 const HUGE_PAGE: usize = 2 << 20;
 
 impl LpnBits {
+    /// Bytes of the mapping of a set over `len` logical pages: the set's words, rounded
+    /// up to whole huge pages from 256 KiB (smaller sets — tests, small devices — keep
+    /// 4 KiB granularity). The most a set can make resident (the memory budget's bound).
+    pub fn mapped_bytes(len: u64) -> u64 {
+        let bytes = len.div_ceil(64) * 8;
+        if bytes >= (HUGE_PAGE / 8) as u64 { bytes.next_multiple_of(HUGE_PAGE as u64) } else { bytes }
+    }
+
     /// A bit set over `len` logical pages, all clear.
     pub fn new(len: u64) -> Self {
         let n = usize::try_from(len.div_ceil(64)).expect("bit set size overflows usize");
         let bytes = n.checked_mul(8).expect("bit set size overflows usize");
-        // Sets of 256 KiB or more span whole huge pages; smaller ones (tests, small
-        // devices) keep 4 KiB granularity.
-        let mapped = if bytes >= HUGE_PAGE / 8 { bytes.next_multiple_of(HUGE_PAGE) } else { bytes.max(1) };
-        let words = match memmap2::MmapMut::map_anon(mapped) {
+        let mapped = usize::try_from(LpnBits::mapped_bytes(len)).expect("bit set size overflows usize");
+        let words = match memmap2::MmapMut::map_anon(mapped.max(1)) {
             Ok(m) => {
                 // Advice only: without transparent huge pages the set works the same.
                 #[cfg(target_os = "linux")]
