@@ -263,3 +263,31 @@ fn closed_loop_generated_traces_warn_when_replayed_open_loop() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(v.unwrap()["trace"]["warnings"].as_array().unwrap().is_empty());
 }
+
+/// New-user trial finding 1: an SSDsim trace whose offsets and sizes are all multiples
+/// of 512 was read as FlashNet (bytes, not sectors) without a word. The guess now
+/// warns on standard error, naming the file, both formats and `--format`; naming the
+/// format silences it.
+#[test]
+fn an_ambiguous_format_detection_warns_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ss.trace");
+    std::fs::write(&path, "0 0 1024 512 1\n100 0 2048 1024 0\n").unwrap();
+    let out = lamina().args(["trace", "stats"]).arg(&path).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(e.starts_with("warning: ") && e.contains("ss.trace: format detected as flashnet"), "{e}");
+    assert!(e.contains("fit ssdsim just as well") && e.contains("--format ssdsim"), "{e}");
+    let out = lamina().args(["trace", "stats", "--format", "ssdsim"]).arg(&path).output().unwrap();
+    assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("average 256.0 KiB"), "{}", stdout(&out));
+    let converted = dir.path().join("out.trace");
+    let out = lamina().args(["trace", "convert"]).arg(&path).arg("-o").arg(&converted).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("format detected as flashnet"), "{}", stderr(&out));
+    // A run reports it among its warnings.
+    let (out, v) = run(&[], &path);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let w = v.unwrap()["trace"]["warnings"].to_string();
+    assert!(w.contains("format detected as flashnet"), "{w}");
+}

@@ -144,9 +144,20 @@ pub fn run(cmd: TraceCmd) -> anyhow::Result<()> {
     }
 }
 
+/// Open a trace, telling standard error at once what the reader already wants a human
+/// to know (a format detection that was a guess between formats), so it is seen even
+/// if reading fails later.
+fn open_trace(path: &Path, opts: &TraceOptions, cap: u64) -> anyhow::Result<TraceReader> {
+    let reader = TraceReader::open(path, opts, cap)?;
+    for w in &reader.summary().warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(reader)
+}
+
 fn stats(a: &StatsArgs) -> anyhow::Result<String> {
     let (opts, cap) = a.capacity.resolve(&a.opts)?;
-    let mut reader = TraceReader::open(&a.trace, &opts, cap)?;
+    let mut reader = open_trace(&a.trace, &opts, cap)?;
     let mut acc = StatsAccumulator::new();
     for r in reader.by_ref() {
         acc.add(&r?);
@@ -297,7 +308,7 @@ fn write_failure(e: WriteError, path: &Path) -> anyhow::Error {
 fn convert(a: &ConvertArgs) -> anyhow::Result<()> {
     let (opts, cap) = a.capacity.resolve(&a.opts)?;
     let out = OutputFile::create(&a.output)?;
-    let reader = TraceReader::open(&a.input, &opts, cap)?;
+    let reader = open_trace(&a.input, &opts, cap)?;
     write_trace(out, &a.output, a.to, None, reader)
 }
 

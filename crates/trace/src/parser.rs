@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
-use super::detect::detect;
+use super::detect::{ambiguity_warning, detect};
 use super::error::{Problem, TraceError, excerpt};
 use super::formats::{FastLine, FieldErr, LineParser, Parsed, ParserSetup, RawRequest, trim};
 use super::options::{CapacityPolicy, OnError, OutlierPolicy, TraceOptions};
@@ -74,7 +74,9 @@ pub struct TraceSummary {
     pub skipped_reasons: BTreeMap<String, u64>,
     /// The first few skipped errors, verbatim.
     pub first_errors: Vec<String>,
-    /// Things the reader wants a human to know: absurd gaps, a truncated tar member.
+    /// Things the reader wants a human to know: a format detection that was a
+    /// tie-break (known from the start, so also in a partial summary), absurd gaps, a
+    /// truncated tar member.
     pub warnings: Vec<String>,
     /// True once the whole trace was read (false for a partial summary).
     pub complete: bool,
@@ -193,14 +195,19 @@ impl TraceParser {
         }
         let forced = format.or(opts.format);
         let blank = prefix.iter().all(|b| b.is_ascii_whitespace());
+        let mut warnings = Vec::new();
         let fmt = match forced {
             Some(f) => f,
             None if blank && complete && opts.allow_empty => TraceFormat::Ssdsim,
             None if blank && complete => {
                 return Err(TraceError::Empty { file: name.clone(), why: empty_file_why(prefix) });
             }
-            None => detect(prefix, complete)
-                .map_err(|reason| TraceError::Detect { file: name.clone(), reason })?,
+            None => {
+                let d = detect(prefix, complete)
+                    .map_err(|reason| TraceError::Detect { file: name.clone(), reason })?;
+                warnings.extend(ambiguity_warning(&name, &d));
+                d.format
+            }
         };
         if fmt == TraceFormat::Generic && opts.generic.is_none() {
             return Err(TraceError::Options {
@@ -248,7 +255,7 @@ impl TraceParser {
             errors_skipped: 0,
             skipped_reasons: BTreeMap::new(),
             first_errors: Vec::new(),
-            warnings: Vec::new(),
+            warnings,
             complete: false,
         };
         Ok(TraceParser {
