@@ -1149,6 +1149,61 @@ const OTHER_ITEMS: &[Case] = &[
             &[],
         )
     },
+    // New-user trial (2026-12): an output that is an input, or two outputs on one path,
+    // is refused before the run (the atomic rename would replace the trace afterwards).
+    Case {
+        fast: true,
+        ..trace(
+            "trial: --json onto the trace itself",
+            &["run", "--preset", "mbm", "--format", "ssdsim", "--json", "@t", "@t"],
+            "0 0 100 8 1\n",
+            &["--json", "same file as the trace", "choose another output path"],
+        )
+    },
+    Case {
+        files: &[("r.json", Content::Text("{}"))],
+        fast: true,
+        ..set(
+            "trial: --json and --latency-log on one file",
+            &["run", "--preset", "mbm", "--json", "@r.json", "--latency-log", "@r.json", "@demo"],
+            &["--json and --latency-log both write to", "give each its own path"],
+        )
+    },
+    Case {
+        files: &[("c.toml", Content::Text("seed = 1\n"))],
+        fast: true,
+        ..set(
+            "trial: --latency-log onto the config file",
+            &["run", "--preset", "mbm", "--config", "@c.toml", "--latency-log", "@c.toml", "@demo"],
+            &["--latency-log", "same file as the --config"],
+        )
+    },
+    // Flag values beyond their key's range are bad input naming the flag (were exit 1,
+    // "u64 value was too large", or a type error blamed on a `--set`).
+    Case {
+        fast: true,
+        ..set(
+            "trial: --seed beyond a TOML integer",
+            &["run", "--preset", "mbm", "--seed", "18446744073709551615", "@demo"],
+            &["--seed", "is not in 0..=9223372036854775807"],
+        )
+    },
+    Case {
+        fast: true,
+        ..set(
+            "trial: --skip beyond a TOML integer",
+            &["run", "--preset", "mbm", "--skip", "9223372036854775808", "@demo"],
+            &["--skip 9223372036854775808: out of range (at most 9223372036854775807)"],
+        )
+    },
+    Case {
+        fast: true,
+        ..set(
+            "trial: --align beyond u32",
+            &["run", "--preset", "mbm", "--align", "4GiB", "@demo"],
+            &["--align 4294967296: out of range (at most 4294967295)"],
+        )
+    },
 ];
 
 /// `printf '0 0 100 8 1\n1000 0 200 8 0\n2000 0 100 8 1\n' | xz -c`.

@@ -154,6 +154,58 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     f.commit()
 }
 
+/// What a path names, for telling whether two paths are the same file: the canonical
+/// path if it exists, else its canonical directory joined with its file name (an output
+/// that does not exist yet). `None` for `-` and for a path whose directory does not exist
+/// (preparing such an output fails anyway).
+fn identity(path: &Path) -> Option<PathBuf> {
+    if path.as_os_str() == "-" {
+        return None;
+    }
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return Some(p);
+    }
+    let name = path.file_name()?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(name))
+}
+
+/// Refuse — as bad input, before any work — output paths that would destroy an input or
+/// each other: an output that is one of the command's input files (the atomic rename
+/// would replace the trace or config after the run read it), two outputs that are the
+/// same file (one would silently replace the other), or two outputs both on standard
+/// output (`-`; their contents would run together). `outputs` and `inputs` are
+/// `(flag or role, path)` pairs; the error names both flags and the path.
+pub fn check_distinct(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> anyhow::Result<()> {
+    let bad = |m: String| -> anyhow::Result<()> { Err(Failure::new(Kind::Usage, m).into()) };
+    for (i, (flag, path)) in outputs.iter().enumerate() {
+        let id = identity(path);
+        for (in_flag, in_path) in inputs {
+            if id.is_some() && id == identity(in_path) {
+                return bad(format!(
+                    "{flag} {} is the same file as the {in_flag} {}: writing it would replace that input; choose another output path",
+                    path.display(),
+                    in_path.display()
+                ));
+            }
+        }
+        for (other_flag, other) in &outputs[..i] {
+            let both_stdout = path.as_os_str() == "-" && other.as_os_str() == "-";
+            if both_stdout || (id.is_some() && id == identity(other)) {
+                let what =
+                    if both_stdout { "standard output".to_string() } else { path.display().to_string() };
+                return bad(format!(
+                    "{other_flag} and {flag} both write to {what}: one would replace or run into the other; give each its own path"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +237,29 @@ mod tests {
         // A dropped, uncommitted file leaves nothing behind.
         drop(OutputFile::create(&dir.path().join("gone.json")).unwrap());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn outputs_that_would_replace_an_input_or_each_other_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("t.csv");
+        std::fs::write(&trace, "x").unwrap();
+        let json = dir.path().join("r.json");
+        let log = dir.path().join("sub/../r.json");
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let inputs = [("trace", trace.as_path())];
+        assert!(check_distinct(&[("--json", json.as_path())], &inputs).is_ok());
+        let e = check_distinct(&[("--json", trace.as_path())], &inputs).unwrap_err().to_string();
+        assert!(e.contains("--json") && e.contains("same file as the trace"), "{e}");
+        // The same file spelled two ways, not yet existing.
+        let e = check_distinct(&[("--json", json.as_path()), ("--latency-log", log.as_path())], &inputs)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--json and --latency-log both write to"), "{e}");
+        let dash = Path::new("-");
+        let e = check_distinct(&[("--json", dash), ("--latency-log", dash)], &[]).unwrap_err().to_string();
+        assert!(e.contains("standard output"), "{e}");
+        assert!(check_distinct(&[("--json", dash)], &[("trace", dash)]).is_ok());
+        assert!(trace.exists());
     }
 }

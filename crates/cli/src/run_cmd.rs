@@ -31,8 +31,9 @@ pub struct DeviceArgs {
     /// Override one config key, e.g. `--set nand.timing.t_r=78us` (repeatable; applied last).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Seed of all pseudo-random choices (`seed`).
-    #[arg(long)]
+    /// Seed of all pseudo-random choices (`seed`; 0 to 2^63 - 1, the range a config
+    /// file's TOML integer can hold).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     seed: Option<u64>,
     /// Check that every read returns the latest write (`host.verify`; stores a tag per page).
     #[arg(long)]
@@ -160,6 +161,12 @@ pub fn emit_report(
 /// Run `lamina run`.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     // Every output path first: a bad one must not cost a simulation.
+    let mut outputs = Vec::new();
+    outputs.extend(args.output.json.as_deref().map(|p| ("--json", p)));
+    outputs.extend(args.output.latency_log.as_deref().map(|p| ("--latency-log", p)));
+    let mut inputs = vec![("trace", args.trace.as_path())];
+    inputs.extend(args.device.configs.iter().map(|p| ("--config", p.as_path())));
+    out::check_distinct(&outputs, &inputs)?;
     let json_out = args.output.json.as_deref().map(OutputFile::create).transpose()?;
     let mut log_out = args.output.latency_log.as_deref().map(OutputFile::create).transpose()?;
     let (cfg, sources) = args.device.config(&[], args.trace_opts.config_sets()?)?;

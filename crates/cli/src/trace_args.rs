@@ -177,18 +177,25 @@ impl TraceArgs {
         if self.fold_devices {
             a.push(("fold_devices", toml::Value::Boolean(true)));
         }
-        let mut num = |key: &'static str, flag: &str, v: Option<u64>| -> anyhow::Result<()> {
+        // A config value is a TOML integer (at most 2^63 - 1) and some keys are narrower:
+        // a flag's value beyond its key's range is bad input naming the flag, caught here
+        // rather than as a type error blamed on the `--set` the flag turns into.
+        let mut num = |key: &'static str, flag: &str, v: Option<u64>, max: u64| -> anyhow::Result<()> {
             if let Some(v) = v {
+                if v > max {
+                    return Err(crate::exit::usage(format!("{flag} {v}: out of range (at most {max})")));
+                }
                 a.push((key, value(flag, &v)?));
             }
             Ok(())
         };
-        num("fold_stride_bytes", "--fold-stride", self.fold_stride)?;
-        num("skip", "--skip", self.skip)?;
-        num("limit", "--limit", self.limit)?;
-        num("align_bytes", "--align", self.align)?;
-        num("reorder_window", "--reorder-window", self.reorder_window.map(u64::from))?;
-        num("max_errors", "--max-errors", self.max_errors)?;
+        let toml_max = i64::MAX as u64;
+        num("fold_stride_bytes", "--fold-stride", self.fold_stride, toml_max)?;
+        num("skip", "--skip", self.skip, toml_max)?;
+        num("limit", "--limit", self.limit, toml_max)?;
+        num("align_bytes", "--align", self.align, u64::from(u32::MAX))?;
+        num("reorder_window", "--reorder-window", self.reorder_window.map(u64::from), toml_max)?;
+        num("max_errors", "--max-errors", self.max_errors, toml_max)?;
         if let Some(p) = &self.beyond_capacity {
             a.push(("beyond_capacity", value("--beyond-capacity", p)?));
         }
