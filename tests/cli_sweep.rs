@@ -798,3 +798,212 @@ fn every_experiment_spec_plans() {
     }
     assert!(planned >= 5, "only {planned} of {} specs planned", specs.len());
 }
+
+/// A stand-in for Slurm's `sbatch`: runs the job script it reads on standard input at
+/// once, an array job (`--array=LO-HI`) once per task with `SLURM_ARRAY_TASK_ID`,
+/// `SLURM_ARRAY_TASK_MIN` and `SLURM_ARRAY_TASK_COUNT` set as Slurm sets them, and
+/// prints a job id as `--parsable` does. Returns the directory to put first on `PATH`.
+fn fake_sbatch(dir: &Path) -> PathBuf {
+    let bin = dir.join("fake-slurm-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let sbatch = bin.join("sbatch");
+    std::fs::write(
+        &sbatch,
+        r#"#!/usr/bin/env bash
+set -euo pipefail
+array=""
+for a in "$@"; do
+  case "$a" in --array=*) array="${a#--array=}" ;; esac
+done
+script=$(mktemp)
+cat >"$script"
+if [ -n "$array" ]; then
+  lo=${array%-*}; hi=${array#*-}
+  for ((t = lo; t <= hi; t++)); do
+    SLURM_ARRAY_TASK_ID=$t SLURM_ARRAY_TASK_MIN=$lo SLURM_ARRAY_TASK_COUNT=$((hi - lo + 1)) \
+      SLURM_CPUS_PER_TASK=1 bash "$script" >&2
+  done
+else
+  bash "$script" >&2
+fi
+rm -f "$script"
+echo 4242
+"#,
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&sbatch, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
+
+/// Run an emitted Slurm script with the fake `sbatch` first on `PATH`.
+fn submit(script: &str, bin: &Path) {
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new("bash").arg("-c").arg(script).env("PATH", path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "the script failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Regression (new-user trial, finding 1): after the `--emit-slurm` array finished, the
+/// follow-up `lamina sweep SPEC --out DIR` looked for runs only in `DIR/runs` and ran
+/// every run again, although the shards had put them in `DIR/shard-K/runs`. It now
+/// gathers them (checked as resumed runs are) and runs nothing; the tables equal a
+/// direct sweep's.
+#[test]
+fn the_sweep_after_an_emitted_slurm_array_reuses_the_shards_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = small_spec(dir.path());
+    let out = dir.path().join("cluster");
+    let script = ok(lamina()
+        .arg("sweep")
+        .arg(&spec)
+        .args(["--emit-slurm", "--slurm-shards", "3", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap());
+    submit(&script, &fake_sbatch(dir.path()));
+    for k in 1..=3 {
+        assert!(out.join(format!("shard-{k}/runs")).is_dir(), "shard {k} ran");
+    }
+    assert!(!out.join("runs").exists(), "the shards write only their own directories");
+    // A torn report in one shard is not taken: that run runs again.
+    let shard1 = out.join("shard-1/runs");
+    let torn = std::fs::read_dir(&shard1).unwrap().next().unwrap().unwrap().path();
+    let bytes = std::fs::read(&torn).unwrap();
+    std::fs::write(&torn, &bytes[..bytes.len() / 2]).unwrap();
+    let after = sweep(&spec, &out, &[]);
+    assert!(after.stderr.contains("gathered 15 finished run(s) from the shard directories"), "{after}");
+    assert!(after.stderr.contains("15 done earlier, 1 to run"), "{after}");
+    assert_eq!(counts(&after), (1, 15), "{after}");
+    let again = sweep(&spec, &out, &[]);
+    assert_eq!(counts(&again), (0, 16), "{again}");
+    let direct = dir.path().join("direct");
+    sweep(&spec, &direct, &[]);
+    for f in ["results.csv", "results.compare.csv", "results.compare.md"] {
+        assert_eq!(std::fs::read(out.join(f)).unwrap(), std::fs::read(direct.join(f)).unwrap(), "{f}");
+    }
+}
+
+/// Regression (new-user trial, finding 1): `lamina reproduce <paper> --emit-slurm --out
+/// DIR`, the script submitted, then the follow-up `lamina reproduce <paper> --out DIR` the
+/// script names reran every run ("0 done earlier, 12 to run"). It now runs none, and
+/// writes the same claims, index, figures and tables as a direct run.
+#[test]
+fn reproduce_after_an_emitted_slurm_array_runs_nothing_the_shards_finished() {
+    if shared::shared_traces("reproduce_after_an_emitted_slurm_array_runs_nothing_the_shards_finished")
+        .is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (cluster, direct) = (dir.path().join("cluster"), dir.path().join("direct"));
+    let reproduce = |out: &Path, extra: &[&str]| {
+        let o = lamina()
+            .args(["reproduce", "mbm", "--quick", "--part", "main", "--out"])
+            .arg(out)
+            .arg("--experiments")
+            .arg(root().join("experiments"))
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(o.stderr.clone()).unwrap();
+        Ran { stdout: ok(o), stderr }
+    };
+    let script = reproduce(&cluster, &["--emit-slurm", "--slurm-shards", "3"]).stdout;
+    let follow_up = format!("lamina reproduce mbm --quick --part main --out {}", cluster.display());
+    assert!(script.contains(&format!("# When the array is done: {follow_up}")), "{script}");
+    submit(&script, &fake_sbatch(dir.path()));
+    let after = reproduce(&cluster, &[]);
+    assert!(after.stderr.contains("gathered 12 finished run(s)"), "{after}");
+    assert!(after.stderr.contains("12 done earlier, 0 to run"), "{after}");
+    let first = reproduce(&direct, &[]);
+    assert!(first.stderr.contains("0 done earlier, 12 to run"), "{first}");
+    assert_eq!(after.stdout, first.stdout, "the claims table");
+    let (a, b) = (tree(&cluster), tree(&direct));
+    // The cluster's folder also holds the shards' directories and the Slurm logs.
+    let a: BTreeMap<String, Vec<u8>> = a
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with("sweep/shard-") && !k.starts_with("sweep/logs"))
+        .collect();
+    assert!(a.contains_key("claims-main.csv") && a.contains_key("sweep/results.csv"), "{:?}", a.keys());
+    assert_same_files(&a, &b, "the follow-up of the Slurm array and a direct run");
+}
+
+/// Regression (new-user trial, findings 2 and 3): bad specs, a missing config file,
+/// `--slurm-shards 0` and a malformed plan.json exited 1 (run-time failure); they are bad
+/// input, exit 2, naming the file and key. A metric the report lacks was reported only
+/// after every run; it is refused before any (nothing written), naming the spec, the
+/// `metrics` key and the closest names. A metric listed twice was tabulated twice; it is
+/// refused. A failed merge leaves no directory it created.
+#[test]
+fn bad_input_to_sweep_and_merge_exits_2_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(small_spec(dir.path())).unwrap();
+    let out = dir.path().join("never");
+    let check = |text: String, extra: &[&str], want: &[&str]| {
+        let s = dir.path().join("bad.toml");
+        std::fs::write(&s, text).unwrap();
+        let o = lamina().arg("sweep").arg(&s).arg("--out").arg(&out).args(extra).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+        let err = failed(o);
+        for w in want {
+            assert!(err.contains(w), "want {w:?} in:\n{err}");
+        }
+        assert!(!out.exists(), "nothing ran: {err}");
+    };
+    check(base.replace("[0, 4]", "[]"), &[], &["bad.toml", "`values` is empty"]);
+    check(base.replace("values = [0, 4]", "values = [0, 4]\nlabels = [\"a\"]"), &[], &["1 labels for 2"]);
+    check(base.replace("name = \"small\"", "name = \"small\"\nsurprise = 1"), &[], &["bad.toml", "surprise"]);
+    check(
+        base.replace("baseline = { \"buffer.size_bytes\" = 0 }", "baseline = { \"buffer.size_bytes\" = 7 }"),
+        &[],
+        &["bad.toml", "(values: \"0\", \"1048576\")"],
+    );
+    check(
+        base.replace("set = [", "configs = [\"gone.toml\"]\nset = ["),
+        &[],
+        &["bad.toml", "`configs`", "gone.toml"],
+    );
+    check(base.replace("msr.csv.zst", "nope.csv"), &[], &["bad.toml", "nope.csv", "--trace-root"]);
+    check(
+        base.replace("\"waf\"", "\"wafx\""),
+        &[],
+        &["bad.toml: `metrics` entry \"wafx\"", "closest: waf", "lamina sweep --list-metrics"],
+    );
+    check(base.replace("\"waf\"", "\"gc\""), &[], &["`metrics` entry \"gc\"", "section", "pages_moved"]);
+    check(
+        base.replace("\"waf\"", "\"waf\", \"write.mean_ns\""),
+        &[],
+        &["bad.toml: `metrics` lists \"write.mean_ns\" more than once"],
+    );
+    check(base.clone(), &["--emit-slurm", "--slurm-shards", "0"], &["--slurm-shards 0"]);
+    // The names --list-metrics gives are the ones the check accepts.
+    let names = ok(lamina().args(["sweep", "--list-metrics"]).output().unwrap());
+    for m in ["write.mean_ns", "waf", "all.p<P>_ns", "erases.total", "trace.digest"] {
+        assert!(names.lines().any(|l| l == m), "{m} in:\n{names}");
+    }
+
+    // merge: a malformed plan.json names the file and the way out; a failed merge leaves
+    // no directory behind.
+    let spec = small_spec(dir.path());
+    let half = dir.path().join("half");
+    sweep(&spec, &half, &["--shard", "1/2"]);
+    let merged = dir.path().join("new/deeper/results.csv");
+    let o = lamina().arg("merge").arg(&half).arg("--out").arg(&merged).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(failed(o).contains("8 of 16 runs missing"));
+    assert!(!dir.path().join("new").exists(), "a failed merge created its output directory");
+    std::fs::write(half.join("plan.json"), "{ \"lamina_sweep_plan\": 1,\n").unwrap();
+    let o = lamina().arg("merge").arg(&half).arg("--out").arg(&merged).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = failed(o);
+    assert!(
+        err.contains("plan.json: not a sweep plan") && err.contains("line 2") && err.contains("--spec"),
+        "{err}"
+    );
+    assert!(!dir.path().join("new").exists());
+}

@@ -176,12 +176,15 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     });
     let (jobs, skipped) = plan_jobs(&args, paper, &out)?;
     let part = args.part.as_deref().map(|p| format!(" --part {p}")).unwrap_or_default();
-    let again = format!(
-        "lamina reproduce {}{}{part} --out {}",
-        paper.id,
-        if args.quick { " --quick" } else { "" },
-        out.display()
-    );
+    let again_at = |dir: &Path| {
+        format!(
+            "lamina reproduce {}{}{part} --out {}",
+            paper.id,
+            if args.quick { " --quick" } else { "" },
+            dir.display()
+        )
+    };
+    let again = again_at(&out);
     if args.slurm.emit_slurm {
         // One array job per experiment, one after another in the script.
         for j in &jobs {
@@ -190,8 +193,12 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             crate::out::print(&script)?;
         }
         let arrays = if jobs.len() == 1 { "the array is" } else { "the arrays are" };
+        // The follow-up gathers the array tasks' runs from each experiment's
+        // `shard-K` directories (and runs nothing they finished); like the script's own
+        // paths, its folder is absolute, so it can be run from anywhere.
+        let again = again_at(&std::path::absolute(&out).unwrap_or_else(|_| out.clone()));
         return crate::out::print(&format!(
-            "# When {arrays} done: {again} (draws the figures and checks the claims)\n"
+            "# When {arrays} done: {again} (gathers the shards' runs, draws the figures and checks the claims)\n"
         ));
     }
     let mut complete = true;

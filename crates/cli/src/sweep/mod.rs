@@ -6,6 +6,7 @@
 //! to a temporary name and renamed, so a file that exists is complete), and, once every
 //! run is there, `results.csv`, `results.compare.csv` and `results.compare.md`.
 
+pub mod metrics;
 pub mod slurm;
 pub mod spec;
 mod table;
@@ -57,7 +58,12 @@ impl Shard {
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// The sweep spec (see docs/sweeps.md).
-    spec: PathBuf,
+    #[arg(required_unless_present = "list_metrics")]
+    spec: Option<PathBuf>,
+    /// Print every metric name a spec's `metrics` may list (the values of the JSON
+    /// report) and exit.
+    #[arg(long)]
+    list_metrics: bool,
     /// Output directory (default: `sweeps/<spec name>`).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -194,6 +200,69 @@ fn load_report(path: &Path, digest: &str) -> Option<serde_json::Value> {
     (v["trace"]["digest"] == digest).then_some(v)
 }
 
+/// Whether `dir` holds run `r` finished: a valid report (see [`load_report`]) and, when
+/// the plan writes latency logs, its log (a run finished before `latency_logs` was
+/// switched on has none, and runs again to write it).
+fn is_done(info: &PlanInfo, dir: &Path, r: &spec::RunInfo) -> bool {
+    load_report(&run_path(dir, &r.key), &r.trace_digest).is_some()
+        && (!info.latency_logs || log_path(dir, &r.key).is_file())
+}
+
+/// The prefix of the shard directories the `--emit-slurm` script's array tasks write
+/// into (`OUT/shard-K`).
+pub const SHARD_DIR_PREFIX: &str = "shard-";
+
+/// The shard directories `out` holds (`out/shard-K`, as the `--emit-slurm` script's
+/// array tasks write them), in name order.
+fn shard_dirs(out: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let Ok(entries) = std::fs::read_dir(out) else { return Ok(Vec::new()) };
+    let mut dirs = Vec::new();
+    for e in entries {
+        let e = e.with_context(|| format!("listing {}", out.display()))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        let numbered = name
+            .strip_prefix(SHARD_DIR_PREFIX)
+            .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
+        if numbered && e.path().is_dir() {
+            dirs.push(e.path());
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// Copy `from` to `to` atomically (written beside `to`, then renamed).
+fn copy_atomic(from: &Path, to: &Path) -> anyhow::Result<()> {
+    let mut src = std::fs::File::open(from).with_context(|| format!("reading {}", from.display()))?;
+    let mut f = OutputFile::create(to)?;
+    std::io::copy(&mut src, f.writer())
+        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    f.commit()
+}
+
+/// Gather into `out/runs` the finished runs of this plan that the array tasks of the
+/// `--emit-slurm` script left in `out/shard-K/runs` and `out` lacks, each checked as a
+/// resumed run is (its report valid for the run's trace, and its latency log there when
+/// the plan writes logs); the log is put in place before the report, whose presence
+/// marks the run done. Returns how many were gathered, so the sweep (or `lamina
+/// reproduce`) run after the array reruns nothing the shards finished.
+fn gather_shard_runs(info: &PlanInfo, out: &Path) -> anyhow::Result<usize> {
+    let shards = shard_dirs(out)?;
+    if shards.is_empty() {
+        return Ok(0);
+    }
+    let mut gathered = 0;
+    for r in info.runs.iter().filter(|r| !is_done(info, out, r)) {
+        let Some(shard) = shards.iter().find(|d| is_done(info, d, r)) else { continue };
+        if info.latency_logs {
+            copy_atomic(&log_path(shard, &r.key), &log_path(out, &r.key))?;
+        }
+        copy_atomic(&run_path(shard, &r.key), &run_path(out, &r.key))?;
+        gathered += 1;
+    }
+    Ok(gathered)
+}
+
 /// Plan the sweep of a spec file (warnings on standard error).
 pub fn plan_for(spec_path: &Path, trace_root_flag: Option<&Path>) -> anyhow::Result<Plan> {
     let spec = spec::read_spec(spec_path)?;
@@ -301,7 +370,16 @@ impl Progress {
 
 /// Run `lamina sweep`.
 pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
-    let plan = plan_for(&args.spec, args.exec.trace_root.as_deref())?;
+    if args.list_metrics {
+        let mut text = metrics::MetricNames::of_report().list().join("\n");
+        text.push_str(
+            "\n# <P>: each percentile of the runs' stats.percentiles, `_` for the point (p99_9_ns);\n\
+             # <key>: a dotted path into the resolved config (config.nand.geometry.layers)\n",
+        );
+        return out::print(&text);
+    }
+    let spec_path = args.spec.clone().expect("clap requires the spec without --list-metrics");
+    let plan = plan_for(&spec_path, args.exec.trace_root.as_deref())?;
     let info = &plan.info;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("sweeps").join(&info.name));
     if args.list {
@@ -320,7 +398,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if args.slurm.emit_slurm {
-        return out::print(&args.slurm.script(&args.spec, &out, args.exec.trace_root.as_deref(), info)?);
+        return out::print(&args.slurm.script(&spec_path, &out, args.exec.trace_root.as_deref(), info)?);
     }
     if execute(&plan, &out, &args.exec)? {
         write_tables(info, &out, true)?;
@@ -351,12 +429,34 @@ pub fn execute(plan: &Plan, out: &Path, exec: &ExecArgs) -> anyhow::Result<bool>
     // The table files are checked writable before any run.
     drop(TableFiles::prepare(info, &out.join("results.csv"))?);
 
+    // The runs the array tasks of an `--emit-slurm` script finished into `out/shard-K`.
+    let gathered = gather_shard_runs(info, out)?;
+    if gathered > 0 {
+        eprintln!(
+            "sweep {}: gathered {gathered} finished run(s) from the shard directories {}/{SHARD_DIR_PREFIX}*",
+            info.name,
+            out.display()
+        );
+    }
     let mine: Vec<usize> = (0..info.runs.len()).filter(|&i| shard.is_none_or(|s| s.owns(i))).collect();
-    let pending: Vec<usize> = mine
+    // A run whose report is there but whose latency log is not (done before the spec
+    // asked for logs) runs again: said here, never left without its log.
+    let unlogged = mine
         .iter()
-        .copied()
-        .filter(|&i| load_report(&run_path(out, &info.runs[i].key), &info.runs[i].trace_digest).is_none())
-        .collect();
+        .filter(|&&i| {
+            let r = &info.runs[i];
+            info.latency_logs
+                && load_report(&run_path(out, &r.key), &r.trace_digest).is_some()
+                && !log_path(out, &r.key).is_file()
+        })
+        .count();
+    if unlogged > 0 {
+        eprintln!(
+            "note: {unlogged} run(s) done earlier have no latency log (the spec's `latency_logs` was off \
+             then); running them again to write it (their reports do not change)"
+        );
+    }
+    let pending: Vec<usize> = mine.iter().copied().filter(|&i| !is_done(info, out, &info.runs[i])).collect();
     let earlier = mine.len() - pending.len();
     let scope = match shard {
         Some(s) => format!("shard {}/{}: {} of {} runs", s.k, s.n, mine.len(), info.runs.len()),
@@ -500,8 +600,14 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
             for d in &dirs {
                 let p = d.join(PLAN_FILE);
                 let Ok(text) = std::fs::read_to_string(&p) else { continue };
-                let plan: PlanInfo =
-                    serde_json::from_str(&text).with_context(|| format!("reading {}", p.display()))?;
+                let plan: PlanInfo = serde_json::from_str(&text).map_err(|e| {
+                    usage(format!(
+                        "{}: not a sweep plan ({e}); it is written by `lamina sweep`: re-run the sweep into \
+                         {} to rewrite it, or pass --spec SPEC.toml to re-plan from the spec",
+                        p.display(),
+                        d.display()
+                    ))
+                })?;
                 match &found {
                     Some((q, other)) if other != &plan => {
                         return Err(usage(format!(
@@ -519,15 +625,39 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
                 .ok_or_else(|| usage(format!("none of the directories holds a {PLAN_FILE}; pass --spec")))?
         }
     };
-    // The output files before reading any report.
-    if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| usage(format!("output directory {}: {e}", parent.display())))?;
+    // The output files before reading any report; a failed merge leaves no directory it
+    // created behind (the table files are temporary until written).
+    let created = match args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => create_dirs(parent)?,
+        None => Vec::new(),
+    };
+    let merged = merge_into(&args, &dirs, &plan);
+    if merged.is_err() {
+        for d in created.iter().rev() {
+            // Only an empty directory goes (another process may have put files there).
+            let _ = std::fs::remove_dir(d);
+        }
     }
-    let tables = TableFiles::prepare(&plan, &args.out)?;
+    merged
+}
+
+/// `dir` and its missing ancestors created; the ones this call created, outermost first.
+fn create_dirs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let missing: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    std::fs::create_dir_all(dir).map_err(|e| usage(format!("output directory {}: {e}", dir.display())))?;
+    Ok(missing.into_iter().rev().collect())
+}
+
+/// The body of `lamina merge` once the plan is known and the output directory exists.
+fn merge_into(args: &MergeArgs, dirs: &[PathBuf], plan: &PlanInfo) -> anyhow::Result<()> {
+    let tables = TableFiles::prepare(plan, &args.out)?;
     // Every run file in every directory, by key.
     let mut where_: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    for d in &dirs {
+    for d in dirs {
         let runs = d.join(RUNS_DIR);
         let Ok(entries) = std::fs::read_dir(&runs) else { continue };
         for e in entries {
@@ -569,7 +699,8 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
     if !missing.is_empty() {
         let shown: Vec<String> = missing.iter().take(20).map(|i| i.to_string()).collect();
         problems.push(format!(
-            "{} of {} runs missing (indices {}{})",
+            "{} of {} runs missing (indices {}{}): name every directory that holds runs, or finish the \
+             shards that lack them (`lamina sweep SPEC --shard K/N --out DIR` resumes one)",
             missing.len(),
             plan.runs.len(),
             shown.join(", "),
@@ -589,7 +720,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<()> {
         dirs.len(),
         if dirs.len() == 1 { "y" } else { "ies" }
     );
-    tables.write(&plan, &reports, true)
+    tables.write(plan, &reports, true)
 }
 
 /// Duplicate runs shown in an error: the first few with their files, then a count

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
 use super::spec::PlanInfo;
 
@@ -39,8 +39,16 @@ pub fn script(
     plan: &PlanInfo,
     o: &SlurmOptions,
 ) -> anyhow::Result<String> {
-    if o.shards == 0 || o.cpus == 0 {
-        bail!("--slurm-shards and --slurm-cpus must be at least 1");
+    // Bad flags are bad input (exit code 2).
+    if o.shards == 0 {
+        return Err(crate::exit::usage(
+            "--slurm-shards 0: the array needs at least 1 task, e.g. --slurm-shards 8",
+        ));
+    }
+    if o.cpus == 0 {
+        return Err(crate::exit::usage(
+            "--slurm-cpus 0: each task needs at least 1 CPU, e.g. --slurm-cpus 4",
+        ));
     }
     let exe = std::env::current_exe().context("locating the lamina binary")?;
     let lamina = sh(&abs(&exe)?);

@@ -8,11 +8,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use lamina_engine::config::{ConfigBuilder, SimConfig};
 use lamina_engine::trace::TraceReader;
+
+/// Return a bad-input error (exit code 2) with a `format!` message.
+macro_rules! bad {
+    ($($t:tt)*) => {
+        return Err(crate::exit::usage(format!($($t)*)))
+    };
+}
 
 /// Environment variable that overrides the spec's `trace_root`.
 pub const TRACE_ROOT_ENV: &str = "LAMINA_TRACE_ROOT";
@@ -200,7 +207,7 @@ fn check_axes(spec_path: &Path, spec: &SpecFile) -> anyhow::Result<Vec<Axis>> {
     let at = spec_path.display();
     let mut axes = Vec::new();
     if spec.traces.is_empty() {
-        bail!("{at}: `traces` is empty: a sweep needs at least one trace");
+        bad!("{at}: `traces` is empty: a sweep needs at least one trace, e.g. traces = [\"x.trace\"]");
     }
     axes.push(Axis {
         name: "trace".into(),
@@ -210,20 +217,24 @@ fn check_axes(spec_path: &Path, spec: &SpecFile) -> anyhow::Result<Vec<Axis>> {
         let keys: Vec<String> = match (&a.key, &a.keys) {
             (Some(k), None) => vec![k.clone()],
             (None, Some(ks)) if !ks.is_empty() => ks.clone(),
-            _ => bail!("{at}: axis {}: give exactly one of `key` or a non-empty `keys`", i + 1),
+            _ => bad!("{at}: axis {}: give exactly one of `key` or a non-empty `keys`", i + 1),
         };
         let name = match (&a.name, &a.key) {
             (Some(n), _) => n.clone(),
             (None, Some(k)) => k.clone(),
-            (None, None) => bail!("{at}: axis {}: an axis with `keys` needs a `name`", i + 1),
+            (None, None) => bad!("{at}: axis {}: an axis with `keys` needs a `name`", i + 1),
         };
         if a.values.is_empty() {
-            bail!("{at}: axis {name}: `values` is empty");
+            bad!("{at}: axis {name}: `values` is empty: give at least one value");
         }
         if let Some(l) = &a.labels
             && l.len() != a.values.len()
         {
-            bail!("{at}: axis {name}: {} labels for {} values", l.len(), a.values.len());
+            bad!(
+                "{at}: axis {name}: {} labels for {} values: give one label per value",
+                l.len(),
+                a.values.len()
+            );
         }
         let mut values = Vec::new();
         for (j, v) in a.values.iter().enumerate() {
@@ -232,7 +243,7 @@ fn check_axes(spec_path: &Path, spec: &SpecFile) -> anyhow::Result<Vec<Axis>> {
             } else {
                 match v {
                     toml::Value::Array(xs) if xs.len() == keys.len() => xs.clone(),
-                    _ => bail!(
+                    _ => bad!(
                         "{at}: axis {name}: value {} must be an array of {} entries (one per key)",
                         j + 1,
                         keys.len()
@@ -248,7 +259,10 @@ fn check_axes(spec_path: &Path, spec: &SpecFile) -> anyhow::Result<Vec<Axis>> {
         let mut seen = BTreeSet::new();
         for v in &values {
             if !seen.insert(v.label.as_str()) {
-                bail!("{at}: axis {name}: label {:?} appears twice", v.label);
+                bad!(
+                    "{at}: axis {name}: label {:?} appears twice: give each value a distinct label (`labels`)",
+                    v.label
+                );
             }
         }
         axes.push(Axis { name, values });
@@ -269,7 +283,7 @@ fn check_axes(spec_path: &Path, spec: &SpecFile) -> anyhow::Result<Vec<Axis>> {
     let mut names = BTreeSet::new();
     for a in &axes {
         if !names.insert(a.name.as_str()) {
-            bail!("{at}: two axes are named {:?}", a.name);
+            bad!("{at}: two axes are named {:?}: rename one with `name`", a.name);
         }
     }
     Ok(axes)
@@ -279,18 +293,22 @@ fn check_baseline(spec_path: &Path, spec: &SpecFile, axes: &[Axis]) -> anyhow::R
     let Some(b) = &spec.baseline else { return Ok(None) };
     let at = spec_path.display();
     if b.len() != 1 {
-        bail!(
+        bad!(
             "{at}: `baseline` must name exactly one axis, e.g. baseline = {{ \"sched.placement\" = \"static\" }}"
         );
     }
     let (axis, value) = b.iter().next().expect("one entry");
     let Some(a) = axes.iter().find(|a| &a.name == axis) else {
         let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
-        bail!("{at}: baseline axis {axis:?} is not an axis (axes: {})", names.join(", "));
+        bad!("{at}: baseline axis {axis:?} is not an axis (axes: {})", names.join(", "));
     };
     let label = label_of(value);
     if !a.values.iter().any(|v| v.label == label) {
-        bail!("{at}: baseline {axis} = {label:?} is not one of the axis's values");
+        let labels: Vec<String> = a.values.iter().map(|v| format!("{:?}", v.label)).collect();
+        bad!(
+            "{at}: baseline {axis} = {label:?} is not one of the axis's values (values: {})",
+            labels.join(", ")
+        );
     }
     Ok(Some(Baseline { axis: axis.clone(), label }))
 }
@@ -308,7 +326,7 @@ fn trace_digest(path: &Path, cfg: &SimConfig) -> anyhow::Result<String> {
     }
     let s = reader.summary();
     if !s.complete || s.digest.is_empty() {
-        bail!("trace {}: could not read it to the end", path.display());
+        bad!("trace {}: could not read it to the end", path.display());
     }
     Ok(s.digest)
 }
@@ -333,14 +351,25 @@ impl Plan {
         let axes = check_axes(spec_path, spec)?;
         let baseline = check_baseline(spec_path, spec, &axes)?;
         if spec.metrics.is_empty() {
-            bail!("{at}: `metrics` is empty: name at least one, e.g. metrics = [\"write.mean_ns\"]");
+            bad!("{at}: `metrics` is empty: name at least one, e.g. metrics = [\"write.mean_ns\"]");
         }
+        // A metric listed twice would be tabulated twice: refused, not silently merged.
+        if let [first, ..] = super::metrics::duplicates(&spec.metrics)[..] {
+            bad!("{at}: `metrics` lists {first:?} more than once: remove the repeats");
+        }
+        let metric_names = super::metrics::MetricNames::of_report();
         let dir = spec_dir(spec_path);
         let mut base_configs = Vec::new();
         for c in &spec.configs {
             let p = dir.join(c);
-            let text = std::fs::read_to_string(&p)
-                .with_context(|| format!("{at}: reading config {}", p.display()))?;
+            let text = match std::fs::read_to_string(&p) {
+                Ok(t) => t,
+                Err(e) => bad!(
+                    "{at}: `configs` entry {c:?}: cannot read {} ({e}); config paths are relative to the \
+                     spec's directory",
+                    p.display()
+                ),
+            };
             base_configs.push((p.display().to_string(), text));
         }
         let base_inline = match &spec.base {
@@ -386,13 +415,27 @@ impl Plan {
                 }
             }
             let cfg = b.build().with_context(what)?;
+            // Every metric names a value the reports will have, checked before any run
+            // (the `config.` ones against each run's resolved config).
+            if index == 0 || spec.metrics.iter().any(|m| m.starts_with("config.")) {
+                let cfg_json = serde_json::to_value(&cfg).expect("config serializes");
+                for m in &spec.metrics {
+                    if let Some(why) = metric_names.problem(m, &cfg_json) {
+                        bad!(
+                            "{at}: `metrics` entry {m:?}: {why}; `lamina sweep --list-metrics` lists every \
+                             metric (the report's values, also in {})",
+                            super::metrics::schema_file()
+                        );
+                    }
+                }
+            }
             check_percentile_metrics(&spec.metrics, &cfg).with_context(what)?;
             cfg.nand.validate().with_context(what)?;
             cfg.trace.validate().with_context(what)?;
             let trace_pick = picks[0];
             let trace = root.join(&spec.traces[trace_pick]);
             if !trace.is_file() {
-                bail!(
+                bad!(
                     "{at}: trace {} not found at {} (set the root with --trace-root or ${TRACE_ROOT_ENV})",
                     spec.traces[trace_pick],
                     trace.display()
@@ -408,7 +451,7 @@ impl Plan {
             };
             let key = run_key(&cfg, &digest);
             if let Some(other) = by_key.insert(key.clone(), index) {
-                bail!(
+                bad!(
                     "{at}: runs {other} and {index} resolve to the same configuration, trace and seed \
                      (two axis values that mean the same thing?)"
                 );
@@ -455,8 +498,8 @@ fn check_percentile_metrics(metrics: &[String], cfg: &SimConfig) -> anyhow::Resu
         let list = &cfg.stats.percentiles;
         if !list.contains(&p) {
             let shown: Vec<String> = list.iter().map(f64::to_string).collect();
-            bail!(
-                "metric {m:?}: the report gives the percentiles of stats.percentiles ({}), which lacks {p}: \
+            bad!(
+                "`metrics` entry {m:?}: the report gives the percentiles of stats.percentiles ({}), which lacks {p}: \
                  add it, e.g. `set = [\"stats.percentiles=[{}]\"]` in the spec",
                 shown.join(", "),
                 with_percentile(list, p)
