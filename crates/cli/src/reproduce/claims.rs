@@ -19,7 +19,8 @@ paper's magnitude or under 1 %; \
 **not reproduced**: no change or the other direction; for a claim that two systems are *about equal* \
 (direction *about equal*): **reproduced** when ours lies within 10 percentage points of the paper's change, \
 else **not reproduced**; **not evaluated**: the experiment lacks the runs (a policy, a metric, or the \
-one trace or axis value the claim is about).";
+one trace or axis value the claim is about), or the baseline's value is 0 in every configuration the claim \
+covers, so no ratio is defined (the row then gives both systems' values: a measurement, not missing runs).";
 
 /// One checked claim.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -42,6 +43,10 @@ pub struct ClaimRow {
     pub verdict: String,
     /// What the geometric mean covers.
     pub scope: String,
+    /// Why a claim whose runs exist is not evaluated (the baseline's value is 0
+    /// everywhere, so the ratio is undefined), with the values; shown beside the verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The share of the paper's magnitude ours must reach to count as reproduced.
@@ -107,6 +112,44 @@ fn ratio(
     Ok(n.geomean[s].map(|g| (g, n.n_geo)))
 }
 
+/// When `claim` has runs under `filters` but its baseline's value is 0 in every one of
+/// them (MBM's erase count in `--quick`, where TBM reaches no GC), the values in words:
+/// the ratio is undefined, which is not the same as missing runs.
+fn zero_baseline(
+    t: &Table,
+    claim: &Claim,
+    filters: &[(String, String)],
+    policy_axis: usize,
+) -> anyhow::Result<Option<String>> {
+    let Ok(m) = t.metric(claim.metric) else { return Ok(None) };
+    if filters.iter().any(|(a, v)| t.axis(a).is_ok_and(|i| !t.labels(i).contains(v))) {
+        return Ok(None);
+    }
+    let fl = t.filters(filters)?;
+    let of = |label: &str| -> Vec<Option<f64>> {
+        t.rows
+            .iter()
+            .filter(|(l, _)| l[policy_axis] == label && fl.iter().all(|(a, v)| &l[*a] == v))
+            .map(|(_, v)| v[m])
+            .collect()
+    };
+    let (base, policy) = (of(claim.baseline), of(claim.policy));
+    if base.is_empty() || policy.is_empty() || base.iter().any(|b| b != &Some(0.0)) {
+        return Ok(None);
+    }
+    let shown: Vec<String> =
+        policy.iter().map(|v| v.map_or_else(|| "n/a".into(), |v| v.to_string())).collect();
+    Ok(Some(format!(
+        "ratio undefined: {} has {} = 0 in all {} configurations ({}: {}), so the runs do not show the claim \
+         at this size",
+        claim.baseline,
+        claim.metric,
+        base.len(),
+        claim.policy,
+        shown.join(", ")
+    )))
+}
+
 /// Check `claims` against the results `t`, whose policies are the values of `policy_axis`.
 pub fn check_claims(claims: &[Claim], policy_axis: &str, t: &Table) -> anyhow::Result<Vec<ClaimRow>> {
     let policy_axis = t.axis(policy_axis)?;
@@ -147,6 +190,14 @@ pub fn check_claims(claims: &[Claim], policy_axis: &str, t: &Table) -> anyhow::R
             Some(o) => verdict(c.direction, c.paper_change, o),
             None => "not evaluated",
         };
+        let note = match (ours, c.trend) {
+            (None, None) => zero_baseline(t, c, &filters, policy_axis)?,
+            _ => None,
+        };
+        let scope = match &note {
+            Some(n) => format!("{scope} · {n}"),
+            None => scope,
+        };
         rows.push(ClaimRow {
             id: c.id.into(),
             claim: c.statement.into(),
@@ -157,6 +208,7 @@ pub fn check_claims(claims: &[Claim], policy_axis: &str, t: &Table) -> anyhow::R
             our_change: ours,
             verdict: verdict.into(),
             scope,
+            note,
         });
     }
     Ok(rows)
@@ -227,14 +279,16 @@ pub fn to_markdown(rows: &[ClaimRow]) -> String {
             Some(_) => pct(r.paper_change),
             None => format!("{} (no number)", r.direction),
         };
+        let note = r.note.as_ref().map_or_else(String::new, |n| format!(" ({n})"));
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {paper} | {} | **{}** |",
+            "| {} | {} | {} | {paper} | {} | **{}**{} |",
             r.claim.replace('|', "\\|"),
             r.metric,
             r.comparison,
             pct(r.our_change),
-            r.verdict
+            r.verdict,
+            note.replace('|', "\\|")
         );
     }
     s

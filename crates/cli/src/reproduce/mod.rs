@@ -762,6 +762,36 @@ mod tests {
         assert!(claims::to_markdown(&rows).contains("| ≈ +3.5 % | +49.0 % | **not reproduced** |"));
     }
 
+    /// Regression (new-user trial, finding 4): in `reproduce mbm --quick` TBM erases no
+    /// block, and the erase claim read as if runs were missing. It is still not evaluated
+    /// (no ratio to 0 is defined), but says so with the counts, in every output.
+    #[test]
+    fn a_zero_baseline_is_reported_as_an_undefined_ratio_not_missing_runs() {
+        let t = Table {
+            axes: vec!["trace".into(), "system".into()],
+            metrics: vec!["all.mean_ns".into(), "erases.total".into()],
+            rows: vec![
+                (vec!["a.trace".into(), "tbm".into()], vec![Some(100.0), Some(0.0)]),
+                (vec!["a.trace".into(), "mbm".into()], vec![Some(90.0), Some(0.0)]),
+                (vec!["b.trace".into(), "tbm".into()], vec![Some(100.0), Some(0.0)]),
+                (vec!["b.trace".into(), "mbm".into()], vec![Some(90.0), Some(3.0)]),
+            ],
+        };
+        let paper = papers::find("mbm").unwrap();
+        let rows = claims::check_claims(paper.claims, paper.policy_axis, &t).unwrap();
+        let row = |id: &str| rows.iter().find(|r| r.id == id).unwrap();
+        let erases = row("mbm-erases");
+        assert_eq!((erases.verdict.as_str(), erases.our_change), ("not evaluated", None));
+        let note = erases.note.as_deref().unwrap();
+        assert!(note.contains("tbm has erases.total = 0 in all 2 configurations (mbm: 0, 3)"), "{note}");
+        assert!(erases.scope.contains("ratio undefined"), "{erases:?}");
+        assert!(claims::to_markdown(&rows).contains("**not evaluated** (ratio undefined: tbm has"));
+        assert!(claims::to_json(&rows).contains("\"note\": \"ratio undefined"));
+        // A claim whose runs are missing (no src1-1vm2 trace) has no note.
+        assert_eq!(row("mbm-src1-1vm2").note, None);
+        assert!(row("mbm-mean-response-best").note.is_none());
+    }
+
     /// The tail figure's columns: every `<class>.p<q>_ns` metric, by percentile.
     #[test]
     fn tail_columns_are_the_tabulated_percentiles_in_order() {
