@@ -326,6 +326,19 @@ fn bad_plot_input_is_named() {
         lamina().args(["plot", "cdf", "--latency-log"]).arg(&log).args(["--out", "x.jpg"]).output().unwrap(),
     );
     assert!(e.contains("unknown figure extension .jpg; use .svg or .png"), "{e}");
+    // A --format that contradicts the extension would write PNG bytes into a .svg file.
+    let svg = dir.path().join("x.svg");
+    let e = failed(
+        lamina()
+            .args(["plot", "cdf", "--latency-log"])
+            .arg(&log)
+            .args(["--format", "png", "--out"])
+            .arg(&svg)
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("--format png contradicts its extension .svg"), "{e}");
+    assert!(!svg.exists());
     std::fs::write(&log, "time,op\n").unwrap();
     let e = failed(lamina().args(["plot", "cdf", "--latency-log"]).arg(&log).output().unwrap());
     assert!(e.contains("bad.csv:1: not a latency log") && e.contains("--latency-log FILE"), "{e}");
@@ -343,7 +356,10 @@ fn bad_plot_input_is_named() {
         v[class]["count"] = 0.into();
     }
     std::fs::write(&json, v.to_string()).unwrap();
-    let e = failed(lamina().args(["plot", "cdf"]).arg(&json).output().unwrap());
+    let out = lamina().args(["plot", "cdf"]).arg(&json).output().unwrap();
+    let note = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(note.contains("but its `histograms` field is absent") && !note.contains("< 4"), "{note}");
+    let e = failed(out);
     assert!(e.contains("nothing to draw"), "{e}");
 }
 

@@ -62,16 +62,28 @@ impl Format {
     }
 
     /// The format `--format` names, else the one the output path's extension names,
-    /// else SVG.
+    /// else SVG. A `--format` that contradicts a `.svg`/`.png` extension is bad input
+    /// (it would write PNG bytes into a file named `.svg`); with another extension the
+    /// flag decides.
     pub fn choose(flag: Option<Format>, out: Option<&Path>) -> anyhow::Result<Format> {
-        if let Some(f) = flag {
-            return Ok(f);
-        }
-        match out.and_then(|p| p.extension()).map(|e| e.to_string_lossy().to_ascii_lowercase()) {
-            None => Ok(Format::Svg),
-            Some(e) if e == "svg" => Ok(Format::Svg),
-            Some(e) if e == "png" => Ok(Format::Png),
-            Some(e) => Err(crate::exit::usage(format!(
+        let ext = out.and_then(|p| p.extension()).map(|e| e.to_string_lossy().to_ascii_lowercase());
+        let by_ext = match ext.as_deref() {
+            Some("svg") => Some(Format::Svg),
+            Some("png") => Some(Format::Png),
+            _ => None,
+        };
+        match (flag, by_ext, ext) {
+            (Some(f), Some(e), _) if f != e => Err(crate::exit::usage(format!(
+                "output {}: --format {} contradicts its extension .{}; drop --format or name the file .{}",
+                out.expect("has an extension").display(),
+                f.ext(),
+                e.ext(),
+                f.ext()
+            ))),
+            (Some(f), _, _) => Ok(f),
+            (None, Some(e), _) => Ok(e),
+            (None, None, None) => Ok(Format::Svg),
+            (None, None, Some(e)) => Err(crate::exit::usage(format!(
                 "output {}: unknown figure extension .{e}; use .svg or .png (or --format svg|png)",
                 out.expect("has an extension").display()
             ))),
@@ -527,7 +539,10 @@ mod tests {
     fn numbers_print_short_and_formats_follow_flag_then_extension() {
         assert_eq!((num(3.0), num(0.25), num(1.0 / 3.0)), ("3".into(), "0.25".into(), "0.333333".into()));
         assert_eq!(Format::choose(None, Some(Path::new("a.PNG"))).unwrap(), Format::Png);
-        assert_eq!(Format::choose(Some(Format::Svg), Some(Path::new("a.png"))).unwrap(), Format::Svg);
+        let e = Format::choose(Some(Format::Svg), Some(Path::new("a.png"))).unwrap_err().to_string();
+        assert!(e.contains("--format svg contradicts its extension .png"), "{e}");
+        assert_eq!(Format::choose(Some(Format::Png), Some(Path::new("a.PNG"))).unwrap(), Format::Png);
+        assert_eq!(Format::choose(Some(Format::Png), Some(Path::new("fig.img"))).unwrap(), Format::Png);
         assert_eq!(Format::choose(None, None).unwrap(), Format::Svg);
         assert!(Format::choose(None, Some(Path::new("a.jpg"))).is_err());
     }

@@ -194,10 +194,18 @@ pub fn run(cmd: PlotCmd) -> anyhow::Result<()> {
                 (Some(r), _) => match data::report_distributions(r)? {
                     (_, Some(d)) => d.cdf(&title),
                     (v, None) => {
+                        // Reports before schema v4 carry no histograms; a later one without
+                        // them was edited or written by another tool.
+                        let why = match v["schema_version"].as_u64() {
+                            Some(n) if n < 4 => format!("schema v{n}, before histograms were added in v4"),
+                            _ => format!(
+                                "schema v{}, but its `histograms` field is absent",
+                                v["schema_version"]
+                            ),
+                        };
                         eprintln!(
-                            "note: {} has no histograms (schema v{} < 4): the CDF joins its percentile fields",
-                            r.display(),
-                            v["schema_version"]
+                            "note: {} has no histograms ({why}): the CDF joins its percentile fields",
+                            r.display()
                         );
                         data::cdf_from_percentiles(&v, &title)
                     }
