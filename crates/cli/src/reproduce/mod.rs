@@ -41,7 +41,8 @@ pub struct ReproduceArgs {
     /// The paper (one entry of the registry in reproduce/papers.rs).
     #[arg(value_parser = clap::builder::PossibleValuesParser::new(papers::PAPERS.iter().map(|p| p.id)))]
     paper: String,
-    /// The CI-sized experiment (experiments/ci/: seconds on 2 cores) instead of the full one.
+    /// The CI-sized experiment (experiments/ci/: under a minute on 2 cores) instead of the
+    /// full one.
     #[arg(long)]
     quick: bool,
     /// Output folder [default: reproduce/<paper>, or reproduce/<paper>-quick].
