@@ -291,3 +291,43 @@ fn an_ambiguous_format_detection_warns_on_stderr() {
     let w = v.unwrap()["trace"]["warnings"].to_string();
     assert!(w.contains("format detected as flashnet"), "{w}");
 }
+
+/// New-user trial finding 2: `trace convert` dropped the `# lamina-trace-gen:` line of
+/// a generated closed-loop trace, so the converted trace replayed open-loop without a
+/// word. The line is carried over verbatim (a same-format conversion is byte-identical)
+/// and a run of the converted trace still warns.
+#[test]
+fn convert_keeps_the_closed_loop_declaration() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("closed.trace");
+    let out = lamina()
+        .args(["trace", "gen", "--requests", "200", "--closed-loop", "--closed-loop-depth", "8", "-o"])
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let marker = "# lamina-trace-gen: host.mode=closed host.closed_loop_depth=8\n";
+    for to in ["ssdsim", "mqsim", "systor17", "blkparse"] {
+        let dst = dir.path().join(format!("out.{to}"));
+        let out = lamina().args(["trace", "convert", "--to", to]).arg(&src).arg("-o").arg(&dst).output().unwrap();
+        assert!(out.status.success(), "{to}: {}", stderr(&out));
+        assert!(stderr(&out).is_empty(), "{to}: {}", stderr(&out));
+        let text = std::fs::read_to_string(&dst).unwrap();
+        assert!(text.starts_with(marker), "{to}: {text:.100}");
+        if to == "ssdsim" {
+            assert_eq!(text, std::fs::read_to_string(&src).unwrap(), "ssdsim → ssdsim is byte-identical");
+        }
+    }
+    let (out, v) = run(&[], &dir.path().join("out.systor17"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let w = v.unwrap()["trace"]["warnings"].to_string();
+    assert!(w.contains("--set host.closed_loop_depth=8 --set host.mode=closed"), "{w}");
+    // A declaration after the first request cannot be carried over: say so.
+    let late = dir.path().join("late.trace");
+    std::fs::write(&late, format!("0 0 8 8 1\n{marker}0 0 16 8 0\n")).unwrap();
+    let dst = dir.path().join("late.out");
+    let out = lamina().args(["trace", "convert"]).arg(&late).arg("-o").arg(&dst).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(e.contains("was not carried over") && e.contains("--set host.mode=closed"), "{e}");
+}

@@ -305,11 +305,50 @@ fn write_failure(e: WriteError, path: &Path) -> anyhow::Error {
     }
 }
 
+/// Convert a trace. A generated trace's `# lamina-trace-gen:` declaration (closed-loop
+/// replay at a depth) is carried over verbatim, or, if the target format cannot hold it
+/// or it came after the first request, a warning names the `--set`s to replay with:
+/// dropping it silently made a converted closed-loop trace replay open-loop.
 fn convert(a: &ConvertArgs) -> anyhow::Result<()> {
     let (opts, cap) = a.capacity.resolve(&a.opts)?;
     let out = OutputFile::create(&a.output)?;
-    let reader = open_trace(&a.input, &opts, cap)?;
-    write_trace(out, &a.output, a.to, None, reader)
+    let mut reader = open_trace(&a.input, &opts, cap)?;
+    let declaration = reader.declaration().map(str::to_owned);
+    if declaration.is_some() && !a.to.comments() {
+        eprintln!(
+            "warning: {}: {} has no comment lines, so the converted trace cannot carry its `# {}` line; {}",
+            a.input.display(),
+            a.to,
+            lamina_engine::trace::GEN_COMMENT,
+            replay_with(&reader.summary())
+        );
+    }
+    let comment = declaration.filter(|_| a.to.comments());
+    let carried = comment.is_some();
+    write_trace(out, &a.output, a.to, comment.as_deref(), reader.by_ref())?;
+    let summary = reader.summary();
+    if !carried && summary.generated_with.is_some() && a.to.comments() {
+        eprintln!(
+            "warning: {}: its `# {}` line comes after its first request and was not carried over; {}",
+            a.input.display(),
+            lamina_engine::trace::GEN_COMMENT,
+            replay_with(&summary)
+        );
+    }
+    Ok(())
+}
+
+/// "replay it with --set K=V …": the `host.` settings a trace's `lamina-trace-gen:` line
+/// declares (what `lamina run` would suggest).
+fn replay_with(summary: &TraceSummary) -> String {
+    let sets: Vec<String> = summary
+        .generated_with
+        .iter()
+        .flatten()
+        .filter(|(k, _)| k.starts_with("host."))
+        .map(|(k, v)| format!("--set {k}={v}"))
+        .collect();
+    format!("replay it with {}", sets.join(" "))
 }
 
 #[cfg(test)]

@@ -164,6 +164,8 @@ pub struct TraceParser {
     input_done: bool,
     done: bool,
     summary: TraceSummary,
+    /// The `lamina-trace-gen:` comment among the leading comment lines, verbatim.
+    declaration: Option<Arc<str>>,
 }
 
 impl TraceParser {
@@ -231,6 +233,9 @@ impl TraceParser {
             folded: BTreeSet::new(),
             last_folded: None,
         };
+        let declaration: Option<Arc<str>> = leading_declaration(prefix)
+            .filter(|_| fmt.imp().comments())
+            .map(|d| String::from_utf8_lossy(d).into());
         let summary = TraceSummary {
             file: name.to_string(),
             format: fmt,
@@ -258,7 +263,7 @@ impl TraceParser {
             warnings,
             complete: false,
         };
-        Ok(TraceParser {
+        let mut parser = TraceParser {
             name,
             lines,
             stage,
@@ -275,7 +280,21 @@ impl TraceParser {
             input_done: false,
             done: false,
             summary,
-        })
+            declaration: declaration.clone(),
+        };
+        // Known from the start (not only once its line is parsed), so a partial summary
+        // and `lamina trace convert`, which writes it before the first request, see it.
+        if let Some(d) = &declaration {
+            comment(&mut parser.summary, d.as_bytes());
+        }
+        Ok(parser)
+    }
+
+    /// The trace's `lamina-trace-gen:` comment (without the `# `), if one is among the
+    /// comment lines before its first request: the declaration of a generated trace's
+    /// intended replay settings, which `lamina trace convert` carries over.
+    pub fn declaration(&self) -> Option<&Arc<str>> {
+        self.declaration.as_ref()
     }
 
     /// Parse every line the general way (the reference the fast path is tested against).
@@ -749,6 +768,22 @@ fn looks_like_header(line: &[u8]) -> bool {
         .all(|f| f[0].is_ascii_alphabetic() || f[0] == b'_' || f[0] == b'#' || f[0] == b'"')
 }
 
+/// The text of a `# lamina-trace-gen:` comment (after `#`, trimmed) among the comment
+/// and blank lines that open `prefix`, if any.
+fn leading_declaration(prefix: &[u8]) -> Option<&[u8]> {
+    for l in prefix.split(|&b| b == b'\n') {
+        let t = trim(l.strip_suffix(b"\r").unwrap_or(l));
+        if t.is_empty() {
+            continue;
+        }
+        let text = trim(t.strip_prefix(b"#")?);
+        if text.starts_with(GEN_COMMENT.as_bytes()) {
+            return Some(text);
+        }
+    }
+    None
+}
+
 /// The prefix, cut at its last complete line unless it is the whole stream.
 fn lines_prefix(prefix: &[u8], complete: bool) -> &[u8] {
     if complete {
@@ -1019,5 +1054,27 @@ mod tests {
         assert_eq!(v.len(), 2);
         let g = s.generated_with.unwrap();
         assert_eq!((g["host.mode"].as_str(), g["host.closed_loop_depth"].as_str()), ("closed", "8"));
+    }
+
+    /// New-user trial finding 2: `lamina trace convert` writes the declaration before
+    /// the first request, so the parser knows it from the start, verbatim, when it is
+    /// among the leading comment lines (and not when a request comes first).
+    #[test]
+    fn a_leading_declaration_is_known_before_parsing() {
+        let open = |text: &str| {
+            let r: Box<dyn Read + Send> = Box::new(Cursor::new(text.as_bytes().to_vec()));
+            TraceParser::new("t", r, None, &TraceOptions::default(), u64::MAX).unwrap()
+        };
+        let text =
+            "\n# other\r\n#  lamina-trace-gen: host.mode=closed host.closed_loop_depth=8 \n0 0 1 8 1\n";
+        let p = open(text);
+        assert_eq!(
+            p.declaration().map(|d| &**d),
+            Some("lamina-trace-gen: host.mode=closed host.closed_loop_depth=8")
+        );
+        assert_eq!(p.summary().generated_with.unwrap()["host.closed_loop_depth"], "8");
+        let late = open("0 0 1 8 1\n# lamina-trace-gen: host.mode=closed\n");
+        assert!(late.declaration().is_none() && late.summary().generated_with.is_none());
+        assert!(open("# just a comment\n0 0 1 8 1\n").declaration().is_none());
     }
 }

@@ -36,6 +36,7 @@ pub struct TraceReader {
     delivered: u64,
     finished: bool,
     cancel: Arc<AtomicBool>,
+    declaration: Option<Arc<str>>,
 }
 
 impl TraceReader {
@@ -64,6 +65,7 @@ impl TraceReader {
         let parser = TraceParser::new(name, Box::new(reader), format, opts, logical_capacity_bytes)?;
         let format = parser.format();
         let partial = parser.summary();
+        let declaration = parser.declaration().cloned();
         let (tx, rx) = sync_channel(DEPTH);
         let cancel = Arc::new(AtomicBool::new(false));
         let thread_cancel = cancel.clone();
@@ -82,12 +84,19 @@ impl TraceReader {
             delivered: 0,
             finished: false,
             cancel,
+            declaration,
         })
     }
 
     /// The format being read (detected or forced).
     pub fn format(&self) -> TraceFormat {
         self.format
+    }
+
+    /// The trace's leading `lamina-trace-gen:` comment, verbatim (see
+    /// [`TraceParser::declaration`]).
+    pub fn declaration(&self) -> Option<&str> {
+        self.declaration.as_deref()
     }
 
     /// What was read: complete after the iterator ended; before that a partial
