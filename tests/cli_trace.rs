@@ -309,7 +309,8 @@ fn convert_keeps_the_closed_loop_declaration() {
     let marker = "# lamina-trace-gen: host.mode=closed host.closed_loop_depth=8\n";
     for to in ["ssdsim", "mqsim", "systor17", "blkparse"] {
         let dst = dir.path().join(format!("out.{to}"));
-        let out = lamina().args(["trace", "convert", "--to", to]).arg(&src).arg("-o").arg(&dst).output().unwrap();
+        let out =
+            lamina().args(["trace", "convert", "--to", to]).arg(&src).arg("-o").arg(&dst).output().unwrap();
         assert!(out.status.success(), "{to}: {}", stderr(&out));
         assert!(stderr(&out).is_empty(), "{to}: {}", stderr(&out));
         let text = std::fs::read_to_string(&dst).unwrap();
@@ -330,4 +331,53 @@ fn convert_keeps_the_closed_loop_declaration() {
     assert!(out.status.success(), "{}", stderr(&out));
     let e = stderr(&out);
     assert!(e.contains("was not carried over") && e.contains("--set host.mode=closed"), "{e}");
+}
+
+/// New-user trial finding 3: `trace gen --rate` extremes wrote every arrival at t = 0
+/// (or overflowed) with exit 0. Out-of-range numeric flags are now bad input (exit 2)
+/// naming the flag, the value and the valid range, and write no file.
+#[test]
+fn gen_refuses_rates_and_counts_without_meaningful_arrivals() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.trace");
+    for (args, says) in [
+        (&["--rate", "1e12"][..], "--rate 1e12: 1000000000000 IOPS is above 1000000000 IOPS"),
+        (&["--rate", "0.000000000000000001"], "is too low for 5 requests"),
+        (&["--rate", "1e-18"], "valid: a rate from 9.619e-9 to 1000000000 IOPS for 5 requests"),
+        (&["--rate", "fast"], "--rate fast: \"fast\" is not a positive number of IOPS"),
+        (&["--closed-loop", "--closed-loop-depth", "0"], "--closed-loop-depth 0: "),
+    ] {
+        let out = lamina()
+            .args(["trace", "gen", "--requests", "5"])
+            .args(args)
+            .arg("-o")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+        assert!(!path.exists(), "{args:?}");
+    }
+    let out =
+        lamina().args(["trace", "gen", "--requests", "0", "--rate", "10", "-o"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--requests 0: a trace needs at least one request"), "{}", stderr(&out));
+    // The top of the range gives arrivals spread over time, not a burst at 0.
+    let out = lamina()
+        .args(["trace", "gen", "--requests", "1000", "--rate", "1e9", "-o"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let last: u64 = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((800..1200).contains(&last), "{last}");
 }

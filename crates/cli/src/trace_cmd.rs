@@ -71,7 +71,9 @@ pub struct GenArgs {
     /// Number of requests.
     #[arg(long, value_name = "N")]
     requests: u64,
-    /// Poisson arrivals at this rate (IOPS, may be fractional).
+    /// Poisson arrivals at this rate (IOPS, may be fractional or like 1e4): at most 1e9
+    /// (a mean gap of 1 ns), and at least what keeps N requests' arrivals within the
+    /// 64-bit nanosecond clock (the error names the range).
     #[arg(
         long,
         value_name = "IOPS",
@@ -244,8 +246,20 @@ fn size_dist(spec: &str) -> anyhow::Result<SizeDist> {
 fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
     let sizes = size_dist(&a.sizes)?;
     let write_sizes = a.write_sizes.as_deref().map(size_dist).transpose()?;
+    if a.requests == 0 {
+        return Err(usage("--requests 0: a trace needs at least one request (valid: 1 or more)"));
+    }
     let arrival = match (&a.rate, a.closed_loop) {
-        (Some(r), false) => Arrival::poisson(r).map_err(usage)?,
+        (Some(r), false) => {
+            let arrival = Arrival::poisson(r).map_err(|e| usage(format!("--rate {r}: {e}")))?;
+            arrival.check(a.requests).map_err(|e| usage(format!("--rate {r}: {e}")))?;
+            arrival
+        }
+        (None, true) if a.closed_loop_depth == 0 => {
+            return Err(usage(
+                "--closed-loop-depth 0: a closed loop needs at least one request outstanding (valid: 1 to 4294967295)",
+            ));
+        }
         (None, true) => Arrival::ClosedLoop,
         _ => return Err(usage("give exactly one of --rate IOPS and --closed-loop")),
     };

@@ -42,12 +42,102 @@ pub enum Arrival {
     ClosedLoop,
 }
 
+/// The highest Poisson rate, in IOPS: a mean gap of 1 ns. Above it most integer-ns
+/// gaps round to 0, and the trace is a burst at time 0 rather than the rate asked for.
+pub const MAX_RATE_IOPS: u64 = 1_000_000_000;
+
 impl Arrival {
-    /// Poisson arrivals at a decimal rate in IOPS (`"5000"`, `"2500.5"`).
+    /// Poisson arrivals at a decimal rate in IOPS (`"5000"`, `"2500.5"`, `"1e4"`,
+    /// `"2.5e-3"`), kept exact as a fraction. Whether the rate suits a trace's length
+    /// is [`Arrival::check`]'s question.
     pub fn poisson(rate: &str) -> Result<Arrival, String> {
-        let r: super::TimeScale =
-            rate.parse().map_err(|_| format!("rate {rate:?}: expected a positive number of IOPS"))?;
-        Ok(Arrival::Poisson { num: r.num, den: r.den })
+        let bad = || format!("{rate:?} is not a positive number of IOPS (e.g. 5000, 2500.5 or 1e4)");
+        let (mantissa, exp) = match rate.trim().split_once(['e', 'E']) {
+            Some((m, e)) => (m, e.strip_prefix('+').unwrap_or(e).parse::<i32>().map_err(|_| bad())?),
+            None => (rate.trim(), 0),
+        };
+        let r: super::TimeScale = mantissa.parse().map_err(|_| bad())?;
+        let pow = 10u64.checked_pow(exp.unsigned_abs()).filter(|_| exp.abs() <= 18);
+        let too_far = || format!("{rate:?} IOPS is outside {}", rate_range_text(None));
+        let (num, den) = match pow {
+            Some(p) if exp >= 0 => (r.num as u128 * p as u128, r.den as u128),
+            Some(p) => (r.num as u128, r.den as u128 * p as u128),
+            None => return Err(too_far()),
+        };
+        let g = gcd128(num, den);
+        match (u64::try_from(num / g), u64::try_from(den / g)) {
+            (Ok(num), Ok(den)) => Ok(Arrival::Poisson { num, den }),
+            _ => Err(too_far()),
+        }
+    }
+
+    /// Check that the arrivals of `requests` requests are meaningful integer-ns times:
+    /// a Poisson rate of at most [`MAX_RATE_IOPS`] (a mean gap of at least 1 ns), and
+    /// low enough a rate that no draw can carry the last arrival past the 64-bit ns
+    /// clock (one gap is at most `64 ln 2` ≈ 44.4 mean gaps, so
+    /// `(requests − 1) × 44.4 × mean gap` must fit). The error names the rate, the
+    /// limit broken and the valid range for `requests`.
+    pub fn check(&self, requests: u64) -> Result<(), String> {
+        let Arrival::Poisson { num, den } = *self else { return Ok(()) };
+        let shown = rate_text(num, den);
+        if num == 0 || den == 0 {
+            return Err(format!(
+                "{shown} IOPS: the rate must be positive; valid: {}",
+                rate_range_text(Some(requests))
+            ));
+        }
+        if num as u128 > MAX_RATE_IOPS as u128 * den as u128 {
+            return Err(format!(
+                "{shown} IOPS is above {MAX_RATE_IOPS} IOPS, a mean gap of 1 ns: integer-nanosecond arrivals \
+                 would mostly round to the same instant; valid: {}",
+                rate_range_text(Some(requests))
+            ));
+        }
+        if max_gap_ns(mean_q32(num, den)).and_then(|g| g.checked_mul(requests.saturating_sub(1))).is_none() {
+            return Err(format!(
+                "{shown} IOPS is too low for {requests} requests: their arrivals could run past the 64-bit \
+                 nanosecond clock (about 584 years; one gap can be 44 × the mean); valid: {}",
+                rate_range_text(Some(requests))
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn gcd128(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
+}
+
+/// A rate `num/den` as written back to the user: an integer, or a decimal.
+fn rate_text(num: u64, den: u64) -> String {
+    if den == 1 { num.to_string() } else { format!("{}", num as f64 / den as f64) }
+}
+
+/// The mean gap `10^9 · den / num` ns in Q32 (`num > 0`).
+fn mean_q32(num: u64, den: u64) -> u128 {
+    ((1_000_000_000u128 * den as u128) << 32) / num as u128
+}
+
+/// The longest gap a draw can give at this mean (the smallest draw's `−ln`, 64 ln 2),
+/// in ns, as the iterator rounds it; `None` if it does not fit 64 bits.
+fn max_gap_ns(mean_q32: u128) -> Option<u64> {
+    let dt = mean_q32.checked_mul(neg_ln_q32(1))?.checked_add(1 << 63)? >> 64;
+    u64::try_from(dt).ok()
+}
+
+/// "1e-9 to 1e9 IOPS" style text of the valid rates (for `requests` requests, or the
+/// parse limits when unknown).
+fn rate_range_text(requests: Option<u64>) -> String {
+    match requests {
+        Some(n) if n > 1 => {
+            // The lowest rate whose longest possible span fits: mean ≤ u64::MAX / (44.4 (n − 1)).
+            let min = (n - 1) as f64 * neg_ln_q32(1) as f64 / 4_294_967_296.0 * 1e9 / u64::MAX as f64;
+            format!("a rate from {min:.3e} to {MAX_RATE_IOPS} IOPS for {n} requests")
+        }
+        _ => format!("a positive rate up to {MAX_RATE_IOPS} IOPS"),
     }
 }
 
@@ -416,11 +506,9 @@ impl Generator {
             ));
         }
         let blocks = cfg.footprint_bytes / unit;
+        cfg.arrival.check(cfg.requests).map_err(|e| format!("rate {e}"))?;
         let mean_q32 = match cfg.arrival {
-            Arrival::Poisson { num, den } if num > 0 && den > 0 => {
-                ((1_000_000_000u128 * den as u128) << 32) / num as u128
-            }
-            Arrival::Poisson { .. } => return Err("the arrival rate must be positive".into()),
+            Arrival::Poisson { num, den } => mean_q32(num, den),
             Arrival::ClosedLoop => 0,
         };
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
@@ -515,7 +603,9 @@ impl Iterator for Generator {
         }
         if self.emitted > 0 && self.mean_q32 > 0 {
             let e = neg_ln_q32(self.rng.next_u64());
-            let dt = (self.mean_q32.saturating_mul(e) + (1 << 63)) >> 64;
+            // No overflow: `Arrival::check` bounded the mean so that even the longest
+            // gaps sum to below 2^64 ns.
+            let dt = (self.mean_q32 * e + (1 << 63)) >> 64;
             self.now = self.now.saturating_add(u64::try_from(dt).unwrap_or(u64::MAX));
         }
         self.emitted += 1;
@@ -578,6 +668,43 @@ mod tests {
         assert_eq!(same, again);
         let bad = GenConfig { write_sizes: Some(SizeDist::Set(vec![])), ..cfg() };
         assert!(Generator::new(bad).err().unwrap().starts_with("write sizes:"));
+    }
+
+    /// Regression (new-user trial finding 3): `--rate 1e12` put every arrival at 0 and
+    /// a tiny rate overflowed the Q32 product into arrivals at 0 too, with exit 0. Rates
+    /// parse in scientific notation exactly; out-of-range ones are refused with the
+    /// valid range; the extremes that pass give distinct, increasing arrivals.
+    #[test]
+    fn rates_are_checked_against_meaningful_ns_arrivals() {
+        assert_eq!(Arrival::poisson("1e4").unwrap(), Arrival::Poisson { num: 10_000, den: 1 });
+        assert_eq!(Arrival::poisson("2.5E-3").unwrap(), Arrival::Poisson { num: 1, den: 400 });
+        assert_eq!(Arrival::poisson("1e+2").unwrap(), Arrival::Poisson { num: 100, den: 1 });
+        for bad in ["x", "-5", "1e", "e3", "0", "1e-99", "1e99"] {
+            assert!(Arrival::poisson(bad).is_err(), "{bad}");
+        }
+        let e = Arrival::poisson("1e12").unwrap().check(10).unwrap_err();
+        assert!(
+            e.contains("1000000000000 IOPS is above 1000000000 IOPS") && e.contains("for 10 requests"),
+            "{e}"
+        );
+        let e = Arrival::poisson("1e-18").unwrap().check(5).unwrap_err();
+        assert!(
+            e.contains("too low for 5 requests") && e.contains("from 9.619e-9 to 1000000000 IOPS"),
+            "{e}"
+        );
+        assert!(Arrival::ClosedLoop.check(u64::MAX).is_ok());
+        // The limits themselves work: 1 ns mean gaps, and the lowest rate for 5 requests.
+        let at = |rate: &str, requests| {
+            let c = GenConfig { requests, arrival: Arrival::poisson(rate).unwrap(), ..cfg() };
+            Generator::new(c).map(|g| g.map(|r| r.arrival.as_ns()).collect::<Vec<u64>>())
+        };
+        let fast = at("1e9", 10_000).unwrap();
+        let span = *fast.last().unwrap() as f64;
+        assert!((span / 10_000.0 - 1.0).abs() < 0.05, "{span}");
+        assert!(at("9.62e-9", 5).is_ok() && at("9.61e-9", 5).is_err());
+        let slow = at("1e-8", 5).unwrap();
+        assert!(slow.windows(2).all(|w| w[0] < w[1]) && slow[4] > 1 << 50, "{slow:?}");
+        assert!(at("1e-8", 50).err().unwrap().starts_with("rate 0.00000001 IOPS is too low"));
     }
 
     #[test]
