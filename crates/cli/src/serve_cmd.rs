@@ -26,10 +26,12 @@ const SERVE_DEFAULTS: &[&str] = &["host.unwritten_reads=\"zero\""];
 pub struct ServeArgs {
     #[command(flatten)]
     device: DeviceArgs,
-    /// TCP address to listen on (port 0 picks a free port; the bound address is printed).
-    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:10809", conflicts_with = "unix")]
-    listen: SocketAddr,
-    /// Listen on this Unix socket instead of TCP (the path must not exist).
+    /// TCP address to listen on [default: 127.0.0.1:10809] (port 0 picks a free port; the
+    /// bound address is printed). Not with --unix.
+    #[arg(long, value_name = "IP:PORT")]
+    listen: Option<SocketAddr>,
+    /// Listen on this Unix socket instead of TCP (the path must not exist). Not with
+    /// --listen.
     #[arg(long, value_name = "PATH")]
     unix: Option<PathBuf>,
     /// Paced mode: delay each reply until its simulated completion time in wall-clock
@@ -68,8 +70,31 @@ fn record_format(args: &ServeArgs, path: &Path) -> TraceFormat {
     })
 }
 
+/// Where `lamina serve` listens without --listen or --unix.
+const DEFAULT_LISTEN: &str = "127.0.0.1:10809";
+
+/// Where to listen: --unix, --listen, or the default; both flags is bad input. (Checked
+/// here rather than by clap's `conflicts_with`, whose message does not say the two
+/// flags are alternatives, nor which to keep.)
+fn listen(args: &ServeArgs) -> anyhow::Result<Listen> {
+    match (&args.unix, args.listen) {
+        (Some(p), Some(a)) => Err(Failure::new(
+            Kind::Usage,
+            format!(
+                "--unix {} and --listen {a} are mutually exclusive: a server listens on a Unix socket \
+                 or on a TCP address, not both; keep one of them",
+                p.display()
+            ),
+        )
+        .into()),
+        (Some(p), None) => Ok(Listen::Unix(p.clone())),
+        (None, a) => Ok(Listen::Tcp(a.unwrap_or_else(|| DEFAULT_LISTEN.parse().expect("a valid address")))),
+    }
+}
+
 /// Run `lamina serve`.
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let listen = listen(&args)?;
     // Every output path first: a bad one must not cost a session.
     let json_out = args.output.json.as_deref().map(OutputFile::create).transpose()?;
     let mut log_out = args.output.latency_log.as_deref().map(OutputFile::create).transpose()?;
@@ -93,23 +118,34 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         backing: args.backing.clone(),
         record,
         sigint: true,
-    };
-    let listen = match &args.unix {
-        Some(p) => Listen::Unix(p.clone()),
-        None => Listen::Tcp(args.listen),
+        log: Some(|m| eprintln!("lamina serve: {m}")),
     };
     let server = Server::bind(sim, &listen, opts).map_err(|e| Failure::new(Kind::Usage, e.to_string()))?;
+    if let Some(b) = &args.backing
+        && server.held_pages() > 0
+    {
+        eprintln!(
+            "lamina serve: --backing {}: {} logical pages already hold data; they are mapped as written \
+             before serving, so reads of them cost flash reads",
+            b.display(),
+            server.held_pages()
+        );
+    }
     eprintln!(
         "lamina serve: listening on {} (export \"\" or \"lamina\", {} bytes, {} mode); {}",
         server.local_addr(),
         server.export_bytes(),
         if args.pace { "paced" } else { "virtual" },
-        if args.persist { "stop with Ctrl-C" } else { "stops when the last client disconnects or on Ctrl-C" }
+        if args.persist {
+            "stop with Ctrl-C"
+        } else {
+            "stops when the last client disconnects (after at least one completed the NBD handshake) or on Ctrl-C"
+        }
     );
     let addr = server.local_addr().to_owned();
     let mut served = server.serve()?;
     eprintln!("{}", served_summary(&served));
-    let mut report = served.sim.report(trace_info(&served, &addr, args.record.as_deref()));
+    let mut report = served.sim.report(trace_info(&served, &addr, &args));
     report.config_sources = sources;
     let logged = match (served.sim.take_latency_log(), log_out) {
         (Some(log), Some(f)) => finish_log(log, f),
@@ -126,14 +162,29 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// The served I/O is the "trace" of the report.
-fn trace_info(served: &Served, addr: &str, record: Option<&Path>) -> TraceInfo {
+fn trace_info(served: &Served, addr: &str, args: &ServeArgs) -> TraceInfo {
     let c = &served.counts;
+    let record = args.record.as_deref();
     let mut warnings = Vec::new();
+    if let Some(b) = &args.backing
+        && served.held_pages > 0
+    {
+        warnings.push(format!(
+            "--backing {} held data in {} logical pages before serving; they were mapped as written \
+             (untimed) first, so reads of them hit flash",
+            b.display(),
+            served.held_pages
+        ));
+    }
     if served.error_replies > 0 {
         warnings.push(format!(
             "{} invalid requests were answered with an error and not simulated",
             served.error_replies
         ));
+    }
+    let requests = c.reads + c.writes + c.trims;
+    if requests == 0 {
+        warnings.push(format!("no requests were served ({}): every figure below is empty", sessions(served)));
     }
     TraceInfo {
         name: match record {
@@ -141,19 +192,42 @@ fn trace_info(served: &Served, addr: &str, record: Option<&Path>) -> TraceInfo {
             None => format!("served over NBD at {addr}"),
         },
         format: "nbd".into(),
-        digest: String::new(),
-        requests: c.reads + c.writes + c.trims,
+        // Served requests come from no file, so there is nothing to digest; the record,
+        // when there is one, is the trace whose replay gets a digest.
+        digest: "none (served, not read from a file)".into(),
+        requests,
         warnings,
         ..TraceInfo::default()
     }
 }
 
+/// Client sessions and connections, in words.
+fn sessions(s: &Served) -> String {
+    let probes = s.connections - s.sessions;
+    let mut words = format!("{} client sessions", s.sessions);
+    if probes > 0 {
+        words.push_str(&format!(
+            "; {probes} of {} connections ended before completing the NBD handshake",
+            s.connections
+        ));
+    }
+    words
+}
+
 /// One line on what was served.
 fn served_summary(s: &Served) -> String {
     let c = &s.counts;
+    if c.reads + c.writes + c.trims + c.flushes + s.error_replies == 0 {
+        return format!("lamina serve: no requests were served ({})", sessions(s));
+    }
     let mut line = format!(
-        "lamina serve: {} connections; {} reads, {} writes, {} trims, {} flushes simulated; {} invalid requests answered with an error",
-        s.connections, c.reads, c.writes, c.trims, c.flushes, s.error_replies
+        "lamina serve: {}; {} reads, {} writes, {} trims, {} flushes simulated; {} invalid requests answered with an error",
+        sessions(s),
+        c.reads,
+        c.writes,
+        c.trims,
+        c.flushes,
+        s.error_replies
     );
     if let Some(l) = &s.lateness {
         line.push_str(&format!(

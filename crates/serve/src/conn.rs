@@ -35,16 +35,37 @@ pub(crate) struct Shared {
     pub bytes: Arc<Semaphore>,
     /// Requests answered with an error by the connection tasks (invalid requests).
     pub error_replies: AtomicU64,
+    /// Connections that completed the handshake (client sessions), counted as each does.
+    pub sessions: AtomicU64,
+}
+
+/// How a connection ended, as the accept loop counts it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// The client completed the handshake (a session), however it ended after that.
+    Session,
+    /// The connection ended before the handshake completed (a port probe, a health
+    /// check, a client that gave up or aborted): why, in words.
+    NoHandshake(String),
 }
 
 /// Serve one client until it disconnects or violates the protocol.
-pub(crate) async fn serve<S>(mut stream: S, shared: Arc<Shared>)
+pub(crate) async fn serve<S>(mut stream: S, shared: Arc<Shared>) -> Ended
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     match tokio::time::timeout(HANDSHAKE_TIMEOUT, proto::handshake(&mut stream, &shared.export)).await {
-        Ok(Ok(Handshake::Transmission)) => {}
-        Ok(Ok(Handshake::Closed(_))) | Ok(Err(_)) | Err(_) => return,
+        Ok(Ok(Handshake::Transmission)) => {
+            shared.sessions.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(Ok(Handshake::Closed(why))) => return Ended::NoHandshake(why.to_owned()),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            return Ended::NoHandshake("closed by the client".to_owned());
+        }
+        Ok(Err(e)) => return Ended::NoHandshake(e.to_string()),
+        Err(_) => {
+            return Ended::NoHandshake(format!("no handshake within {} s", HANDSHAKE_TIMEOUT.as_secs()));
+        }
     }
     let (rd, wr) = tokio::io::split(stream);
     let (tx, rx) = mpsc::channel(PER_CONNECTION_IN_FLIGHT);
@@ -53,6 +74,7 @@ where
     // The writer ends when every in-flight reply has been written (the engine drops its
     // senders as it answers) or the client is gone.
     let _ = writer.await;
+    Ended::Session
 }
 
 /// Write replies as they come; flush whenever no other reply is ready.

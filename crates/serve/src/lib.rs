@@ -52,10 +52,10 @@ use tokio::task::JoinSet;
 pub use clock::Pacing;
 pub use engine::{EngineCounts, Lateness};
 
-use conn::{PER_CONNECTION_IN_FLIGHT, Shared};
+use conn::{Ended, PER_CONNECTION_IN_FLIGHT, Shared};
 use engine::{Engine, Recorder};
 use proto::Export;
-use store::Store;
+use store::{Backing, Store};
 
 /// Clients served at once; further connections wait in the listen backlog.
 pub const MAX_CONNECTIONS: usize = 64;
@@ -86,17 +86,32 @@ pub struct ServeOptions {
     pub pacing: Pacing,
     /// Keep serving after the last client disconnects (until stopped or SIGINT).
     pub persist: bool,
-    /// Keep the data in this file instead of memory.
+    /// Keep the data in this file instead of memory (created if missing, extended to the
+    /// export's size; a longer file is refused). Data it already holds is served, and
+    /// its logical pages are mapped as written before serving (untimed, as the prefill
+    /// of `host.unwritten_reads = "prefill"` does): a read of them costs a flash read,
+    /// as on a device that holds them. A page that reads as all zeros counts as
+    /// unwritten (it reads the same either way).
     pub backing: Option<PathBuf>,
     /// Record the served requests.
     pub record: Option<RecordTo>,
     /// Stop on SIGINT (the command line sets it; tests use [`Stopper`]).
     pub sigint: bool,
+    /// Where to say what happens while serving that ends in no session (a connection
+    /// closed before its handshake completed); `None`: nowhere.
+    pub log: Option<fn(&str)>,
 }
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        ServeOptions { pacing: Pacing::Virtual, persist: false, backing: None, record: None, sigint: false }
+        ServeOptions {
+            pacing: Pacing::Virtual,
+            persist: false,
+            backing: None,
+            record: None,
+            sigint: false,
+            log: None,
+        }
     }
 }
 
@@ -126,6 +141,21 @@ pub enum ServeError {
         format: TraceFormat,
         /// Why not, and what to use.
         why: String,
+    },
+    /// The backing file already holds data and the served I/O is to be recorded: the
+    /// record cannot carry that data, so its replay would not reproduce the latencies.
+    #[error(
+        "--backing {} already holds data ({pages} logical pages) and --record cannot carry it: \
+         a replay of the record would start from an empty device and not reproduce the served \
+         latencies; record with a new (or all-zero) backing file or without --backing, or serve \
+         without --record",
+        path.display()
+    )]
+    RecordHeldData {
+        /// The backing file.
+        path: PathBuf,
+        /// Logical pages holding data.
+        pages: u64,
     },
     /// The record file cannot be started.
     #[error("--record: {0}")]
@@ -183,6 +213,7 @@ pub struct Server {
     opts: ServeOptions,
     recorder: Option<Recorder>,
     stop: Arc<Notify>,
+    held_pages: u64,
 }
 
 /// What a finished server hands back.
@@ -195,6 +226,9 @@ pub struct Served {
     pub error_replies: u64,
     /// Connections accepted.
     pub connections: u64,
+    /// Connections that completed the handshake (client sessions); the others ended
+    /// before it (port probes, health checks, aborted negotiations).
+    pub sessions: u64,
     /// The simulation's failure, if it failed (a verify mismatch, an FTL error).
     pub failure: Option<RunError>,
     /// Why recording stopped, if it did.
@@ -203,12 +237,15 @@ pub struct Served {
     pub lateness: Option<Lateness>,
     /// Bytes of client data held in memory at the end (0 with a backing file).
     pub resident_bytes: u64,
+    /// Logical pages that held data in the backing file before serving, mapped as
+    /// written ([`ServeOptions::backing`]).
+    pub held_pages: u64,
 }
 
 impl Server {
     /// Bind `listen`, open the backing store and start the record. Nothing is served
     /// until [`Server::serve`].
-    pub fn bind(sim: Simulation, listen: &Listen, mut opts: ServeOptions) -> Result<Server, ServeError> {
+    pub fn bind(mut sim: Simulation, listen: &Listen, mut opts: ServeOptions) -> Result<Server, ServeError> {
         let size_bytes = sim.logical_capacity_bytes();
         let mut flags = proto::TFLAG_HAS_FLAGS
             | proto::TFLAG_SEND_FLUSH
@@ -245,14 +282,40 @@ impl Server {
                 (Listener::Unix(l, p.clone()), p.display().to_string())
             }
         };
-        let store = match &opts.backing {
-            Some(p) => Store::file(p, size_bytes)
-                .map_err(|source| ServeError::Backing { path: p.clone(), source })?,
-            None => Store::memory(),
+        let page_bytes = size_bytes / sim.logical_pages().max(1);
+        let (store, held_pages) = match &opts.backing {
+            Some(p) => {
+                let backing_err = |source| ServeError::Backing { path: p.clone(), source };
+                let b = Backing::open(p, size_bytes, page_bytes).map_err(backing_err)?;
+                let held_pages = b.held.iter().map(|r| r.end - r.start).sum();
+                if held_pages > 0 && recorder.is_some() {
+                    return Err(ServeError::RecordHeldData { path: p.clone(), pages: held_pages });
+                }
+                if held_pages > 0 {
+                    map_held(&mut sim, &b.held, page_bytes);
+                }
+                (b.into_store().map_err(backing_err)?, held_pages)
+            }
+            None => (Store::memory(), 0),
         };
-        let preferred_block_bytes = (size_bytes / sim.logical_pages().max(1)) as u32;
-        let export = Export { size_bytes, flags, preferred_block_bytes };
-        Ok(Server { listener, addr, sim, store, export, opts, recorder, stop: Arc::new(Notify::new()) })
+        let export = Export { size_bytes, flags, preferred_block_bytes: page_bytes as u32 };
+        Ok(Server {
+            listener,
+            addr,
+            sim,
+            store,
+            export,
+            opts,
+            recorder,
+            stop: Arc::new(Notify::new()),
+            held_pages,
+        })
+    }
+
+    /// Logical pages that already held data in the backing file, mapped as written
+    /// before serving (see [`ServeOptions::backing`]).
+    pub fn held_pages(&self) -> u64 {
+        self.held_pages
     }
 
     /// The bound address (`IP:PORT`) or socket path.
@@ -270,11 +333,12 @@ impl Server {
         Stopper(self.stop.clone())
     }
 
-    /// Serve until the last client disconnects (unless [`ServeOptions::persist`]), a
+    /// Serve until the last client disconnects (unless [`ServeOptions::persist`]; a
+    /// connection that never completes the handshake is no client), a
     /// [`Stopper`] fires, or SIGINT arrives (with [`ServeOptions::sigint`]); then finish
     /// the simulation and hand it back.
     pub fn serve(self) -> Result<Served, ServeError> {
-        let Server { listener, sim, store, export, opts, recorder, stop, .. } = self;
+        let Server { listener, sim, store, export, opts, recorder, stop, held_pages, .. } = self;
         let (tx, rx) = std::sync::mpsc::sync_channel(MAX_CONNECTIONS * PER_CONNECTION_IN_FLIGHT);
         let engine = Engine::new(sim, store, opts.pacing, rx, recorder);
         let engine = std::thread::Builder::new()
@@ -290,10 +354,12 @@ impl Server {
             engine: tx,
             bytes: Arc::new(Semaphore::new(PAYLOAD_BUDGET_BYTES)),
             error_replies: AtomicU64::new(0),
+            sessions: AtomicU64::new(0),
         });
         let connections = rt.block_on(accept_loop(listener, shared.clone(), &opts, stop))?;
         drop(rt);
         let error_replies = shared.error_replies.load(Ordering::Relaxed);
+        let sessions = shared.sessions.load(Ordering::Relaxed);
         drop(shared);
         let out = engine.join().expect("the engine thread does not panic on client input");
         Ok(Served {
@@ -301,15 +367,36 @@ impl Server {
             counts: out.counts,
             error_replies,
             connections,
+            sessions,
             failure: out.failure,
             record_error: out.record_error,
             lateness: out.lateness,
             resident_bytes: out.resident_bytes,
+            held_pages,
         })
     }
 }
 
-/// Accept connections until told to stop; returns how many were accepted.
+/// Map the pages `held` (runs of logical pages) as written, untimed: the prefill pass of
+/// `host.unwritten_reads = "prefill"` on a read of each run, so a read of them costs a
+/// flash read as on a device that holds the data. Pages preconditioning mapped already
+/// are left as they are.
+fn map_held(sim: &mut Simulation, held: &[std::ops::Range<u64>], page_bytes: u64) {
+    let reads = held.iter().map(|r| {
+        Ok(lamina_engine::trace::IoRequest {
+            arrival: lamina_engine::trace::TraceTime(0),
+            device: 0,
+            offset_bytes: r.start * page_bytes,
+            size_bytes: (r.end - r.start) * page_bytes,
+            op: lamina_engine::trace::IoOp::Read,
+        })
+    });
+    sim.prefill(reads).expect("the prefill of generated requests has no trace to fail");
+}
+
+/// Accept connections until told to stop, or (without [`ServeOptions::persist`]) until
+/// no connection is left and at least one was a session: a connection that never
+/// completes the handshake (a port probe, a health check) does not end the run.
 async fn accept_loop(
     listener: Listener,
     shared: Arc<Shared>,
@@ -336,8 +423,23 @@ async fn accept_loop(
         tokio::select! {
             _ = stop.notified() => break,
             _ = &mut sigint => break,
-            Some(_) = tasks.join_next(), if !tasks.is_empty() => {
-                if tasks.is_empty() && !opts.persist {
+            Some(ended) = tasks.join_next(), if !tasks.is_empty() => {
+                let sessions = shared.sessions.load(Ordering::Relaxed);
+                match ended {
+                    Ok((_, Ended::Session)) => {}
+                    Ok((peer, Ended::NoHandshake(why))) => {
+                        if let Some(log) = opts.log {
+                            let still = if opts.persist || sessions == 0 { "; still serving" } else { "" };
+                            log(&format!(
+                                "a connection{peer} ended before completing the NBD handshake ({why}); \
+                                 not a client session{still}"
+                            ));
+                        }
+                    }
+                    // A connection task panicked (a bug) or was aborted: not a session.
+                    Err(_) => {}
+                }
+                if tasks.is_empty() && !opts.persist && sessions > 0 {
                     break;
                 }
             }
@@ -346,11 +448,12 @@ async fn accept_loop(
                     accepted += 1;
                     let shared = shared.clone();
                     tasks.spawn(async move {
-                        match stream {
-                            Stream::Tcp(s) => conn::serve(s, shared).await,
-                            Stream::Unix(s) => conn::serve(s, shared).await,
-                        }
+                        let ended = match stream {
+                            Stream::Tcp(s, peer) => (format!(" from {peer}"), conn::serve(s, shared).await),
+                            Stream::Unix(s) => (String::new(), conn::serve(s, shared).await),
+                        };
                         drop(slot);
+                        ended
                     });
                 }
                 // A failed accept (a client reset before accept, too many open files) ends
@@ -389,9 +492,9 @@ impl AsyncListener {
 
     async fn accept(&self) -> std::io::Result<Stream> {
         match self {
-            AsyncListener::Tcp(l) => l.accept().await.map(|(s, _)| {
+            AsyncListener::Tcp(l) => l.accept().await.map(|(s, peer)| {
                 let _ = s.set_nodelay(true);
-                Stream::Tcp(s)
+                Stream::Tcp(s, peer)
             }),
             AsyncListener::Unix(l, _) => l.accept().await.map(|(s, _)| Stream::Unix(s)),
         }
@@ -399,6 +502,6 @@ impl AsyncListener {
 }
 
 enum Stream {
-    Tcp(tokio::net::TcpStream),
+    Tcp(tokio::net::TcpStream, SocketAddr),
     Unix(tokio::net::UnixStream),
 }

@@ -135,7 +135,7 @@ fn handshake_options_and_every_command() {
     assert!(served.failure.is_none(), "verify mode holds over the network: {:?}", served.failure);
     assert_eq!((served.counts.writes, served.counts.trims, served.counts.flushes), (2, 1, 1));
     assert_eq!(served.counts.reads, 5);
-    assert_eq!(served.connections, 2);
+    assert_eq!((served.connections, served.sessions), (2, 2));
 }
 
 #[test]
@@ -332,7 +332,79 @@ fn a_backing_file_keeps_the_data_across_servers() {
     let mut c = open(&s.addr);
     assert_eq!(c.read(1 << 20, 65536).unwrap().unwrap(), pattern(7, 65536));
     c.disconnect().unwrap();
-    s.thread.join().unwrap();
+    let served = s.thread.join().unwrap();
+    // Regression (a new user's trial): the data the file held was served as never
+    // written, so these reads completed in 0 ns without touching flash. Now its pages
+    // are mapped before serving and the reads cost flash reads.
+    assert_eq!(served.held_pages, 65536 / 8192);
+    let report = served.sim.report(Default::default());
+    assert_eq!(report.flash.unwritten_reads, 0);
+    assert_eq!(report.flash.host_reads, 65536 / 8192);
+    assert!(report.read.min_ns > 0, "a read of held data took {} ns", report.read.min_ns);
+    assert!(served.failure.is_none(), "verify mode agrees: {:?}", served.failure);
+}
+
+/// A backing file that holds data cannot be recorded: the record could not carry the
+/// data, so its replay would start from an empty device. Refused before serving, the
+/// file untouched.
+#[test]
+fn recording_over_a_backing_file_with_data_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ssd.img");
+    std::fs::write(&file, pattern(3, 4096)).unwrap();
+    let opts = ServeOptions {
+        backing: Some(file.clone()),
+        record: Some(RecordTo {
+            sink: Box::new(std::io::sink()),
+            format: lamina_trace::TraceFormat::Blkparse,
+        }),
+        ..ServeOptions::default()
+    };
+    let sim = SimulationBuilder::new(config()).build().unwrap();
+    let e = Server::bind(sim, &Listen::Tcp("127.0.0.1:0".parse().unwrap()), opts).err().expect("refused");
+    let e = e.to_string();
+    assert!(e.contains("--backing") && e.contains("--record") && e.contains("1 logical pages"), "{e}");
+    assert_eq!(std::fs::read(&file).unwrap(), pattern(3, 4096), "the file is as it was");
+}
+
+/// What the server logged ([`ServeOptions::log`] takes a plain `fn`, hence a static);
+/// only [`a_port_probe_is_not_the_client_session`] logs.
+static LOGGED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+static LOGGED_CHANGED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// Regression (a new user's trial): a port probe (connect, then close without the
+/// handshake, as `nc -z` or a health check does) was taken for the client session and
+/// ended a server without `--persist` before any client came, with an empty report.
+/// Now the probe is logged, and the server serves the client that follows.
+#[test]
+fn a_port_probe_is_not_the_client_session() {
+    let opts = ServeOptions {
+        log: Some(|m| {
+            LOGGED.lock().unwrap().push(m.to_owned());
+            LOGGED_CHANGED.notify_all();
+        }),
+        ..ServeOptions::default()
+    };
+    let s = start(opts, None);
+    drop(std::net::TcpStream::connect(&s.addr).unwrap());
+    // Wait until the server has seen the probe end: a server that stopped there would
+    // refuse the client below.
+    let logged = LOGGED_CHANGED
+        .wait_timeout_while(LOGGED.lock().unwrap(), Duration::from_secs(20), |l| l.is_empty())
+        .unwrap()
+        .0
+        .clone();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(logged[0].contains("ended before completing the NBD handshake"), "{logged:?}");
+    assert!(logged[0].contains("still serving"), "{logged:?}");
+    let mut c = open(&s.addr);
+    assert_eq!(c.write(0, &pattern(1, 4096)).unwrap(), 0);
+    assert_eq!(c.read(0, 4096).unwrap().unwrap(), pattern(1, 4096));
+    c.disconnect().unwrap();
+    // The session's end ends the server (no --persist).
+    let served = s.thread.join().unwrap();
+    assert_eq!((served.connections, served.sessions), (2, 1));
+    assert_eq!((served.counts.reads, served.counts.writes), (1, 1));
 }
 
 /// The export size of [`config`]'s device.
