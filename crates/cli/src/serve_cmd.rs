@@ -41,7 +41,10 @@ pub struct ServeArgs {
     /// Keep serving after the last client disconnects (stop with SIGINT / Ctrl-C).
     #[arg(long)]
     persist: bool,
-    /// Keep the served data in this file (created, sized to the export) instead of memory.
+    /// Keep the served data in this file instead of memory (created if missing, extended
+    /// to the export; a longer file is refused). Data it already holds is served and
+    /// counts as written: its pages are mapped before serving, so reads of it cost flash
+    /// reads (not with --record).
     #[arg(long, value_name = "FILE")]
     backing: Option<PathBuf>,
     /// Record the served requests as a trace; `lamina run --config FILE.toml FILE` then
