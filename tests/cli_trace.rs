@@ -381,3 +381,88 @@ fn gen_refuses_rates_and_counts_without_meaningful_arrivals() {
         .unwrap();
     assert!((800..1200).contains(&last), "{last}");
 }
+
+/// New-user trial finding 4: a UTF-8 byte-order mark failed the first line; UTF-16
+/// input (as Windows tools write it) was "no known layout" with a garbled quote. The
+/// mark is skipped; UTF-16 is named, with the `iconv` command that converts it.
+#[test]
+fn a_utf8_bom_is_read_and_utf16_is_named_with_a_remedy() {
+    let dir = tempfile::tempdir().unwrap();
+    let bom = dir.path().join("bom.trace");
+    std::fs::write(&bom, b"\xef\xbb\xbf0 0 8 8 1\n5 0 16 8 0\n").unwrap();
+    let out = lamina().args(["trace", "stats"]).arg(&bom).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("requests    2\n") && stdout(&out).contains("ssdsim (detected)"),
+        "{}",
+        stdout(&out)
+    );
+    let text: Vec<u8> = "0 0 8 8 1\n5 0 16 8 0\n".bytes().flat_map(|b| [b, 0]).collect();
+    for (name, bytes) in [("u16.trace", [&[0xff, 0xfe][..], &text].concat()), ("nobom.trace", text.clone())] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let out = lamina().args(["trace", "stats"]).arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let e = stderr(&out);
+        assert!(e.contains(&format!("{name}: is UTF-16 text")), "{e}");
+        assert!(e.contains("iconv -f UTF-16") && e.contains("-t UTF-8"), "{e}");
+    }
+}
+
+/// A ustar member (header, data, padding to 512 bytes).
+fn tar_member(name: &str, body: &[u8]) -> Vec<u8> {
+    let mut h = [0u8; 512];
+    h[..name.len()].copy_from_slice(name.as_bytes());
+    h[100..107].copy_from_slice(b"0000644");
+    h[124..135].copy_from_slice(format!("{:011o}", body.len()).as_bytes());
+    h[136..147].copy_from_slice(b"00000000000");
+    h[156] = b'0';
+    h[257..263].copy_from_slice(b"ustar\0");
+    h[263..265].copy_from_slice(b"00");
+    h[148..156].copy_from_slice(b"        ");
+    let sum: u32 = h.iter().map(|&b| b as u32).sum();
+    h[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+    let mut out = h.to_vec();
+    out.extend_from_slice(body);
+    out.resize(out.len().div_ceil(512) * 512, 0);
+    out
+}
+
+/// New-user trial finding 5: a tar archive cut short (`head -c N t.tar`) failed with
+/// "failed to fill whole buffer". Cut outside a member's data it is bad input (exit 2)
+/// saying the archive is truncated or corrupt, where, and what to do; cut inside the
+/// data it is read up to the cut, and the line the cut split is dropped with a warning
+/// instead of failing as a malformed line.
+#[test]
+fn a_truncated_tar_is_named_and_its_cut_line_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let body: String = (0..100).map(|i| format!("{} 0 {} 8 1\n", i * 1000, i * 8)).collect();
+    let mut tar = tar_member("a.trace", body.as_bytes());
+    tar.extend(tar_member("b.trace", body.as_bytes()));
+    let path = dir.path().join("cut.tar");
+    let data_end = 512 + body.len();
+    for (cut, says) in [
+        (data_end + 10, "in the padding after member \"a.trace\""),
+        (tar.len() / 2 + 100, "inside the header at byte"),
+    ] {
+        std::fs::write(&path, &tar[..cut]).unwrap();
+        let out = lamina().args(["trace", "stats"]).arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cut}: {}", stderr(&out));
+        let e = stderr(&out);
+        assert!(
+            e.contains("cut.tar: the tar archive is truncated or corrupt: it ends") && e.contains(says),
+            "{e}"
+        );
+        assert!(e.contains("tar tvf") && !e.contains("failed to fill"), "{e}");
+    }
+    // Cut inside line 51 of the first member: 50 requests and two warnings.
+    let line_51 = body.lines().take(50).map(|l| l.len() + 1).sum::<usize>();
+    std::fs::write(&path, &tar[..512 + line_51 + 6]).unwrap();
+    let out = lamina().args(["trace", "stats", "--json"]).arg(&path).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["stats"]["requests"], 50);
+    let w = v["summary"]["warnings"].to_string();
+    assert!(w.contains("cut.tar:51: field") && w.contains("cut off where the tar archive ends"), "{w}");
+    assert!(w.contains("tar member \\\"a.trace\\\" is truncated"), "{w}");
+}

@@ -13,7 +13,7 @@ use super::detect::{ambiguity_warning, detect};
 use super::error::{Problem, TraceError, excerpt};
 use super::formats::{FastLine, FieldErr, LineParser, Parsed, ParserSetup, RawRequest, trim};
 use super::options::{CapacityPolicy, OnError, OutlierPolicy, TraceOptions};
-use super::source::{Compression, LineError, LineReader, MAX_LINE, SourceNotes, open_stream};
+use super::source::{Compression, LineError, LineReader, MAX_LINE, SourceNotes, UTF8_BOM, open_stream};
 use super::timing::{ABSURD_FACTOR, ABSURD_FLOOR_NS, OutlierCheck, Resolution, Verdict};
 use super::{IoRequest, TraceFormat, TraceTime};
 
@@ -190,6 +190,19 @@ impl TraceParser {
         let (text, source) = open_stream(&name, reader)?;
         let mut lines = LineReader::new(text);
         lines.prefill(SNIFF_BYTES).map_err(|e| TraceError::io(&name, e))?;
+        if let Some((what, from)) = super::source::wide_text(lines.buffered()) {
+            let remedy = match source.compression {
+                Compression::None => format!("iconv -f {from} -t UTF-8 {name} > {name}.utf8"),
+                c => format!("decompress it ({c}), then iconv -f {from} -t UTF-8 IN > OUT"),
+            };
+            return Err(TraceError::NotText {
+                file: name.clone(),
+                what: format!("is {what}; Lamina reads ASCII/UTF-8 traces: convert it first: {remedy}"),
+            });
+        }
+        if lines.buffered().starts_with(UTF8_BOM) {
+            lines.skip_buffered(UTF8_BOM.len());
+        }
         let complete = lines.at_eof();
         let prefix = lines_prefix(lines.buffered(), complete);
         if let Some(what) = super::source::binary_text(prefix) {
@@ -452,6 +465,14 @@ impl TraceParser {
     /// Count a skippable error, or end the iteration with it.
     #[cold]
     fn on_line_error(&mut self, e: TraceError) -> Option<TraceError> {
+        if self.is_cut_last_line(&e) {
+            // The line the archive's end cut in two is not a request the trace holds;
+            // the truncation warning says the data ends early, this one what was lost.
+            self.summary
+                .warnings
+                .push(format!("{e}: the last line, cut off where the tar archive ends, was dropped"));
+            return None;
+        }
         if self.opts.on_error == OnError::Skip && e.is_line_error() {
             self.summary.errors_skipped += 1;
             *self.summary.skipped_reasons.entry(e.kind().to_owned()).or_insert(0) += 1;
@@ -471,6 +492,17 @@ impl TraceParser {
         }
         self.done = true;
         Some(e)
+    }
+
+    /// Whether `e` is a field error on the last line of a tar member cut short (its
+    /// data ended mid-line, as `head -c` leaves an archive).
+    #[cold]
+    fn is_cut_last_line(&mut self, e: &TraceError) -> bool {
+        let TraceError::Field { line, .. } = e else { return false };
+        if *line != self.lines.lines() || self.notes.warning().is_none() {
+            return false;
+        }
+        self.lines.prefill(1).is_ok() && self.lines.at_eof() && self.lines.buffered().is_empty()
     }
 
     /// Insert into the reorder window, stable for equal times.
@@ -1054,6 +1086,30 @@ mod tests {
         assert_eq!(v.len(), 2);
         let g = s.generated_with.unwrap();
         assert_eq!((g["host.mode"].as_str(), g["host.closed_loop_depth"].as_str()), ("closed", "8"));
+    }
+
+    /// Regression (new-user trial finding 4): a UTF-8 byte-order mark glued to the
+    /// first field failed the first line (`"\u{feff}0" is not a number`); it is
+    /// skipped (still digested). UTF-16 is refused with the `iconv` remedy.
+    #[test]
+    fn a_utf8_bom_is_skipped_and_utf16_is_named() {
+        let plain = "0 0 8 8 1\n5 0 16 8 0\n";
+        let (want, e, s) = run(plain, &TraceOptions::default(), u64::MAX);
+        assert!(e.is_none() && s.warnings.is_empty(), "{e:?}");
+        for text in [format!("\u{feff}{plain}"), format!("\u{feff}# c\n{plain}")] {
+            let (got, e, s) = run(&text, &TraceOptions::default(), u64::MAX);
+            assert!(e.is_none(), "{e:?}");
+            assert_eq!((got.as_slice(), s.format), (want.as_slice(), TraceFormat::Ssdsim));
+            assert_eq!(s.digest, format!("xxh3-64:{:016x}", xxhash_rust::xxh3::xxh3_64(text.as_bytes())));
+        }
+        let wide: Vec<u8> = [0xff, 0xfe].into_iter().chain(plain.bytes().flat_map(|b| [b, 0])).collect();
+        let r: Box<dyn Read + Send> = Box::new(Cursor::new(wide));
+        let e = TraceParser::new("w.trace", r, Some(TraceFormat::Ssdsim), &TraceOptions::default(), u64::MAX)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.starts_with("w.trace: is UTF-16 text (little-endian, byte-order mark FF FE)"), "{e}");
+        assert!(e.ends_with("iconv -f UTF-16 -t UTF-8 w.trace > w.trace.utf8"), "{e}");
     }
 
     /// New-user trial finding 2: `lamina trace convert` writes the declaration before

@@ -176,6 +176,16 @@ pub(crate) fn open_stream(name: &Arc<str>, mut raw: Source) -> Result<(Source, S
     };
     let head = peek_n(&mut *text, 512).map_err(|e| TraceError::io(name, e))?;
     let is_tar = head.len() == 512 && is_tar_header(&head);
+    if head.len() < 512 && head.get(257..262) == Some(b"ustar") {
+        return Err(TraceError::NotText {
+            file: name.clone(),
+            what: format!(
+                "is a tar archive cut short inside its first header ({} of 512 bytes): truncated or corrupt; \
+                 download or create it again",
+                head.len()
+            ),
+        });
+    }
     let rest: Source = Box::new(Cursor::new(head).chain(text));
     let notes = Arc::new(SourceNotes::default());
     let info = SourceInfo { compression, tar: is_tar, notes: notes.clone() };
@@ -214,6 +224,37 @@ pub(crate) fn binary_text(prefix: &[u8]) -> Option<String> {
     (bad * 100 > sample.len() * percent).then(|| {
         format!("looks binary, not a text trace ({bad} of its first {} bytes are not text)", sample.len())
     })
+}
+
+/// The UTF-8 byte-order mark some editors (Notepad, Excel's CSV export) put first; it is
+/// not part of the first field.
+pub(crate) const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Is this text UTF-16 or UTF-32 (by its byte-order mark, or, for UTF-16 without one,
+/// by ASCII characters alternating with NULs in its first bytes)? Returns what it is
+/// and the `iconv` encoding name to convert it from.
+pub(crate) fn wide_text(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    const BOMS: [(&[u8], &str, &str); 4] = [
+        (b"\xff\xfe\0\0", "UTF-32 text (little-endian, byte-order mark FF FE 00 00)", "UTF-32"),
+        (b"\0\0\xfe\xff", "UTF-32 text (big-endian, byte-order mark 00 00 FE FF)", "UTF-32"),
+        (b"\xff\xfe", "UTF-16 text (little-endian, byte-order mark FF FE)", "UTF-16"),
+        (b"\xfe\xff", "UTF-16 text (big-endian, byte-order mark FE FF)", "UTF-16"),
+    ];
+    if let Some((_, what, from)) = BOMS.iter().find(|(bom, ..)| head.starts_with(bom)) {
+        return Some((what, from));
+    }
+    let sample = &head[..head.len().min(64) & !1];
+    let ascii = |b: u8| b.is_ascii_graphic() || matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    let pairs = || sample.chunks_exact(2);
+    if sample.len() < 8 {
+        None
+    } else if pairs().all(|p| ascii(p[0]) && p[1] == 0) {
+        Some(("UTF-16 text (little-endian, no byte-order mark)", "UTF-16LE"))
+    } else if pairs().all(|p| p[0] == 0 && ascii(p[1])) {
+        Some(("UTF-16 text (big-endian, no byte-order mark)", "UTF-16BE"))
+    } else {
+        None
+    }
 }
 
 /// A POSIX/GNU tar header: `ustar` magic at 257 and a valid checksum.
@@ -259,6 +300,8 @@ struct TarUnwrap {
     pad: u64,
     /// Whether the current member is a regular file (its data is passed through).
     regular: bool,
+    /// Bytes of the archive read so far (where a truncation or corruption is).
+    pos: u64,
     last_byte: u8,
     pending_newline: bool,
     done: bool,
@@ -274,20 +317,44 @@ impl TarUnwrap {
             left: 0,
             pad: 0,
             regular: false,
+            pos: 0,
             last_byte: b'\n',
             pending_newline: false,
             done: false,
         }
     }
 
+    /// Skip `n` bytes: the rest of the current member (`left`, a member that is not a
+    /// regular file) and its padding.
     fn skip(&mut self, mut n: u64) -> io::Result<()> {
         let mut scratch = [0u8; 4096];
+        let data_end = self.pos + self.left;
         while n > 0 {
             let k = n.min(scratch.len() as u64) as usize;
-            self.inner.read_exact(&mut scratch[..k])?;
+            let got = peek_into(&mut *self.inner, &mut scratch[..k])?;
+            self.pos += got as u64;
+            if got < k {
+                let (member, _) = &self.member;
+                let place = if self.pos < data_end { "inside member" } else { "in the padding after member" };
+                return Err(self.broken(format!("it ends {place} {member:?}, at byte {}", self.pos)));
+            }
             n -= k as u64;
         }
         Ok(())
+    }
+
+    /// A tar archive that cannot be unwrapped: what is wrong, and what to do. Invalid
+    /// data (bad input, the CLI's exit code 2), not the bare `failed to fill whole
+    /// buffer` of a short read.
+    fn broken(&self, what: String) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "the tar archive is truncated or corrupt: {what}; check it with `tar tvf {name}` and \
+                 download or create it again (or extract the member you need and read that file)",
+                name = self.name
+            ),
+        )
     }
 
     /// Advance to the next regular member; false at the end of the archive.
@@ -297,19 +364,29 @@ impl TarUnwrap {
             self.left = 0;
             self.pad = 0;
             let mut h = [0u8; 512];
+            let at = self.pos;
             let got = peek_into(&mut *self.inner, &mut h)?;
+            self.pos += got as u64;
             if got == 0 || h.iter().all(|&b| b == 0) {
                 return Ok(false);
             }
-            if got < 512 || !is_tar_header(&h) {
-                return Err(io::Error::new(io::ErrorKind::InvalidData, "corrupt or truncated tar header"));
+            let after = match self.member.0.as_str() {
+                "" => String::new(),
+                m => format!(" after member {m:?}"),
+            };
+            if got < 512 {
+                return Err(self.broken(format!("it ends inside the header at byte {at}{after}")));
+            }
+            if !is_tar_header(&h) {
+                return Err(self.broken(format!("the header at byte {at}{after} is not a valid tar header")));
             }
             let size = if h[124] & 0x80 != 0 {
                 // GNU base-256 size.
                 h[125..136].iter().fold(0u64, |a, &b| a.wrapping_shl(8) | b as u64)
             } else {
-                octal(&h[124..136])
-                    .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "corrupt tar size field"))?
+                octal(&h[124..136]).ok_or_else(|| {
+                    self.broken(format!("the header at byte {at}{after} has a corrupt size field"))
+                })?
             };
             self.left = size;
             self.pad = (512 - size % 512) % 512;
@@ -354,6 +431,7 @@ impl Read for TarUnwrap {
             if self.regular && self.left > 0 {
                 let k = (out.len() as u64).min(self.left) as usize;
                 let n = self.inner.read(&mut out[..k])?;
+                self.pos += n as u64;
                 if n == 0 {
                     // A cut-off archive (e.g. the head of a huge trace): read what is
                     // there, and say so.
@@ -457,6 +535,14 @@ impl LineReader {
             self.fill()?;
         }
         Ok(())
+    }
+
+    /// Consume the first `n` buffered bytes (a byte-order mark): they stay digested and
+    /// counted, but belong to no line.
+    pub(crate) fn skip_buffered(&mut self, n: usize) {
+        assert!(n <= self.end - self.start, "skip within the buffer");
+        self.start += n;
+        self.scan = self.scan.max(self.start);
     }
 
     /// The buffered, not yet consumed bytes.
@@ -674,6 +760,62 @@ mod tests {
         assert_eq!(text.as_bytes(), &body[..]);
         let w = info.notes.warning().expect("a warning");
         assert!(w.contains("\"cheetah.txt\" is truncated") && w.contains("1800000000"), "{w}");
+    }
+
+    /// Regression (new-user trial finding 5): a tar cut short after a member's data
+    /// failed with the bare "failed to fill whole buffer". Every way an archive can be
+    /// cut or corrupt (outside a member's data, which is read with a warning) is now an
+    /// invalid-data error saying so, where, and what to do.
+    #[test]
+    fn a_truncated_or_corrupt_tar_is_named_as_such() {
+        let mut tar = tar_member("a.txt", b"one\ntwo\n");
+        tar.extend(tar_member("b.txt", b"three\n"));
+        tar.extend([0u8; 1024]);
+        let read = |bytes: &[u8]| {
+            let name: Arc<str> = "t.tar".into();
+            let (mut s, _) = open_stream(&name, Box::new(Cursor::new(bytes.to_vec())))?;
+            let mut text = String::new();
+            s.read_to_string(&mut text).map_err(|e| TraceError::io(&name, e))?;
+            Ok::<String, TraceError>(text)
+        };
+        assert_eq!(read(&tar).unwrap(), "one\ntwo\nthree\n");
+        let cases: [(usize, &str); 3] = [
+            (530, "it ends in the padding after member \"a.txt\", at byte 530"),
+            (1300, "it ends inside the header at byte 1024 after member \"a.txt\""),
+            (300, "is a tar archive cut short inside its first header (300 of 512 bytes)"),
+        ];
+        for (cut, says) in cases {
+            let e = read(&tar[..cut]).unwrap_err();
+            let text = e.to_string();
+            assert!(text.starts_with("t.tar: ") && text.contains(says), "{cut}: {text}");
+            assert!(text.contains("truncated or corrupt"), "{text}");
+            if let TraceError::Io { source, .. } = &e {
+                assert_eq!(source.kind(), io::ErrorKind::InvalidData);
+                assert!(text.contains("tar tvf t.tar"), "{text}");
+            }
+        }
+        let mut corrupt = tar.clone();
+        corrupt[1024 + 200] ^= 0x55; // the second header's checksum no longer matches
+        let e = read(&corrupt).unwrap_err().to_string();
+        assert!(
+            e.contains("the header at byte 1024 after member \"a.txt\" is not a valid tar header"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wide_text_is_recognised() {
+        let utf16le: Vec<u8> = "0 0 8 8 1\n".bytes().flat_map(|b| [b, 0]).collect();
+        let utf16be: Vec<u8> = "0 0 8 8 1\n".bytes().flat_map(|b| [0, b]).collect();
+        assert_eq!(wide_text(&[&[0xff, 0xfe][..], &utf16le].concat()).unwrap().1, "UTF-16");
+        assert_eq!(wide_text(&[&[0xfe, 0xff][..], &utf16be].concat()).unwrap().1, "UTF-16");
+        assert_eq!(wide_text(b"\xff\xfe\0\x000\0\0\0").unwrap().1, "UTF-32");
+        assert_eq!(wide_text(&utf16le).unwrap().1, "UTF-16LE");
+        assert_eq!(wide_text(&utf16be).unwrap().1, "UTF-16BE");
+        assert!(wide_text(b"0 0 8 8 1\n5 0 16 8 0\n").is_none());
+        assert!(wide_text(b"\xef\xbb\xbf0 0 8 8 1\n").is_none());
+        assert!(wide_text(b"a\0b\0").is_none(), "too short to judge");
+        assert!(wide_text(b"a.trace\0\0\0\0\0\0\0\0\0\0\0").is_none(), "tar junk is not UTF-16");
     }
 
     #[test]
