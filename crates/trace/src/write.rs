@@ -13,11 +13,11 @@ use crate::{IoRequest, TraceFormat};
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// The format cannot represent this request exactly.
-    #[error("request #{index} cannot be written as {format}: {why}")]
+    #[error("request {number} (counting from 1, after any transforms) cannot be written as {format}: {why}", number = index + 1)]
     Unrepresentable {
         /// Target format.
         format: TraceFormat,
-        /// 0-based index of the request.
+        /// 0-based index of the request (the message counts from 1, as line numbers do).
         index: u64,
         /// What does not fit.
         why: String,
@@ -123,7 +123,13 @@ mod tests {
         assert!(w.write(&IoRequest { offset_bytes: 100, ..r }).is_err());
         assert!(w.write(&IoRequest { op: IoOp::Trim, ..r }).is_err());
         let mut w = TraceWriter::new(Vec::new(), TraceFormat::Msr).unwrap();
-        assert!(w.write(&IoRequest { arrival: TraceTime(150), ..r }).is_err());
+        w.write(&r).unwrap();
+        // Regression (new-user trial finding 6): the message counted from 0.
+        let e = w.write(&IoRequest { arrival: TraceTime(150), ..r }).unwrap_err().to_string();
+        assert!(
+            e.starts_with("request 2 (counting from 1, after any transforms) cannot be written as msr"),
+            "{e}"
+        );
         let e = TraceWriter::new(Vec::new(), TraceFormat::Generic).err().unwrap();
         assert!(e.to_string().contains("convert to ssdsim, mqsim, msr"), "{e}");
     }
