@@ -201,6 +201,29 @@ fn a_read_overtaking_its_pages_queued_first_write_is_served_from_dram() {
 }
 
 #[test]
+fn a_read_of_a_partly_buffered_never_programmed_page_is_served_from_dram() {
+    // Story (new-user trial, 2026-12): a 4 KiB write sits in the buffer, then an 8 KiB
+    // read covers it and the page's never-written other half. Not a full buffer hit, the
+    // page unmapped on flash: the read completed in 0 ns as an "unwritten" read.
+    let reqs = [
+        IoRequest { arrival: TraceTime(0), device: 0, offset_bytes: 0, size_bytes: 4096, op: IoOp::Write },
+        IoRequest {
+            arrival: TraceTime(1_000_000),
+            device: 0,
+            offset_bytes: 0,
+            size_bytes: 8192,
+            op: IoOp::Read,
+        },
+    ];
+    let r = run_reqs(&buffered(1 << 20), &reqs);
+    assert_eq!(r.flash.unwritten_reads, 0);
+    assert_eq!(r.flash.pending_write_reads, 1);
+    assert_eq!(r.flash.host_reads, 0, "the page was never programmed");
+    // 26 ns + 8192 B / 3.2 GB/s = 2,586 ns: the DRAM access, not 0.
+    assert_eq!(r.read.mean_ns, 2_586.0);
+}
+
+#[test]
 fn buffered_runs_are_deterministic() {
     let reqs = workload(5_000, "50000");
     let a = run_reqs(&buffered(1 << 20), &reqs);

@@ -294,9 +294,13 @@ impl Simulation {
             None => (lpn, mapped),
         };
         let Some(ppa) = mapped else {
-            if self.host.queued_writes.contains(lpn) {
-                // Overtook its page's first write, which is still queued: the data is in
-                // controller DRAM with that write (issue #8, 0b).
+            if self.host.queued_writes.contains(lpn)
+                || self.host.buffer.as_ref().is_some_and(|b| b.holds(lpn))
+            {
+                // Overtook its page's first write, which is still queued, or read a page
+                // that is only partly in the write buffer and was never programmed: the
+                // data is in controller DRAM (the rest of the page is unwritten), served
+                // from there, not in 0 ns (issue #8, 0b; new-user trial 2026-12).
                 self.host.pending_write_reads += 1;
                 return Ok(Served::Dram(len));
             }
