@@ -1196,6 +1196,26 @@ const OTHER_ITEMS: &[Case] = &[
             &["--skip 9223372036854775808: out of range (at most 9223372036854775807)"],
         )
     },
+    // Preconditioning parameters are checked with the config, so the error says where
+    // the value was given, once (was: no location, the message printed twice).
+    Case {
+        first_not: &["is not in [0, 1]: invalid"],
+        fast: true,
+        ..set(
+            "trial: precondition fill_fraction via --set",
+            &["run", "--preset", "mbm", "--set", "precondition.fill_fraction=1.5", "@demo"],
+            &["--set precondition.fill_fraction=1.5:", "precondition.fill_fraction: 1.5 is not in [0, 1]"],
+        )
+    },
+    Case {
+        files: &[("p.toml", Content::Text("[precondition]\nwindow_fraction = 0\n"))],
+        fast: true,
+        ..set(
+            "trial: precondition window_fraction in a file",
+            &["run", "--preset", "mbm", "--config", "@p.toml", "@demo"],
+            &["p.toml:2:", "precondition.window_fraction: 0 is not in (0, 1]"],
+        )
+    },
     Case {
         fast: true,
         ..set(

@@ -609,6 +609,11 @@ impl SimConfig {
         if self.sched.mcs.reallocate && self.remap.enabled() {
             return bad("sched.mcs.reallocate", "cannot be combined with [remap]: turn one of them off");
         }
+        if let Some(Err(lamina_ftl::PreconditionError::Config { key, reason })) =
+            self.precondition.as_ref().map(|p| p.validate())
+        {
+            return Err(ConfigError::Invalid { key: key.into(), reason });
+        }
         if self.host.mode == HostMode::Closed && self.host.closed_loop_depth == 0 {
             return bad("host.closed_loop_depth", "must be at least 1 in closed-loop mode");
         }

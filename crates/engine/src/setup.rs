@@ -542,9 +542,16 @@ pub enum RunTraceError {
     /// The run aborted.
     #[error(transparent)]
     Run(#[from] RunError),
-    /// Preconditioning failed.
+    /// Preconditioning failed. (Not the error's `source`: its text is already in this
+    /// message, and a chain would print it twice.)
     #[error("preconditioning: {0}")]
-    Precondition(#[from] lamina_ftl::PreconditionError),
+    Precondition(lamina_ftl::PreconditionError),
+}
+
+impl From<lamina_ftl::PreconditionError> for RunTraceError {
+    fn from(e: lamina_ftl::PreconditionError) -> Self {
+        RunTraceError::Precondition(e)
+    }
 }
 
 /// Build a simulation from `cfg`, prefill (if configured), precondition (if

@@ -132,14 +132,29 @@ fn fraction_ppm(key: &'static str, v: f64, lo: f64, hi: f64) -> Result<u64, Prec
 }
 
 impl PreconditionConfig {
+    /// Check every parameter's range (what preconditioning checks before it starts):
+    /// the error names the key. Config loading calls this, so a bad value is reported
+    /// with where it was given.
+    pub fn validate(&self) -> Result<(), PreconditionError> {
+        self.check().map(|_| ())
+    }
+
     fn check(&self) -> Result<(u64, u64, u64, u64), PreconditionError> {
         let fill = fraction_ppm("precondition.fill_fraction", self.fill_fraction, 0.0, 1.0)?;
         let passes =
             fraction_ppm("precondition.max_overwrite_passes", self.max_overwrite_passes, 0.0, 1000.0)?;
-        let window = fraction_ppm("precondition.window_fraction", self.window_fraction, 0.0, 1.0)?;
-        if window == 0 {
-            return Err(cfg_err("precondition.window_fraction", "must be greater than 0".into()));
-        }
+        let window = fraction_ppm("precondition.window_fraction", self.window_fraction, 0.0, 1.0)
+            .ok()
+            .filter(|&w| w > 0)
+            .ok_or_else(|| {
+                cfg_err(
+                    "precondition.window_fraction",
+                    format!(
+                        "{} is not in (0, 1] (at least 1e-6: the fraction is kept in millionths)",
+                        self.window_fraction
+                    ),
+                )
+            })?;
         let eps = fraction_ppm("precondition.waf_epsilon", self.waf_epsilon, 0.0, 1000.0)?;
         if self.stable_windows == 0 {
             return Err(cfg_err("precondition.stable_windows", "must be at least 1".into()));
