@@ -1196,6 +1196,17 @@ const OTHER_ITEMS: &[Case] = &[
             &["--skip 9223372036854775808: out of range (at most 9223372036854775807)"],
         )
     },
+    // A config file's preset silently replaced --preset (new-user trial): now a note.
+    Case {
+        code: 0,
+        files: &[("m.toml", Content::Text("preset = \"mbm\"\n"))],
+        anywhere: &["m.toml sets preset = \"mbm\", which replaces --preset lacr"],
+        ..set(
+            "trial: a file's preset over --preset is noted",
+            &["run", "-q", "--preset", "lacr", "--config", "@m.toml", "@demo"],
+            &[],
+        )
+    },
     // Preconditioning parameters are checked with the config, so the error says where
     // the value was given, once (was: no location, the message printed twice).
     Case {

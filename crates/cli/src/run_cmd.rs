@@ -106,6 +106,20 @@ impl DeviceArgs {
         if let Some(p) = &self.preset {
             b = b.preset(p)?;
             sources.push(format!("preset {p}"));
+            // A file's `preset` applies over --preset (files come later): say so, since
+            // the flag looks like the stronger choice.
+            for (name, text) in &files {
+                let theirs = text
+                    .parse::<toml::Table>()
+                    .ok()
+                    .and_then(|t| t.get("preset")?.as_str().map(String::from));
+                if let Some(theirs) = theirs.filter(|t| t != p) {
+                    eprintln!(
+                        "note: {name} sets preset = \"{theirs}\", which replaces --preset {p} (config files apply over \
+                         --preset); the device simulated is {theirs}'s unless a later source changes it — drop one of them"
+                    );
+                }
+            }
         } else if !names_a_device(self, &files) {
             eprintln!(
                 "note: no preset or [nand] section given; simulating the default device {DEFAULT_PRESET} \
