@@ -139,6 +139,10 @@ struct LineStage {
     /// Devices folded so far (only filled with `fold_devices`).
     folded: BTreeSet<u32>,
     last_folded: Option<u32>,
+    /// Devices replayed without `fold_devices` (the engine ignores the device number,
+    /// so more than one means their addresses overlay silently: warned).
+    unfolded: BTreeSet<u32>,
+    last_unfolded: Option<u32>,
 }
 
 /// Synchronous trace parser: an iterator of requests after every transform.
@@ -245,6 +249,8 @@ impl TraceParser {
             generic_skip: opts.generic.as_ref().map_or(0, |g| g.skip_lines),
             folded: BTreeSet::new(),
             last_folded: None,
+            unfolded: BTreeSet::new(),
+            last_unfolded: None,
         };
         let declaration: Option<Arc<str>> = leading_declaration(prefix)
             .filter(|_| fmt.imp().comments())
@@ -339,6 +345,17 @@ impl TraceParser {
         }
         if let Some(w) = self.notes.warning() {
             s.warnings.push(w);
+        }
+        if self.stage.unfolded.len() > 1 {
+            let list: Vec<String> = self.stage.unfolded.iter().take(8).map(u32::to_string).collect();
+            let more = if self.stage.unfolded.len() > 8 { ", …" } else { "" };
+            s.warnings.push(format!(
+                "{} devices ({}{more}) replayed into one address space, overlaid: their addresses collide \
+                 (a write of one overwrites another's page); replay one with --device N \
+                 (`trace.devices`), or give each its own range with --fold-devices --fold-stride BYTES",
+                self.stage.unfolded.len(),
+                list.join(", ")
+            ));
         }
         s
     }
@@ -646,6 +663,9 @@ impl LineStage {
                 .and_then(|d| d.checked_add(offset))
                 .ok_or_else(|| bad("offset", offset, Problem::Overflow, "after folding devices".into()))?;
             device = 0;
+        } else if self.last_unfolded != Some(device) {
+            self.last_unfolded = Some(device);
+            self.unfolded.insert(device);
         }
         if offset.checked_add(size).is_none() {
             return Err(bad(
@@ -906,13 +926,23 @@ mod tests {
         let (v, _, s) = run(text, &opts, u64::MAX);
         assert_eq!(v.iter().map(|r| r.device).collect::<Vec<_>>(), vec![1, 2]);
         assert_eq!(s.filtered_device, 1);
+        // Two devices kept, not folded: the engine overlays them, which is warned about
+        // (new-user trial: silent before). One device, or folding, is not.
+        assert!(
+            s.warnings.iter().any(|w| w.starts_with("2 devices (1, 2) replayed into one address space")),
+            "{:?}",
+            s.warnings
+        );
+        let (_, _, s) = run(text, &TraceOptions { devices: vec![2], ..TraceOptions::default() }, u64::MAX);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
         let opts = TraceOptions {
             fold_devices: true,
             fold_stride_bytes: 1 << 20,
             align_bytes: 4096,
             ..TraceOptions::default()
         };
-        let (v, _, _) = run(text, &opts, u64::MAX);
+        let (v, _, s) = run(text, &opts, u64::MAX);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
         assert!(v.iter().all(|r| r.device == 0 && r.size_bytes == 4096));
         assert_eq!(v.iter().map(|r| r.offset_bytes).collect::<Vec<_>>(), vec![0, 1 << 20, 2 << 20]);
     }
