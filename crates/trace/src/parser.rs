@@ -136,13 +136,11 @@ struct LineStage {
     /// The fast path to take up after the header check.
     fast_after_header: Option<FastLine>,
     generic_skip: u64,
-    /// Devices folded so far (only filled with `fold_devices`).
-    folded: BTreeSet<u32>,
-    last_folded: Option<u32>,
-    /// Devices replayed without `fold_devices` (the engine ignores the device number,
-    /// so more than one means their addresses overlay silently: warned).
-    unfolded: BTreeSet<u32>,
-    last_unfolded: Option<u32>,
+    /// Distinct devices replayed so far (after the `devices` filter): folded into one
+    /// with `fold_devices`; without it the engine ignores the device number, so more
+    /// than one means their addresses overlay silently (warned).
+    devices_seen: BTreeSet<u32>,
+    last_device: Option<u32>,
 }
 
 /// Synchronous trace parser: an iterator of requests after every transform.
@@ -247,10 +245,8 @@ impl TraceParser {
             fast: None,
             fast_after_header: fmt.imp().fast_line(),
             generic_skip: opts.generic.as_ref().map_or(0, |g| g.skip_lines),
-            folded: BTreeSet::new(),
-            last_folded: None,
-            unfolded: BTreeSet::new(),
-            last_unfolded: None,
+            devices_seen: BTreeSet::new(),
+            last_device: None,
         };
         let declaration: Option<Arc<str>> = leading_declaration(prefix)
             .filter(|_| fmt.imp().comments())
@@ -335,7 +331,9 @@ impl TraceParser {
         s.lines = self.lines.lines();
         s.bytes = self.lines.bytes();
         s.digest = format!("xxh3-64:{:016x}", self.lines.digest());
-        s.changes.folded_devices = self.stage.folded.len() as u64;
+        let seen = &self.stage.devices_seen;
+        let folding = self.stage.opts.fold_devices;
+        s.changes.folded_devices = if folding { seen.len() as u64 } else { 0 };
         s.changes.time_resolution_ns = self.resolution.gcd;
         s.changes.max_same_instant = self.resolution.max_same;
         s.changes.outliers = self.outliers.count;
@@ -346,14 +344,14 @@ impl TraceParser {
         if let Some(w) = self.notes.warning() {
             s.warnings.push(w);
         }
-        if self.stage.unfolded.len() > 1 {
-            let list: Vec<String> = self.stage.unfolded.iter().take(8).map(u32::to_string).collect();
-            let more = if self.stage.unfolded.len() > 8 { ", …" } else { "" };
+        if !folding && seen.len() > 1 {
+            let list: Vec<String> = seen.iter().take(8).map(u32::to_string).collect();
+            let more = if seen.len() > 8 { ", …" } else { "" };
             s.warnings.push(format!(
                 "{} devices ({}{more}) replayed into one address space, overlaid: their addresses collide \
                  (a write of one overwrites another's page); replay one with --device N \
                  (`trace.devices`), or give each its own range with --fold-devices --fold-stride BYTES",
-                self.stage.unfolded.len(),
+                seen.len(),
                 list.join(", ")
             ));
         }
@@ -653,19 +651,16 @@ impl LineStage {
             summary.filtered_device += 1;
             return Ok(None);
         }
+        if self.last_device != Some(device) {
+            self.last_device = Some(device);
+            self.devices_seen.insert(device);
+        }
         if opts.fold_devices {
-            if self.last_folded != Some(device) {
-                self.last_folded = Some(device);
-                self.folded.insert(device);
-            }
             offset = (device as u64)
                 .checked_mul(opts.fold_stride_bytes)
                 .and_then(|d| d.checked_add(offset))
                 .ok_or_else(|| bad("offset", offset, Problem::Overflow, "after folding devices".into()))?;
             device = 0;
-        } else if self.last_unfolded != Some(device) {
-            self.last_unfolded = Some(device);
-            self.unfolded.insert(device);
         }
         if offset.checked_add(size).is_none() {
             return Err(bad(
