@@ -1,7 +1,9 @@
 //! Hand-computed timelines of the flash controller through the whole engine (issue #9):
 //! a two-plane program, a two-plane read, a two-die interleave on one channel, a 4-part
 //! SOML read, a program suspended by a read with and without
-//! `sched.suspend_threshold`, and the per-op cap on suspensions. Each response time is compared with its closed form.
+//! `sched.suspend_threshold`, the per-op cap on suspensions, and the bound on how long
+//! one suspension serves a read stream. Each response time is compared with its closed
+//! form.
 //!
 //! The device: one channel, one chip, two dies of two planes, 8 blocks × 4 pages of
 //! 4 KiB SLC; t_cmd = 100 ns, t_dbsy = 500 ns, 1 ns/B (a page crosses the bus in
@@ -411,4 +413,60 @@ fn a_cmt_holding_every_page_gives_the_ideal_mappings_times() {
     let translation = T_CMD + T_R + 64;
     assert_eq!(none[8..], [translation + read; 16], "each read pays one translation read");
     assert_eq!(r.mapping.expect("counters").read_misses, 16);
+}
+
+#[test]
+fn suspension_window_bounds_a_read_stream() {
+    // A read stream at one die during a program (`nand.suspension.max_window`): the
+    // write of LPN 0 programs die 0 plane 0, array from 4 196 ns for 500 µs; reads of
+    // twelve pages prefilled on the same plane arrive one read time apart from 100 µs,
+    // each exactly when the one before it would end were it not for the suspend
+    // overhead, so every read finds the suspension still open.
+    const T_SUSPEND: u64 = 10_000;
+    const T_RESUME: u64 = 5_000;
+    let read = T_CMD + T_R + XFER_PAGE; // 54 196
+    let prefill: Vec<u64> = (1..=12).map(|k| 4 * k).collect();
+    let mut reqs = vec![req(0, IoOp::Write, 0, PAGE)];
+    reqs.extend((0..12).map(|k| req(100_000 + k * read, IoOp::Read, 4 * (k + 1) * PAGE, PAGE)));
+    let left = T_CMD + XFER_PAGE + T_PROG - 100_000; // 404 196 of the program left
+    let susp = |window: &str| config(&format!("[nand.suspension]\nprogram = true\nmax_per_op = 1\n{window}"));
+    // Read k (1-based) of the suspension starts at 110 000 + (k − 1) × read.
+    let start = |k: u64| 100_000 + T_SUSPEND + (k - 1) * read;
+
+    // A window longer than the stream: every read joins, and the program resumes only
+    // after the last one (the unbounded behaviour before the window existed).
+    let done = run(susp("max_window = \"10ms\"\n"), &prefill, &reqs);
+    for k in 1..=12u64 {
+        assert_eq!(done[k as usize].done.0, start(k) + read, "read {k}");
+    }
+    assert_eq!(done[0].done.0, start(12) + read + T_RESUME + left);
+
+    // The default window, the program's own array time (500 µs from the suspend point
+    // at 100 µs): reads 1–10 start before 600 µs and join; read 11 would start at
+    // 651 960 ns, so the program resumes at 656 960 ns and reads 11 and 12 wait for it
+    // in the die's read queue.
+    assert!(start(10) < 600_000 && start(11) >= 600_000);
+    let bounded = start(10) + read + T_RESUME + left;
+    let done = run(susp(""), &prefill, &reqs);
+    for k in 1..=10u64 {
+        assert_eq!(done[k as usize].done.0, start(k) + read, "read {k}");
+    }
+    assert_eq!(done[0].done.0, bounded);
+    assert_eq!(done[11].done.0, bounded + read);
+    assert_eq!(done[12].done.0, bounded + 2 * read);
+    let explicit = run(susp("max_window = \"500us\"\n"), &prefill, &reqs);
+    assert_eq!(
+        explicit.iter().map(|c| c.done).collect::<Vec<_>>(),
+        done.iter().map(|c| c.done).collect::<Vec<_>>()
+    );
+
+    // A zero window: one read per suspension; with the cap at 1 the rest wait for the
+    // program and then run back to back.
+    let done = run(susp("max_window = 0\n"), &prefill, &reqs);
+    let prog = start(1) + read + T_RESUME + left;
+    assert_eq!(done[1].done.0, start(1) + read);
+    assert_eq!(done[0].done.0, prog);
+    for k in 2..=12u64 {
+        assert_eq!(done[k as usize].done.0, prog + (k - 1) * read, "read {k}");
+    }
 }

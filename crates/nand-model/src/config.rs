@@ -194,9 +194,17 @@ pub struct SuspensionConfig {
     pub erase: bool,
     /// Most suspensions one program/erase may suffer; later reads wait for it. Reads
     /// that arrive while the operation is already suspended join that suspension and
-    /// do not count. Default 1.
+    /// do not count, while the suspension's window (`max_window`) is open. Default 1.
     #[serde(default = "one")]
     pub max_per_op: u32,
+    /// How long one suspension may keep serving reads: a read may join an open
+    /// suspension only if it can start within this time of the suspend point; later
+    /// reads let the operation resume (and suspend it again only while `max_per_op`
+    /// allows). Absent = the suspended operation's own array time (tPROG of the page
+    /// being programmed, tBERS/tPBERS), so a steady read stream at most about doubles a
+    /// program or erase instead of starving it. `0` = one read per suspension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_window: Option<Nanos>,
 }
 
 /// Single-Operation-Multiple-Location reads (`[soml]`, soml-read §4–5).
@@ -317,6 +325,9 @@ pub struct SuspensionRules {
     pub erase: bool,
     /// Cap on suspensions per operation.
     pub max_per_op: u32,
+    /// Bound on one suspension's read-serving window; `None` = the suspended
+    /// operation's own array time.
+    pub max_window: Option<Nanos>,
 }
 
 /// Validated SOML rules.
@@ -618,6 +629,7 @@ impl NandConfig {
             program: s.program,
             erase: s.erase,
             max_per_op: s.max_per_op,
+            max_window: s.max_window,
         });
 
         // Every read senses the page 1 + re_reads times (`timing.re_reads`).

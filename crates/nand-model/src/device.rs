@@ -6,7 +6,7 @@
 
 use crate::addr::{BlockId, ChannelId, DieId, PageAddr, Ppa};
 use crate::calendar::BusCalendar;
-use crate::config::DeviceSpec;
+use crate::config::{DeviceSpec, SuspensionRules};
 use crate::geometry::Geometry;
 use crate::state::{Blocks, ProgramCheck};
 use crate::time::{Nanos, SimTime};
@@ -243,6 +243,13 @@ struct PeOp {
     /// While suspended and serving reads: when the last of those reads releases the
     /// die (the resume overhead starts then).
     window_end: Option<u64>,
+    /// Its array time as reserved (the default bound on how long one suspension of it
+    /// may keep serving reads, `[suspension] max_window`).
+    array_ns: u64,
+    /// While suspended: the latest instant at which a further read may still start
+    /// inside the open suspension (suspend point + the window bound); later reads do
+    /// not join it.
+    join_until: u64,
     /// For programs: planes written (bit mask), block index in plane and page, so that a
     /// read of the very page being programmed waits for it instead of suspending it.
     planes: u64,
@@ -1133,6 +1140,8 @@ impl Device {
             end,
             suspensions: 0,
             window_end: None,
+            array_ns,
+            join_until: 0,
             planes: target.0,
             block_in_plane: target.1,
             page: target.2,
@@ -1165,6 +1174,8 @@ impl Device {
             end,
             suspensions: 0,
             window_end: None,
+            array_ns: end - array_start,
+            join_until: 0,
             planes: 0,
             block_in_plane: 0,
             page: 0,
@@ -1181,6 +1192,55 @@ impl Device {
         }
     }
 
+    /// Would a read issued on `die` at `at` preempt the die's program or erase — suspend
+    /// it, or join the suspension still open — under the device's `[suspension]` rules?
+    /// `false` means the read would wait for the operation to complete (no suspendable
+    /// operation, the per-operation cap reached and the open suspension's window
+    /// closed, or suspension off). A read of the very page being programmed waits even
+    /// when this says `true` (the device checks that when the read is issued).
+    #[inline]
+    pub fn read_would_preempt(&self, die: DieId, at: SimTime) -> bool {
+        self.preempt_plan(at.0, die, false, self.spec.suspension()).is_some()
+    }
+
+    /// How a read issued at `at` on `die` preempts its program/erase, if it does:
+    /// (suspend point, earliest read start, remaining P/E work, joins the open
+    /// suspension).
+    #[inline]
+    fn preempt_plan(
+        &self,
+        at: u64,
+        die: DieId,
+        own: bool,
+        rules: Option<SuspensionRules>,
+    ) -> Option<(u64, u64, u64, bool)> {
+        let d = &self.dies[die.idx()];
+        let (Some(rules), Some(pe)) = (rules, d.pe) else { return None };
+        let allowed = match pe.kind {
+            PeKind::Program => rules.program,
+            PeKind::Erase => rules.erase,
+            PeKind::CopyBack => false,
+        };
+        // Only the die's last reservation can be moved, and only before it ends.
+        if !allowed || own || pe.end != d.ready_at || at >= pe.end {
+            return None;
+        }
+        match pe.window_end {
+            Some(w) if at < pe.run_from && at.max(w) < pe.join_until => {
+                // Suspended, not yet resumed, and the suspension's window still open:
+                // join the suspension.
+                Some((pe.run_from, at.max(w), pe.end - pe.run_from, true))
+            }
+            _ if pe.suspensions < rules.max_per_op => {
+                let t = self.spec.timing();
+                let s = at.max(pe.run_from);
+                let ts = if pe.kind == PeKind::Program { t.t_suspend_program.0 } else { t.t_suspend_erase.0 };
+                Some((s, s + ts, pe.end - s, false))
+            }
+            _ => None,
+        }
+    }
+
     /// Reserve a read (plain, multi-plane or SOML), suspending an in-flight program or
     /// erase on its die when the rules allow.
     #[inline]
@@ -1193,40 +1253,13 @@ impl Device {
         out_ns: u64,
         own: bool,
     ) -> OpTiming {
-        let t = self.spec.timing();
-        let (t_resume, t_susp_p, t_susp_e) = (t.t_resume.0, t.t_suspend_program.0, t.t_suspend_erase.0);
+        let t_resume = self.spec.timing().t_resume.0;
         let rules = self.spec.suspension();
-        let die = self.dies[c.die.idx()];
 
-        // Decide whether this read preempts the die's program/erase.
-        // (suspend point, earliest read start, remaining P/E work, joins existing window)
-        let mut plan: Option<(u64, u64, u64, bool)> = None;
-        if let (Some(rules), Some(pe)) = (rules, die.pe) {
-            let allowed = match pe.kind {
-                PeKind::Program => rules.program,
-                PeKind::Erase => rules.erase,
-                PeKind::CopyBack => false,
-            };
-            // Only the die's last reservation can be moved, and only before it ends.
-            if allowed && !own && pe.end == die.ready_at && at < pe.end {
-                match pe.window_end {
-                    Some(w) if at < pe.run_from => {
-                        // Suspended and not yet resumed: join the suspension.
-                        plan = Some((pe.run_from, at.max(w), pe.end - pe.run_from, true));
-                    }
-                    _ if pe.suspensions < rules.max_per_op => {
-                        let s = at.max(pe.run_from);
-                        let ts = if pe.kind == PeKind::Program { t_susp_p } else { t_susp_e };
-                        plan = Some((s, s + ts, pe.end - s, false));
-                    }
-                    _ => {}
-                }
-            }
-        }
-
+        let plan = self.preempt_plan(at, c.die, own, rules);
         let earliest = match plan {
             Some((_, start, _, _)) => start,
-            None => at.max(die.ready_at),
+            None => at.max(self.dies[c.die.idx()].ready_at),
         };
         let s = self.reserve_bus(c.channel, earliest, cmd_ns);
         let array_start = s + cmd_ns;
@@ -1252,6 +1285,7 @@ impl Device {
                 if joined {
                     d.busy_ns += r_end - start;
                 } else {
+                    pe.join_until = susp_at + rules.and_then(|r| r.max_window).map_or(pe.array_ns, |w| w.0);
                     pe.suspensions += 1;
                     self.stats.suspensions += 1;
                     d.busy_ns += r_end - susp_at + t_resume;

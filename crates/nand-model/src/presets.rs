@@ -217,7 +217,12 @@ pub fn preset(name: &str) -> Option<NandConfig> {
             NandConfig {
                 geometry: geometry(4, 2, 2, 2, SSDSIM_BLOCKS_PER_PLANE, 1024, 8192, CellType::Mlc, 1),
                 timing: t,
-                suspension: Some(SuspensionConfig { program: true, erase: true, max_per_op: 1 }),
+                suspension: Some(SuspensionConfig {
+                    program: true,
+                    erase: true,
+                    max_per_op: 1,
+                    max_window: None,
+                }),
                 soml: None,
                 partial_erase: None,
             }
@@ -339,7 +344,12 @@ pub fn preset(name: &str) -> Option<NandConfig> {
             NandConfig {
                 geometry: geometry(8, 4, 2, 2, 2048, 256, 8192, CellType::Mlc, 1),
                 timing: t,
-                suspension: Some(SuspensionConfig { program: false, erase: true, max_per_op: 1 }),
+                suspension: Some(SuspensionConfig {
+                    program: false,
+                    erase: true,
+                    max_per_op: 1,
+                    max_window: None,
+                }),
                 soml: None,
                 partial_erase: None,
             }

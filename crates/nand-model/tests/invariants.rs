@@ -54,7 +54,7 @@ fn config() -> NandConfig {
             }),
             re_reads: 0,
         },
-        suspension: Some(SuspensionConfig { program: true, erase: true, max_per_op: 2 }),
+        suspension: Some(SuspensionConfig { program: true, erase: true, max_per_op: 2, max_window: None }),
         soml: Some(SomlConfig { max_parts: 4, decoders: Some(2), factor: Some(1.063), t_r: None }),
         partial_erase: Some(PartialEraseConfig { levels: 2 }),
     }

@@ -1073,7 +1073,8 @@ impl Simulation {
     }
 
     /// True if a read may suspend the die's running program/erase: the device's rules
-    /// allow it and more than `sched.suspend_threshold` of it remains.
+    /// allow it, more than `sched.suspend_threshold` of it remains, and the device
+    /// would preempt it now ([`lamina_nand_model::Device::read_would_preempt`]).
     fn may_suspend(&self, die: DieId) -> bool {
         let d = &self.ctl.dies[die.idx()];
         if d.pe_op == NIL {
@@ -1090,7 +1091,14 @@ impl Simulation {
         // behaviour: a read also "suspends" an op completing this instant, which the
         // device then simply follows).
         let threshold = self.cfg.sched.suspend_threshold;
-        allowed && (threshold.0 == 0 || self.ctl.ops.get(d.pe_op).done.saturating_since(self.now) > threshold)
+        allowed
+            && (threshold.0 == 0 || self.ctl.ops.get(d.pe_op).done.saturating_since(self.now) > threshold)
+            // The device would suspend the operation (or join its open suspension)
+            // rather than queue the read behind it: a read the device would make wait
+            // (cap reached, the suspension's window closed) waits in the die's read
+            // queue instead, where it neither books the channel ahead nor bypasses
+            // the scheduler.
+            && self.device.read_would_preempt(die, self.now)
     }
 
     /// Serve the die's queues while it is free (or, for a new read, while a program or
