@@ -230,3 +230,31 @@ fn buffered_runs_are_deterministic() {
     let b = run_reqs(&buffered(1 << 20), &reqs);
     assert_eq!(a.to_json(), b.to_json());
 }
+
+#[test]
+fn a_write_waiting_for_buffer_space_is_attributed_like_its_queue_wait() {
+    // Story (new-user trial, 2026-12): a write that took the place of a page whose
+    // program was in flight had its whole response attributed to `queue_wait` (615 ms)
+    // while the queue-wait table, arrival → DRAM start, said 9 µs. Now the attribution's
+    // `queue_wait` is the table's, the DRAM copy is `dram`, the wait for the displaced
+    // page's program `device_wait`, and nothing is left unattributed.
+    let page = 8192;
+    let reqs: Vec<IoRequest> = (0..40)
+        .map(|i| IoRequest {
+            arrival: TraceTime(i * 1_000),
+            device: 0,
+            offset_bytes: i * 64 * page, // all on one die under static striping
+            size_bytes: page,
+            op: IoOp::Write,
+        })
+        .collect();
+    let r = run_reqs(&buffered(4 * page), &reqs);
+    let a = r.latency_attribution.as_ref().expect("attribution").write.clone();
+    assert!(a.device_wait.max_ns > 1_000_000, "writes waited for programs: {:?}", a.device_wait);
+    assert_eq!(a.queue_wait.mean_ns, r.write_wait.mean_ns);
+    assert_eq!(a.queue_wait.max_ns, r.write_wait.max_ns);
+    assert_eq!(a.unattributed.max_ns, 0);
+    assert_eq!(a.over_attributed, 0);
+    let parts = a.queue_wait.mean_ns + a.dram.mean_ns + a.device_wait.mean_ns;
+    assert!((parts - r.write.mean_ns).abs() < 1e-6 * r.write.mean_ns, "{parts} vs {}", r.write.mean_ns);
+}

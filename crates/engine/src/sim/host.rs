@@ -453,9 +453,21 @@ impl Simulation {
             if ready > self.now {
                 self.events.push(ready, Event::DramDone { req, pages: 1 });
             } else {
-                // It waited for buffer space: all of it queueing.
-                let arrival = self.host.reqs.get(req).arrival;
-                let a = Attribution { queue_wait: self.now.since(arrival), ..Attribution::default() };
+                // Its DRAM copy ended before the program of the page it displaced: it
+                // queued until its DRAM access started (as every DRAM-served page, and
+                // as the queue-wait table counts it), then the DRAM time, then the wait
+                // for that program is `device_wait` (a die busy with the work it waits
+                // for). The parts add up to its response; with several pages of the
+                // request in DRAM, `dram_start` is the latest one's, and a `ready`
+                // before it counts no DRAM time.
+                let r = self.host.reqs.get(req);
+                let copied = ready.max(r.dram_start);
+                let a = Attribution {
+                    queue_wait: r.dram_start.saturating_since(r.arrival),
+                    dram: copied.saturating_since(r.dram_start),
+                    device_wait: self.now.saturating_since(copied),
+                    ..Attribution::default()
+                };
                 self.finish_sub(req, 1, &a)?;
             }
         }
