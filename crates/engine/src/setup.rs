@@ -340,6 +340,10 @@ impl Simulation {
         let ds = self.device.stats();
         let host = f.host_writes - ftl0.host_writes;
         let gc_moves = f.gc_moves - ftl0.gc_moves;
+        // A cached mapping's translation pages programmed (write-backs and GC
+        // relocations; 0 under other mappings): flash programs the host did not ask for.
+        let translation_programs = (f.translation_page_writes - ftl0.translation_page_writes)
+            + (f.translation_gc_moves - ftl0.translation_gc_moves);
         let c = self.ctl.counters;
         let geo = &self.geo;
         let dev = &self.device;
@@ -417,7 +421,7 @@ impl Simulation {
             read_bandwidth_mib_s: per_s(st.read_bytes as f64) / mib,
             write_bandwidth_mib_s: per_s(st.write_bytes as f64) / mib,
             sim_time_ns: span,
-            waf: (host > 0).then(|| (host + gc_moves) as f64 / host as f64),
+            waf: (host > 0).then(|| (host + gc_moves + translation_programs) as f64 / host as f64),
             flash: FlashReport {
                 host_programs: host,
                 gc_programs: gc_moves,

@@ -82,3 +82,19 @@ fn the_summary_names_the_device() {
     let text = r.to_text();
     assert!(text.contains("device mbm: 4 ch × 2 chips") && text.contains("ftl page"), "{text}");
 }
+
+#[test]
+fn waf_counts_a_cached_mappings_translation_page_programs() {
+    // Story (new-user trial, 2026-12): with `ftl.mapping = "cached"` the WAF left out
+    // the translation pages written back on dirty evictions — flash programs the host
+    // never asked for. Writes spread over many translation pages with a one-entry CMT:
+    // every write dirties an entry and evicts the previous one.
+    let reqs: Vec<IoRequest> = (0..200).map(|i| req(i * 2_000_000, IoOp::Write, i * 4096)).collect();
+    let r = run(&["ftl.mapping=\"cached\"", "ftl.cmt_entries=1"], &reqs);
+    let m = r.mapping.as_ref().expect("mapping report");
+    assert!(m.translation_page_writes > 100, "{m:?}");
+    let host = r.flash.host_programs;
+    let all = host + r.flash.gc_programs + m.translation_page_writes + m.translation_gc_moves;
+    assert_eq!(r.waf, Some(all as f64 / host as f64));
+    assert!(r.waf.unwrap() > 1.5);
+}
