@@ -466,3 +466,106 @@ fn a_truncated_tar_is_named_and_its_cut_line_dropped() {
     assert!(w.contains("cut.tar:51: field") && w.contains("cut off where the tar archive ends"), "{w}");
     assert!(w.contains("tar member \\\"a.trace\\\" is truncated"), "{w}");
 }
+
+/// `lamina trace stats ARGS… FILE` on `text` written to FILE (named `name`); the output.
+fn trace_stats(args: &[&str], name: &str, text: &str) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    lamina().current_dir(dir.path()).args(["trace", "stats"]).args(args).arg(name).output().unwrap()
+}
+
+/// New-user trial finding 2: `--outliers cut` named the line of the request after the
+/// one it cut when the bogus timestamp was the first (an early 0 in an epoch-stamped
+/// trace). Here a comment, a blank line and a header come first, so the file line (4)
+/// differs from the request's number (1) and from the next request's line (5).
+#[test]
+fn outliers_cut_names_the_file_line_of_the_request_it_cuts() {
+    let mut text =
+        String::from("# epoch-stamped, one bogus first timestamp\n\ntime dev lsn size op\n0 0 9 8 1\n");
+    for i in 0..100u64 {
+        text += &format!("{} 0 {i} 8 1\n", 1_500_000_000_000_000_000 + i * 1000);
+    }
+    let out = trace_stats(&["--outliers", "cut", "--json"], "early.ascii", &text);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["stats"]["requests"], 100);
+    assert_eq!(v["summary"]["outlier_lines"][0][0], 4, "{}", v["summary"]);
+    let w = v["summary"]["warnings"][0].as_str().unwrap();
+    assert!(
+        w.contains("the first request, line 4, 47.5 years before the next; those requests were dropped"),
+        "{w}"
+    );
+    // A late bogus timestamp, after a comment: its own line (106), not the count of
+    // requests before it (101).
+    text += "# the end\n1600000000000000000 0 7 8 1\n";
+    let out = trace_stats(&["--outliers", "cut"], "both.ascii", &text);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("line 4, 47.5 years before the next; before line 106 (+3.2 years);"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// New-user trial finding 1: in sector formats an error about an offset or size
+/// quoted the computed bytes (`field `offset`: "512000"`) instead of the field as the
+/// file writes it, so the user could not find it.
+#[test]
+fn sector_address_errors_quote_the_field_as_written() {
+    let out = trace_stats(
+        &["--capacity", "100KiB", "--beyond-capacity", "reject"],
+        "t.ascii",
+        "0 0 100 8 1\n10 0 1000 8 1\n",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "error: t.ascii:2: field `lsn`: \"1000\" lies beyond the simulated logical capacity (= 512000 bytes; \
+             + the request's 4096 bytes ends beyond the capacity of 102400 bytes; beyond_capacity = \"reject\" \
+             (--beyond-capacity wrap wraps it modulo the capacity))"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let blk = "8,0 0 1 0.1 1 Q R 1 + 8 [a]\n8,0 0 2 0.2 1 Q W 36028797018963967 + 1 [a]\n";
+    let out = trace_stats(&["--align", "4096"], "t.blk", blk);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "t.blk:2: field `sector`: \"36028797018963967\" is too large (= 18446744073709551104 bytes; \
+             + the request's 512 bytes ends beyond 2^64 bytes)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// An empirical size histogram's errors named the line but not the file.
+#[test]
+fn a_bad_size_histogram_names_its_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("h.txt"), "# sizes\n\n4k 70\n8k x\n").unwrap();
+    let out = lamina()
+        .current_dir(dir.path())
+        .args([
+            "trace",
+            "gen",
+            "--requests",
+            "10",
+            "--rate",
+            "100",
+            "--sizes",
+            "empirical:h.txt",
+            "-o",
+            "g.trace",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("h.txt: histogram line 4: weight \"x\" is not an integer"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -237,7 +237,8 @@ fn size_dist(spec: &str) -> anyhow::Result<SizeDist> {
         Some(path) => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("reading size histogram {path}"))?;
-            SizeDist::from_histogram(&text).map_err(usage)?
+            // Its errors name the line, not the file (new-user trial: "histogram line 4: …").
+            SizeDist::from_histogram(&text).map_err(|e| usage(format!("{path}: {e}")))?
         }
         None => SizeDist::parse(spec).map_err(usage)?,
     })

@@ -87,6 +87,22 @@ pub enum TraceError {
         /// The reorder window, in requests.
         window: u32,
     },
+    /// A request's arrival times `time_scale` does not fit the 64-bit nanosecond clock.
+    /// Not a [`TraceError::Field`]: the arrival is computed (converted to ns, rebased,
+    /// scaled), not text the line holds, so the error does not quote it as a field.
+    ScaledTime {
+        /// Trace file name.
+        file: Arc<str>,
+        /// 1-based line number of the request.
+        line: u64,
+        /// Its arrival before scaling: ns since the first replayed request (rebased) or
+        /// on the trace's own clock.
+        arrival_ns: u64,
+        /// Whether `arrival_ns` is rebased to the first replayed request.
+        rebased: bool,
+        /// The time scale, as `Display`ed.
+        scale: String,
+    },
     /// A line longer than the reader's bound (memory stays bounded).
     LineTooLong {
         /// Trace file name.
@@ -155,6 +171,7 @@ impl TraceError {
         match self {
             TraceError::Field { problem, .. } => problem.name(),
             TraceError::Disorder { .. } => "out-of-order",
+            TraceError::ScaledTime { .. } => "overflow",
             TraceError::LineTooLong { .. } => "line-too-long",
             TraceError::Io { .. } => "io",
             TraceError::Detect { .. } => "detect",
@@ -168,7 +185,7 @@ impl TraceError {
 
     /// True for per-line errors that `on_error = "skip"` may skip.
     pub fn is_line_error(&self) -> bool {
-        matches!(self, TraceError::Field { .. } | TraceError::Disorder { .. })
+        matches!(self, TraceError::Field { .. } | TraceError::Disorder { .. } | TraceError::ScaledTime { .. })
     }
 
     /// The 1-based line number, for per-line errors.
@@ -176,6 +193,7 @@ impl TraceError {
         match self {
             TraceError::Field { line, .. }
             | TraceError::Disorder { line, .. }
+            | TraceError::ScaledTime { line, .. }
             | TraceError::LineTooLong { line, .. } => Some(*line),
             _ => None,
         }
@@ -221,6 +239,22 @@ impl fmt::Display for TraceError {
                  (raise it: --reorder-window N, or `trace.reorder_window`; at most {max})",
                 max = super::MAX_REORDER_WINDOW
             ),
+            TraceError::ScaledTime { file, line, arrival_ns, rebased, scale } => {
+                let (from, remedy) = if *rebased {
+                    ("after the first replayed request", "")
+                } else {
+                    (
+                        "on the trace's own clock",
+                        ", or let it be rebased to the first request (drop --no-rebase; `trace.rebase = true`)",
+                    )
+                };
+                write!(
+                    f,
+                    "{file}:{line}: the request's arrival, {arrival_ns} ns {from}, × time_scale {scale} exceeds \
+                     the 64-bit nanosecond clock (about 584 years); use a smaller --time-scale \
+                     (`trace.time_scale`){remedy}"
+                )
+            }
             TraceError::LineTooLong { file, line, max_bytes } => {
                 write!(f, "{file}:{line}: line longer than {max_bytes} bytes (is this a trace?)")
             }

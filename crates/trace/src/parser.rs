@@ -339,7 +339,7 @@ impl TraceParser {
         s.changes.outliers = self.outliers.count;
         s.outlier_lines = self.outliers.first.clone();
         if s.changes.outliers > 0 {
-            s.warnings.push(outlier_warning(&s));
+            s.warnings.push(outlier_warning(&s, self.outliers.leading));
         }
         if let Some(w) = self.notes.warning() {
             s.warnings.push(w);
@@ -418,7 +418,7 @@ impl TraceParser {
             // other line (and any error) the general way, as before.
             let fast = self.stage.fast.and_then(|f| self.lines.next_parsed(|b| f.parse(b)));
             let step = match fast {
-                Some((line_no, raw)) => self.stage.transform(&mut self.summary, line_no, raw),
+                Some((line_no, raw, line)) => self.stage.transform(&mut self.summary, line_no, line, raw),
                 None => match self.lines.next_line() {
                     Err(LineError::Io(e)) => Err(TraceError::io(&self.name, e)),
                     Err(LineError::TooLong(line)) => {
@@ -452,7 +452,7 @@ impl TraceParser {
                 return None;
             };
             self.held_done = true;
-            let first_out = match self.outliers.judge_first_pair(first.time, p.time, p.line) {
+            let first_out = match self.outliers.judge_first_pair(first.time, p.time, first.line) {
                 Verdict::Keep(t) => Some(Pending { time: t, ..first }),
                 Verdict::Drop => None,
             };
@@ -555,13 +555,12 @@ impl TraceParser {
         } else {
             p.time
         };
-        let arrival = self.opts.time_scale.apply(rel).ok_or_else(|| TraceError::Field {
+        let arrival = self.opts.time_scale.apply(rel).ok_or_else(|| TraceError::ScaledTime {
             file: self.name.clone(),
             line: p.line,
-            field: "time",
-            text: rel.to_string(),
-            problem: Problem::Overflow,
-            detail: format!("× time_scale {}", self.opts.time_scale),
+            arrival_ns: rel,
+            rebased: self.opts.rebase,
+            scale: self.opts.time_scale.to_string(),
         })?;
         self.summary.requests += 1;
         self.resolution.add(arrival);
@@ -626,27 +625,23 @@ impl LineStage {
             }
             Err(e) => return Err(field_err(e)),
         };
-        self.transform(summary, line_no, raw)
+        self.transform(summary, line_no, t, raw)
     }
 
-    /// Device selection, folding, alignment and the capacity policy.
+    /// Device selection, folding, alignment and the capacity policy. `line` is the
+    /// line `raw` was parsed from, which an error quotes (see [`Blame::error`]).
     #[inline(always)]
     fn transform(
         &mut self,
         summary: &mut TraceSummary,
         line_no: u64,
+        line: &[u8],
         raw: RawRequest,
     ) -> Result<Option<Pending>, TraceError> {
         let RawRequest { time_ns, mut device, mut offset, mut size, op } = raw;
         let opts = &self.opts;
-        let bad = |field: &'static str, value: u64, problem: Problem, detail: String| TraceError::Field {
-            file: self.name.clone(),
-            line: line_no,
-            field,
-            text: value.to_string(),
-            problem,
-            detail,
-        };
+        let blame = Blame { file: &self.name, parser: &*self.parser, line_no, line, raw: &raw };
+        let bad = |at, moved, problem, detail| blame.error(at, moved, problem, detail);
         if !opts.devices.is_empty() && !opts.devices.contains(&device) {
             summary.filtered_device += 1;
             return Ok(None);
@@ -659,44 +654,56 @@ impl LineStage {
             offset = (device as u64)
                 .checked_mul(opts.fold_stride_bytes)
                 .and_then(|d| d.checked_add(offset))
-                .ok_or_else(|| bad("offset", offset, Problem::Overflow, "after folding devices".into()))?;
+                .ok_or_else(|| {
+                    let stride = opts.fold_stride_bytes;
+                    let detail = format!(
+                        "+ device {device} × fold stride {stride} bytes exceeds 2^64 bytes; \
+                         use a smaller --fold-stride (`trace.fold_stride_bytes`)"
+                    );
+                    bad(At::Offset, None, Problem::Overflow, detail)
+                })?;
             device = 0;
         }
+        let folded = moved(raw.offset, offset, "folding devices");
         if offset.checked_add(size).is_none() {
-            return Err(bad(
-                "offset",
-                offset,
-                Problem::Overflow,
-                format!("offset + size ({size}) overflows"),
-            ));
+            let detail = format!("+ the request's {size} bytes ends beyond 2^64 bytes");
+            return Err(bad(At::Offset, folded, Problem::Overflow, detail));
         }
         if opts.align_bytes > 1 {
             let a = opts.align_bytes as u64;
             let start = offset / a * a;
-            let end = (offset + size)
-                .checked_next_multiple_of(a)
-                .ok_or_else(|| bad("offset", offset, Problem::Overflow, "after alignment".into()))?;
+            let end = (offset + size).checked_next_multiple_of(a).ok_or_else(|| {
+                let detail = format!(
+                    "+ the request's {size} bytes, rounded up to a multiple of --align {a} bytes, exceeds 2^64 bytes"
+                );
+                bad(At::Offset, folded, Problem::Overflow, detail)
+            })?;
             offset = start;
             size = end - start;
         }
+        let by = match (opts.fold_devices, opts.align_bytes > 1) {
+            (true, true) => "folding devices and alignment",
+            (true, false) => "folding devices",
+            (false, _) => "alignment",
+        };
+        let transformed = moved(raw.offset, offset, by);
         let capacity = self.capacity;
         if capacity != u64::MAX && offset + size > capacity {
             if size > capacity {
-                return Err(bad(
-                    "size",
-                    size,
-                    Problem::BeyondCapacity,
-                    format!("larger than the capacity of {capacity} bytes"),
-                ));
+                let aligned = moved(raw.size, size, "alignment");
+                let detail = format!(
+                    "larger than the whole capacity of {capacity} bytes; simulate a larger device, \
+                     or drop such lines with --on-error skip"
+                );
+                return Err(bad(At::Size, aligned, Problem::BeyondCapacity, detail));
             }
             match opts.beyond_capacity {
                 CapacityPolicy::Reject => {
-                    return Err(bad(
-                        "offset",
-                        offset,
-                        Problem::BeyondCapacity,
-                        format!("+ {size} bytes exceeds {capacity} bytes; beyond_capacity = \"reject\""),
-                    ));
+                    let detail = format!(
+                        "+ the request's {size} bytes ends beyond the capacity of {capacity} bytes; \
+                         beyond_capacity = \"reject\" (--beyond-capacity wrap wraps it modulo the capacity)"
+                    );
+                    return Err(bad(At::Offset, transformed, Problem::BeyondCapacity, detail));
                 }
                 CapacityPolicy::Wrap => {
                     offset %= capacity;
@@ -709,6 +716,71 @@ impl LineStage {
         }
         Ok(Some(Pending { time: time_ns, line: line_no, device, offset, size, op }))
     }
+}
+
+/// What an error about a parsed request's offset or size needs to name its source.
+struct Blame<'a> {
+    file: &'a Arc<str>,
+    parser: &'a dyn LineParser,
+    line_no: u64,
+    /// The line the request was parsed from.
+    line: &'a [u8],
+    raw: &'a RawRequest,
+}
+
+impl Blame<'_> {
+    /// The error: it names the field and quotes its text as the line writes it (a
+    /// sector count, not the bytes computed from it, which follow as context:
+    /// ``field `lsn`: "1000" … (= 512000 bytes; …)``), so the user finds what it
+    /// refers to.
+    #[cold]
+    #[inline(never)]
+    fn error(&self, at: At, moved: Option<Moved>, problem: Problem, detail: String) -> TraceError {
+        let (bytes, name) = match at {
+            At::Offset => (self.raw.offset, "offset"),
+            At::Size => (self.raw.size, "size"),
+        };
+        let written = self.parser.address(trim(self.line)).map(|a| match at {
+            At::Offset => a.offset,
+            At::Size => a.size,
+        });
+        // Every parser locates the fields of a line it accepted; the computed bytes
+        // under the generic name are a fallback that cannot mislead.
+        let (field, text, unit) = match written {
+            Some(w) => (w.field, excerpt(w.text), w.unit),
+            None => (name, bytes.to_string(), 1),
+        };
+        let mut context = Vec::new();
+        if unit != 1 {
+            context.push(format!("= {bytes} bytes"));
+        }
+        if let Some(Moved { bytes, by }) = moved {
+            context.push(format!("{bytes} bytes after {by}"));
+        }
+        context.push(detail);
+        let detail = context.join("; ");
+        TraceError::Field { file: self.file.clone(), line: self.line_no, field, text, problem, detail }
+    }
+}
+
+/// Which address field an error is about.
+#[derive(Clone, Copy)]
+enum At {
+    Offset,
+    Size,
+}
+
+/// What a transform made of the field an error is about, and which transform.
+#[derive(Clone, Copy)]
+struct Moved {
+    bytes: u64,
+    by: &'static str,
+}
+
+/// The field's bytes after a transform, if it changed them.
+#[inline(always)]
+fn moved(was: u64, now: u64, by: &'static str) -> Option<Moved> {
+    (now != was).then_some(Moved { bytes: now, by })
 }
 
 impl Iterator for TraceParser {
@@ -731,13 +803,21 @@ fn comment(summary: &mut TraceSummary, text: &[u8]) {
     summary.generated_with = Some(settings);
 }
 
-/// The outlier warning of a summary with outliers.
-fn outlier_warning(s: &TraceSummary) -> String {
-    let lines: Vec<String> = s
-        .outlier_lines
-        .iter()
-        .map(|&(line, gap)| format!("line {line} (+{})", human_duration(gap)))
-        .collect();
+/// The outlier warning of a summary with outliers: the lines of the requests blamed
+/// and their gaps. `leading`: the first is the trace's first request, blamed for the
+/// gap after it (an early bogus timestamp).
+fn outlier_warning(s: &TraceSummary, leading: bool) -> String {
+    let mut entries = s.outlier_lines.as_slice();
+    let mut parts = Vec::new();
+    if let (true, [(line, gap), rest @ ..]) = (leading, entries) {
+        parts.push(format!("the first request, line {line}, {} before the next", human_duration(*gap)));
+        entries = rest;
+    }
+    let before: Vec<String> =
+        entries.iter().map(|&(line, gap)| format!("line {line} (+{})", human_duration(gap))).collect();
+    if !before.is_empty() {
+        parts.push(format!("before {}", before.join(", ")));
+    }
     let more = if s.changes.outliers > s.outlier_lines.len() as u64 { ", …" } else { "" };
     let action = match s.outlier_action {
         OutlierPolicy::Warn => "replayed as is (set trace.outliers = \"cut\" or \"clamp\")",
@@ -745,12 +825,12 @@ fn outlier_warning(s: &TraceSummary) -> String {
         OutlierPolicy::Clamp => "each gap was replaced by the typical gap (trace.outliers = \"clamp\")",
     };
     format!(
-        "{}: {} arrival gap(s) absurd for this trace (over {} and {ABSURD_FACTOR} × its 99.9th-percentile gap) \
-         before {}{more}; {action}",
+        "{}: {} arrival gap(s) absurd for this trace (over {} and {ABSURD_FACTOR} × its 99.9th-percentile gap): \
+         {}{more}; {action}",
         s.file,
         s.changes.outliers,
         human_duration(ABSURD_FLOOR_NS),
-        lines.join(", ")
+        parts.join("; ")
     )
 }
 
@@ -1012,6 +1092,39 @@ mod tests {
         assert_eq!(v[99].arrival.as_ns(), 99_000);
     }
 
+    /// Regression (new-user trial finding 2): with an early bogus first timestamp,
+    /// the request blamed — cut, clamped or warned about — is the first, but the
+    /// warning named the line of the second (the gap was noted with the line of the
+    /// request after it). Comment, blank and header lines before the data keep file
+    /// lines and request numbers apart: the first request is on line 4, the request
+    /// after it on line 5, the late bogus one on line 106 (after a comment).
+    #[test]
+    fn an_outlier_names_the_file_line_of_the_request_it_blames() {
+        let mut text = String::from("# a comment\n\ntime dev lsn size op\n0 0 9 8 1\n");
+        for i in 0..100u64 {
+            text += &format!("{} 0 {i} 8 1\n", 1_500_000_000_000_000_000 + i * 1000);
+        }
+        text += "# the end\n1600000000000000000 0 7 8 1\n";
+        for policy in [OutlierPolicy::Warn, OutlierPolicy::Cut, OutlierPolicy::Clamp] {
+            let opts = TraceOptions { outliers: policy, ..TraceOptions::default() };
+            let (v, e, s) = run(&text, &opts, u64::MAX);
+            assert!(e.is_none(), "{e:?}");
+            assert_eq!(s.outlier_lines.iter().map(|l| l.0).collect::<Vec<_>>(), vec![4, 106], "{policy}");
+            assert!(
+                s.warnings[0].contains(
+                    "gap): the first request, line 4, 47.5 years before the next; before line 106 (+3.2 years); "
+                ),
+                "{policy}: {}",
+                s.warnings[0]
+            );
+            let kept: Vec<u64> = v.iter().map(|r| r.offset_bytes / 512).collect();
+            match policy {
+                OutlierPolicy::Cut => assert_eq!((kept.len(), kept[0], kept[99]), (100, 0, 99)),
+                _ => assert_eq!((kept.len(), kept[0], kept[101]), (102, 9, 7)),
+            }
+        }
+    }
+
     /// Every request, error and summary of `text` under `opts`, with the fast path or
     /// only the general way.
     fn both_ways(text: &str, opts: &TraceOptions) -> [(Vec<IoRequest>, Option<String>, TraceSummary); 2] {
@@ -1090,6 +1203,16 @@ mod tests {
                 on_error: OnError::Skip,
                 ..TraceOptions::default()
             },
+            // Address errors quote the line's fields (found again from the line the
+            // fast path parsed): lsn up to 10^12 sectors passes the 1 TiB capacity.
+            TraceOptions {
+                beyond_capacity: CapacityPolicy::Reject,
+                fold_devices: true,
+                fold_stride_bytes: 1 << 39,
+                on_error: OnError::Skip,
+                max_errors: u64::MAX,
+                ..TraceOptions::default()
+            },
         ] {
             let [fast, general] = both_ways(&text, &opts);
             assert_eq!(fast.0, general.0);
@@ -1099,6 +1222,13 @@ mod tests {
         let opts = TraceOptions { on_error: OnError::Skip, max_errors: u64::MAX, ..TraceOptions::default() };
         let [fast, _] = both_ways(&text, &opts);
         assert!(fast.0.len() > 25_000 && fast.2.errors_skipped > 50, "{:?}", fast.2);
+        let opts = TraceOptions { beyond_capacity: CapacityPolicy::Reject, ..opts };
+        let [fast, _] = both_ways(&text, &opts);
+        let beyond = fast.2.first_errors.iter().find(|e| e.contains("beyond the simulated")).unwrap();
+        assert!(
+            beyond.contains(": field `lsn`: \"") && beyond.contains(" bytes; + the request's "),
+            "{beyond}"
+        );
     }
 
     /// Issue #8 item 15: a generator comment is read into the summary, in any format

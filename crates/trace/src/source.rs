@@ -590,24 +590,27 @@ impl LineReader {
     }
 
     /// The next line through a format's fast path, if the line is whole in the buffer
-    /// and `parse` accepts it (see [`crate::formats::FastLine`]): its 1-based number and
-    /// what `parse` made of it. `None` consumes nothing; [`LineReader::next_line`]
-    /// then reads the line. `parse` finds the line's end itself (no newline search).
+    /// and `parse` accepts it (see [`crate::formats::FastLine`]): its 1-based number,
+    /// what `parse` made of it, and the line (without terminator, as
+    /// [`LineReader::next_line`] gives it). `None` consumes nothing;
+    /// [`LineReader::next_line`] then reads the line. `parse` finds the line's end
+    /// itself (no newline search).
     #[inline]
     pub(crate) fn next_parsed<T>(
         &mut self,
         parse: impl FnOnce(&[u8]) -> Option<(T, usize)>,
-    ) -> Option<(u64, T)> {
+    ) -> Option<(u64, T, &[u8])> {
         let (value, len) = parse(&self.buf[self.start..self.end])?;
         // `parse` vouches for a `\n` at `start + len - 1`, before `end`; the line
         // without it may not be over-long (an error the general way reports).
         if len > self.max_line {
             return None;
         }
+        let s = self.start;
         self.start += len;
         self.scan = self.start;
         self.line_no += 1;
-        Some((self.line_no, value))
+        Some((self.line_no, value, strip_cr(&self.buf[s..s + len - 1])))
     }
 
     /// Read (and digest) the rest of the stream without parsing it.

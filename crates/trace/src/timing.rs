@@ -112,8 +112,13 @@ pub(crate) struct OutlierCheck {
     pass_next: bool,
     /// Absurd gaps found.
     pub(crate) count: u64,
-    /// (line, gap ns) of the first few.
+    /// (line, gap ns) of the first few: the line of the request the check blames (cut,
+    /// clamped or warned about), the gap before it — or, for the first request (see
+    /// `leading`), after it.
     pub(crate) first: Vec<(u64, u64)>,
+    /// Whether the first entry of `first` is the first request, blamed for the gap
+    /// that follows it.
+    pub(crate) leading: bool,
 }
 
 impl OutlierCheck {
@@ -126,6 +131,7 @@ impl OutlierCheck {
             pass_next: false,
             count: 0,
             first: Vec::new(),
+            leading: false,
         }
     }
 
@@ -169,16 +175,18 @@ impl OutlierCheck {
         }
     }
 
-    /// The first gap was absurd: the held first request (at `first`, from `line`) is the
-    /// outlier, the request at `second` follows it. Returns the verdict for the first
-    /// request; the second is then judged normally.
-    pub(crate) fn judge_first_pair(&mut self, first: u64, second: u64, line: u64) -> Verdict {
+    /// The first gap, between the held first request (at `first`, from `first_line`)
+    /// and the request at `second`: if it is absurd, the first request is the outlier
+    /// (and the one its line names). Returns the verdict for the first request; the
+    /// second is then judged normally.
+    pub(crate) fn judge_first_pair(&mut self, first: u64, second: u64, first_line: u64) -> Verdict {
         let gap = second - first;
         if !self.gaps.is_absurd(gap) {
             self.last = Some(first);
             return Verdict::Keep(first);
         }
-        self.note(line, gap);
+        self.note(first_line, gap);
+        self.leading = true;
         self.pass_next = self.policy != OutlierPolicy::Cut;
         match self.policy {
             OutlierPolicy::Warn => Verdict::Keep(first),
@@ -281,11 +289,13 @@ mod tests {
             (OutlierPolicy::Clamp, Some(YEARS_40)),
         ] {
             let mut c = OutlierCheck::new(policy);
-            let v = match c.judge_first_pair(0, YEARS_40, 2) {
+            let v = match c.judge_first_pair(0, YEARS_40, 1) {
                 Verdict::Keep(t) => Some(t),
                 Verdict::Drop => None,
             };
             assert_eq!(v, want, "{policy}");
+            // The first request's line (not the second's: new-user trial finding 2).
+            assert_eq!((c.first.as_slice(), c.leading), (&[(1, YEARS_40)][..], true), "{policy}");
             assert!(matches!(c.judge(YEARS_40, 2), Verdict::Keep(t) if t == YEARS_40));
             assert!(matches!(c.judge(YEARS_40 + S, 3), Verdict::Keep(_)));
             assert_eq!(c.count, 1, "{policy}");

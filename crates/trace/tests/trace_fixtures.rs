@@ -353,3 +353,171 @@ fn header_only_and_all_skipped_traces_say_why() {
     let e = why("0 0 1 8 1\n1 1 1 8 1\n", opts);
     assert!(e.contains("2 requests on devices not selected by `devices`"), "{e}");
 }
+
+/// A format, a line, its offset and size fields (name, text) and whether they count units
+/// other than bytes.
+type AddressLine =
+    (TraceFormat, &'static str, (&'static str, &'static str), (&'static str, &'static str), bool);
+
+/// A request with `offset` 1000 sectors (512000 bytes) and `size` 8 sectors (4096
+/// bytes) in every format: the line, the format's offset and size fields as the line
+/// writes them, and whether they are in 512-byte sectors (the generic mapping's
+/// offset is in 4 KiB units, so 125 of them).
+const ADDRESS_LINES: [AddressLine; 11] = [
+    (TraceFormat::Ssdsim, "0 0 1000 8 1", ("lsn", "1000"), ("size", "8"), true),
+    (TraceFormat::Mqsim, "0 0 +01000 8 1", ("lsn", "+01000"), ("size", "8"), true),
+    (TraceFormat::Msr, "1,hm,0,Write,512000,4096,2833", ("Offset", "512000"), ("Size", "4096"), false),
+    (TraceFormat::Spc, "0,1000,4096,w,0.5", ("LBA", "1000"), ("Size", "4096"), true),
+    (TraceFormat::Flashnet, "1.5 0 512000 4096 0", ("offset", "512000"), ("size", "4096"), false),
+    (
+        TraceFormat::FlashnetProfile,
+        "1.0,134,1,4096,512000,0.1,4096",
+        ("offset", "512000"),
+        ("size", "4096"),
+        false,
+    ),
+    (TraceFormat::Systor17, "1.5,0.1,R,0,512000,4096", ("Offset", "512000"), ("Size", "4096"), false),
+    (TraceFormat::Tencent, "1538323200,1000,8,1,1063", ("offset", "1000"), ("size", "8"), true),
+    (TraceFormat::Fiu, "89966527608809 4269 my proc 1000 8 W 6 0 ab", ("lba", "1000"), ("size", "8"), true),
+    (
+        TraceFormat::Blkparse,
+        "8,16 5 2 0.000001850 18615 Q R 1000 + 8 [java]",
+        ("sector", "1000"),
+        ("nsectors", "8"),
+        true,
+    ),
+    (TraceFormat::Generic, "rd;1.5;125;8", ("offset", "125"), ("size", "8"), true),
+];
+
+/// The first error reading `text` as `format` with `opts` and a logical capacity.
+fn first_error(format: TraceFormat, text: &str, opts: &TraceOptions, capacity: u64) -> String {
+    let mut opts = opts.clone();
+    if format == TraceFormat::Generic {
+        opts.format = Some(format);
+        opts.generic = Some("delim=; time=2:us op=1:rd/wr offset=3:4k size=4:sector".parse().unwrap());
+    }
+    let r = TraceReader::from_reader("t", Cursor::new(text.to_owned()), Some(format), &opts, capacity)
+        .unwrap_or_else(|e| panic!("{format}: {e}"));
+    r.into_iter().find_map(Result::err).unwrap_or_else(|| panic!("{format}: accepted {text:?}")).to_string()
+}
+
+/// Regression (new-user trial finding 1): errors found after parsing — a request
+/// beyond the capacity (`reject`), larger than the capacity, or overflowing once
+/// folded or aligned — quoted the *computed* byte value under a generic name
+/// (`field `offset`: "512000"` for an SSDsim `lsn` of 1000), which the file does not
+/// hold. They name the format's field and quote its text as written; a sector count
+/// adds its bytes as context (`= 512000 bytes`).
+#[test]
+fn address_errors_quote_the_field_as_written_in_every_format() {
+    let reject =
+        TraceOptions { beyond_capacity: lamina_trace::CapacityPolicy::Reject, ..TraceOptions::default() };
+    for (format, line, (offset, offset_text), (size, size_text), sectors) in ADDRESS_LINES {
+        let text = format!("{line}\n");
+        let bytes = |b: u64| if sectors { format!("= {b} bytes; ") } else { String::new() };
+        let e = first_error(format, &text, &reject, 100 << 10);
+        let want = format!(
+            "t:1: field `{offset}`: \"{offset_text}\" lies beyond the simulated logical capacity ({}+ the \
+             request's 4096 bytes ends beyond the capacity of 102400 bytes; beyond_capacity = \"reject\" \
+             (--beyond-capacity wrap wraps it modulo the capacity))",
+            bytes(512_000)
+        );
+        assert_eq!(e, want, "{format}");
+        let e = first_error(format, &text, &TraceOptions::default(), 2048);
+        let size_sectors = sectors && format != TraceFormat::Spc;
+        let want = format!(
+            "t:1: field `{size}`: \"{size_text}\" lies beyond the simulated logical capacity ({}larger than \
+             the whole capacity of 2048 bytes; simulate a larger device, or drop such lines with --on-error skip)",
+            if size_sectors { "= 4096 bytes; " } else { "" }
+        );
+        assert_eq!(e, want, "{format}");
+    }
+}
+
+/// Finding 1, the transforms: what folding or alignment made of the field is context
+/// after its text, and an overflow names the field as written too — in the common
+/// line's fast path (a second data line) as in the general way (the first).
+#[test]
+fn address_errors_after_folding_and_alignment_quote_the_field_as_written() {
+    let fold = TraceOptions {
+        fold_devices: true,
+        fold_stride_bytes: 1 << 10,
+        beyond_capacity: lamina_trace::CapacityPolicy::Reject,
+        ..TraceOptions::default()
+    };
+    let e = first_error(TraceFormat::Ssdsim, "0 1 1 8 1\n0 1 1000 8 1\n", &fold, 100 << 10);
+    assert!(
+        e.starts_with("t:2: field `lsn`: \"1000\" lies beyond the simulated logical capacity (= 512000 bytes; 513024 bytes after folding devices; + the request's 4096 bytes ends beyond"),
+        "{e}"
+    );
+    let align = TraceOptions { align_bytes: 4096, ..TraceOptions::default() };
+    for (format, text, field) in [
+        (TraceFormat::Ssdsim, "0 0 1 8 1\n0 0 36028797018963967 1 1\n", "lsn"),
+        (TraceFormat::Tencent, "0,1,8,1,0\n0,36028797018963967,1,1,0\n", "offset"),
+        (
+            TraceFormat::Blkparse,
+            "8,0 0 1 0.1 1 Q R 1 + 8 [a]\n8,0 0 2 0.2 1 Q R 36028797018963967 + 1 [a]\n",
+            "sector",
+        ),
+    ] {
+        let e = first_error(format, text, &align, u64::MAX);
+        assert_eq!(
+            e,
+            format!(
+                "t:2: field `{field}`: \"36028797018963967\" is too large (= 18446744073709551104 bytes; + the \
+                 request's 512 bytes ends beyond 2^64 bytes)"
+            ),
+            "{format}"
+        );
+    }
+    let stride = TraceOptions { fold_devices: true, fold_stride_bytes: 1 << 62, ..TraceOptions::default() };
+    let e = first_error(TraceFormat::Spc, "4,1,512,w,0.0\n", &stride, u64::MAX);
+    assert_eq!(
+        e,
+        "t:1: field `LBA`: \"1\" is too large (= 512 bytes; + device 4 × fold stride 4611686018427387904 bytes \
+         exceeds 2^64 bytes; use a smaller --fold-stride (`trace.fold_stride_bytes`))"
+    );
+    // A sector count whose bytes do not fit is refused as parsed, with its unit said.
+    let e = first_error(
+        TraceFormat::Fiu,
+        "1 2 p 36028797018963968 8 W 8 0 x\n",
+        &TraceOptions::default(),
+        u64::MAX,
+    );
+    assert_eq!(
+        e,
+        "t:1: field `lba`: \"36028797018963968\" is too large (512-byte sectors: × 512 it exceeds 2^64 bytes)"
+    );
+}
+
+/// Finding 1's class: a FIU minor device number too large was blamed on the `major`
+/// field, quoting the major's text.
+#[test]
+fn a_device_number_too_large_names_its_own_field() {
+    let e = first_error(TraceFormat::Fiu, "1 2 p 8 8 W 8 1048576 x\n", &TraceOptions::default(), u64::MAX);
+    assert_eq!(
+        e,
+        "t:1: field `minor`: \"1048576\" is too large (a minor device number must be below 1048576 (2^20))"
+    );
+    let e = first_error(TraceFormat::Fiu, "1 2 p 8 8 W 4096 0 x\n", &TraceOptions::default(), u64::MAX);
+    assert_eq!(e, "t:1: field `major`: \"4096\" is too large (a major device number must be below 4096)");
+}
+
+/// Finding 1's class: an arrival that overflows once scaled was reported as field
+/// `time` quoting the rebased nanoseconds ("18446744068709551615", not in the file).
+/// It is its own error, naming the line and what the number is.
+#[test]
+fn a_scaled_arrival_that_overflows_says_what_it_is() {
+    let text = "5000000000 0 1 1 1\n18446744073709551615 0 1 1 1\n";
+    let scale = TraceOptions { time_scale: "2".parse().unwrap(), ..TraceOptions::default() };
+    let e = first_error(TraceFormat::Ssdsim, text, &scale, u64::MAX);
+    assert_eq!(
+        e,
+        "t:2: the request's arrival, 18446744068709551615 ns after the first replayed request, × time_scale 2 \
+         exceeds the 64-bit nanosecond clock (about 584 years); use a smaller --time-scale (`trace.time_scale`)"
+    );
+    let skip = TraceOptions { on_error: OnError::Skip, ..scale };
+    let mut r =
+        TraceReader::from_reader("t", Cursor::new(text), Some(TraceFormat::Ssdsim), &skip, u64::MAX).unwrap();
+    assert_eq!(r.by_ref().filter(Result::is_ok).count(), 1);
+    assert_eq!(r.summary().skipped_reasons.get("overflow"), Some(&1));
+}

@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use super::{
-    FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dec, decimal, fe,
-    missing, mkdev, mul, num, sectors, split_ws,
+    Address, FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dec,
+    decimal, fe, missing, mkdev, num, sector_bytes, sectors, split_ws,
 };
 use crate::error::Problem;
 use crate::num::parse_u32;
@@ -137,10 +137,14 @@ impl LineParser for BlkParser {
             }
             return Err(fe("nsectors", f[9], Problem::ZeroSize));
         }
-        let device = mkdev("dev", f[0], major, minor)?;
-        let offset = mul("sector", f[7], sector, SECTOR_BYTES)?;
-        let size = mul("nsectors", f[9], nsect, SECTOR_BYTES)?;
+        let device = mkdev(("dev", f[0], major), ("dev", f[0], minor))?;
+        let offset = sector_bytes("sector", f[7], sector)?;
+        let size = sector_bytes("nsectors", f[9], nsect)?;
         Ok(Parsed::Request(RawRequest { time_ns, device, offset, size, op }))
+    }
+
+    fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
+        Address::ws::<10>(line, ("sector", 7, SECTOR_BYTES), ("nsectors", 9, SECTOR_BYTES))
     }
 }
 

@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use super::{
-    FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dev, is_int,
-    is_read, missing, mkdev, mul, nonzero, num, one_of, sectors, split_ws, trim, word_op,
+    Address, FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dev,
+    is_int, is_read, missing, mkdev, nonzero, num, one_of, sector_bytes, sectors, split_ws, trim, word_op,
 };
 use crate::IoRequest;
 use crate::SECTOR_BYTES;
@@ -43,11 +43,7 @@ struct FiuParser;
 impl LineParser for FiuParser {
     fn parse<'a>(&mut self, line: &'a [u8]) -> R<'a> {
         const NAMES: [&str; 9] = ["ts", "pid", "process", "lba", "size", "op", "major", "minor", "md5"];
-        // Tar padding / header junk: keep what follows the last NUL.
-        let line = match memchr::memrchr(0, line) {
-            Some(i) => &line[i + 1..],
-            None => line,
-        };
+        let line = after_nul(line);
         if trim(line).is_empty() {
             return Ok(Parsed::Ignore);
         }
@@ -72,10 +68,26 @@ impl LineParser for FiuParser {
         let op = word_op("op", f[n - 4], "R or W")?;
         let major = dev("major", f[n - 3])?;
         let minor = dev("minor", f[n - 2])?;
-        let device = mkdev("major", f[n - 3], major, minor)?;
-        let offset = mul("lba", f[n - 6], lba, SECTOR_BYTES)?;
-        let size = mul("size", f[n - 5], blocks, SECTOR_BYTES)?;
+        let device = mkdev(("major", f[n - 3], major), ("minor", f[n - 2], minor))?;
+        let offset = sector_bytes("lba", f[n - 6], lba)?;
+        let size = sector_bytes("size", f[n - 5], blocks)?;
         Ok(Parsed::Request(RawRequest { time_ns, device, offset, size, op }))
+    }
+
+    fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
+        let line = after_nul(line);
+        let mut f = [&line[..0]; 16];
+        let n = split_ws(line, &mut f);
+        let from_right = |i: usize| n.checked_sub(i).filter(|&c| c < f.len()).unwrap_or(f.len());
+        Address::of(&f, n, ("lba", from_right(6), SECTOR_BYTES), ("size", from_right(5), SECTOR_BYTES))
+    }
+}
+
+/// Tar padding / header junk: what follows the last NUL.
+fn after_nul(line: &[u8]) -> &[u8] {
+    match memchr::memrchr(0, line) {
+        Some(i) => &line[i + 1..],
+        None => line,
     }
 }
 

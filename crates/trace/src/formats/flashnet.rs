@@ -8,8 +8,8 @@ use std::io::Write;
 
 use super::ssdsim::five_ints;
 use super::{
-    Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, bit_op, dec, decimal, dev,
-    is_int, is_num, is_read, missing, nonzero, num, split_ws,
+    Address, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, bit_op, dec, decimal,
+    dev, is_int, is_num, is_read, missing, nonzero, num, split_ws,
 };
 use crate::IoRequest;
 use crate::num::parse_u64;
@@ -67,5 +67,9 @@ impl LineParser for FlashnetParser {
         let size = nonzero("size", f[3], num("size", f[3])?)?;
         let op = bit_op("type", f[4], b"1", b"0", "1 = read, 0 = write")?;
         Ok(Parsed::Request(RawRequest { time_ns, device, offset, size, op }))
+    }
+
+    fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
+        Address::ws::<5>(line, ("offset", 2, 1), ("size", 3, 1))
     }
 }

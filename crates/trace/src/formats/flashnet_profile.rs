@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::{
-    Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, bit_op, dec, decimal, device0,
-    is_num, is_read, missing, nonzero, num, one_of, split_sep,
+    Address, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, bit_op, dec, decimal,
+    device0, is_num, is_read, missing, nonzero, num, one_of, split_sep,
 };
 use crate::IoRequest;
 
@@ -52,5 +52,9 @@ impl LineParser for ProfileParser {
         let size = nonzero("size", f[3], num("size", f[3])?)?;
         let offset = num("offset", f[4])?;
         Ok(Parsed::Request(RawRequest { time_ns, device: 0, offset, size, op }))
+    }
+
+    fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
+        Address::sep::<5>(line, b',', ("offset", 4, 1), ("size", 3, 1))
     }
 }

@@ -3,8 +3,8 @@
 //! `skip_lines` skips headers).
 
 use super::{
-    FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, dec, dev, mul, nonzero, num,
-    split_sep, split_ws,
+    Address, FILETIME_OVERFLOW, FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample,
+    UNIT_OVERFLOW, dec, dev, mul, nonzero, num, split_sep, split_ws,
 };
 use crate::IoOp;
 use crate::error::Problem;
@@ -75,6 +75,14 @@ impl GenericParser {
         }
     }
 
+    /// Split a line into `f` by the mapping's delimiter; the number of fields.
+    fn split<'a>(&self, line: &'a [u8], f: &mut [&'a [u8]; 64]) -> usize {
+        match self.sep {
+            Delimiter::Whitespace => split_ws(line, f),
+            Delimiter::Char(c) => split_sep(line, c, f),
+        }
+    }
+
     fn missing<'a>(&self, line: &'a [u8], n: usize) -> FieldErr<'a> {
         const NAMES: [&str; 5] = ["time", "op", "offset", "size", "device"];
         let mut cols =
@@ -95,10 +103,7 @@ impl GenericParser {
 impl LineParser for GenericParser {
     fn parse<'a>(&mut self, line: &'a [u8]) -> R<'a> {
         let mut f = [&line[..0]; 64];
-        let n = match self.sep {
-            Delimiter::Whitespace => split_ws(line, &mut f),
-            Delimiter::Char(c) => split_sep(line, c, &mut f),
-        };
+        let n = self.split(line, &mut f);
         if n < self.need {
             return Err(self.missing(line, n));
         }
@@ -108,7 +113,7 @@ impl LineParser for GenericParser {
             TimeUnit::Us => dec("time", t, 3)?,
             TimeUnit::Ms => dec("time", t, 6)?,
             TimeUnit::S => dec("time", t, 9)?,
-            TimeUnit::Filetime => mul("time", t, num("time", t)?, 100)?,
+            TimeUnit::Filetime => mul("time", t, num("time", t)?, 100, FILETIME_OVERFLOW)?,
         };
         let o = f[self.op_col];
         let has = |list: &Vec<Vec<u8>>| list.iter().any(|c| c.eq_ignore_ascii_case(o));
@@ -127,14 +132,20 @@ impl LineParser for GenericParser {
             });
         };
         let of = f[self.off_col];
-        let offset = mul("offset", of, num("offset", of)?, self.off_unit)?;
+        let offset = mul("offset", of, num("offset", of)?, self.off_unit, UNIT_OVERFLOW)?;
         let sf = f[self.size_col];
-        let size = mul("size", sf, nonzero("size", sf, num("size", sf)?)?, self.size_unit)?;
+        let size = mul("size", sf, nonzero("size", sf, num("size", sf)?)?, self.size_unit, UNIT_OVERFLOW)?;
         let device = match self.dev_col {
             Some(c) => dev("device", f[c])?,
             None => 0,
         };
         Ok(Parsed::Request(RawRequest { time_ns, device, offset, size, op }))
+    }
+
+    fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
+        let mut f = [&line[..0]; 64];
+        let n = self.split(line, &mut f);
+        Address::of(&f, n, ("offset", self.off_col, self.off_unit), ("size", self.size_col, self.size_unit))
     }
 }
 

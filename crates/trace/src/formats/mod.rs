@@ -195,6 +195,61 @@ impl FastLine {
 pub(crate) trait LineParser: Send {
     /// Parse one non-blank, non-comment line.
     fn parse<'a>(&mut self, line: &'a [u8]) -> R<'a>;
+
+    /// Where a line this parser accepted writes its offset and size: what an error
+    /// found after parsing (an overflow after folding, a request beyond the capacity)
+    /// quotes, so that it names the field as the file writes it (`lsn` `"1000"`), not
+    /// the bytes computed from it. Cold: called only for such an error.
+    fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>>;
+}
+
+/// A field as a line writes it, and the bytes one unit of it stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Written<'a> {
+    /// The field's name in the format's specification (as in parse errors).
+    pub field: &'static str,
+    /// Its text in the line.
+    pub text: &'a [u8],
+    /// Bytes per unit: 512 for sectors, 1 for bytes.
+    pub unit: u64,
+}
+
+/// The offset and size fields of a line (see [`LineParser::address`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Address<'a> {
+    pub offset: Written<'a>,
+    pub size: Written<'a>,
+}
+
+/// An address column: its name, 0-based index and bytes per unit.
+pub(crate) type Col = (&'static str, usize, u64);
+
+impl<'a> Address<'a> {
+    /// The two columns of `fields` (the first `n` are the line's).
+    pub(crate) fn of(fields: &[&'a [u8]], n: usize, offset: Col, size: Col) -> Option<Address<'a>> {
+        let fields = &fields[..n.min(fields.len())];
+        let written = |(field, i, unit): Col| Some(Written { field, text: fields.get(i)?, unit });
+        Some(Address { offset: written(offset)?, size: written(size)? })
+    }
+
+    /// The two columns of a whitespace-separated line of at least `N` fields.
+    pub(crate) fn ws<const N: usize>(line: &'a [u8], offset: Col, size: Col) -> Option<Address<'a>> {
+        let mut f = [&line[..0]; N];
+        let n = split_ws(line, &mut f);
+        Address::of(&f, n, offset, size)
+    }
+
+    /// The two columns of a line of at least `N` fields separated by `sep`.
+    pub(crate) fn sep<const N: usize>(
+        line: &'a [u8],
+        sep: u8,
+        offset: Col,
+        size: Col,
+    ) -> Option<Address<'a>> {
+        let mut f = [&line[..0]; N];
+        let n = split_sep(line, sep, &mut f);
+        Address::of(&f, n, offset, size)
+    }
 }
 
 /// A line split once for detection: whitespace fields and comma fields.
@@ -339,9 +394,27 @@ pub(crate) fn dev<'a>(field: &'static str, f: &'a [u8]) -> Result<u32, FieldErr<
     parse_u32(f).map_err(|p| fe(field, f, p))
 }
 
+/// `v × by`, or an overflow of the field `f` saying what the product is (`detail`).
 #[inline]
-pub(crate) fn mul<'a>(field: &'static str, f: &'a [u8], v: u64, by: u64) -> Result<u64, FieldErr<'a>> {
-    v.checked_mul(by).ok_or_else(|| fe(field, f, Problem::Overflow))
+pub(crate) fn mul<'a>(
+    field: &'static str,
+    f: &'a [u8],
+    v: u64,
+    by: u64,
+    detail: &'static str,
+) -> Result<u64, FieldErr<'a>> {
+    v.checked_mul(by).ok_or(FieldErr { field, text: f, problem: Problem::Overflow, detail })
+}
+
+/// The overflow detail of a Windows filetime (100 ns ticks).
+pub(crate) const FILETIME_OVERFLOW: &str = "100 ns ticks: × 100 it exceeds 2^64 ns";
+/// The overflow detail of a generic mapping's offset or size unit.
+pub(crate) const UNIT_OVERFLOW: &str = "× the mapping's unit it exceeds 2^64 bytes";
+
+/// A count of 512-byte sectors in bytes.
+#[inline]
+pub(crate) fn sector_bytes<'a>(field: &'static str, f: &'a [u8], v: u64) -> Result<u64, FieldErr<'a>> {
+    mul(field, f, v, SECTOR_BYTES, "512-byte sectors: × 512 it exceeds 2^64 bytes")
 }
 
 #[inline]
@@ -447,23 +520,21 @@ pub(crate) fn bit_op<'a>(
     }
 }
 
+/// A device number as a line writes it: field name, text, value.
+pub(crate) type DevPart<'a> = (&'static str, &'a [u8], u32);
+
 /// `major << 20 | minor` (the kernel's `MKDEV`), so devices from blkparse and FIU
-/// keep distinct ids.
-pub(crate) fn mkdev<'a>(
-    field: &'static str,
-    text: &'a [u8],
-    major: u32,
-    minor: u32,
-) -> Result<u32, FieldErr<'a>> {
-    if major >= 1 << 12 || minor >= 1 << 20 {
-        return Err(FieldErr {
-            field,
-            text,
-            problem: Problem::Overflow,
-            detail: "major < 4096, minor < 2^20",
-        });
+/// keep distinct ids. A number too large names the field that holds it.
+pub(crate) fn mkdev<'a>(major: DevPart<'a>, minor: DevPart<'a>) -> Result<u32, FieldErr<'a>> {
+    let too_large =
+        |(field, text, _): DevPart<'a>, detail| FieldErr { field, text, problem: Problem::Overflow, detail };
+    if major.2 >= 1 << 12 {
+        return Err(too_large(major, "a major device number must be below 4096"));
     }
-    Ok(major << 20 | minor)
+    if minor.2 >= 1 << 20 {
+        return Err(too_large(minor, "a minor device number must be below 1048576 (2^20)"));
+    }
+    Ok(major.2 << 20 | minor.2)
 }
 
 // ---- writer helpers ----

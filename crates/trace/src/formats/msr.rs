@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::{
-    Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dev, is_int, is_read, missing,
-    mul, nonzero, num, one_of, split_sep, word_op,
+    Address, FILETIME_OVERFLOW, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail,
+    dev, is_int, is_read, missing, mul, nonzero, num, one_of, split_sep, word_op,
 };
 use crate::IoRequest;
 
@@ -48,11 +48,15 @@ impl LineParser for MsrParser {
             return Err(missing(line, &NAMES, n));
         }
         let ticks = num("Timestamp", f[0])?;
-        let time_ns = mul("Timestamp", f[0], ticks, 100)?;
+        let time_ns = mul("Timestamp", f[0], ticks, 100, FILETIME_OVERFLOW)?;
         let device = dev("DiskNumber", f[2])?;
         let op = word_op("Type", f[3], "Read or Write")?;
         let offset = num("Offset", f[4])?;
         let size = nonzero("Size", f[5], num("Size", f[5])?)?;
         Ok(Parsed::Request(RawRequest { time_ns, device, offset, size, op }))
+    }
+
+    fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
+        Address::sep::<6>(line, b',', ("Offset", 4, 1), ("Size", 5, 1))
     }
 }

@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::{
-    Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dec, decimal, dev, is_int,
-    is_num, is_read, missing, mul, nonzero, num, one_of, split_sep, word_op,
+    Address, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dec, decimal, dev,
+    is_int, is_num, is_read, missing, nonzero, num, one_of, sector_bytes, split_sep, word_op,
 };
 use crate::{IoRequest, SECTOR_BYTES};
 
@@ -50,10 +50,14 @@ impl LineParser for SpcParser {
         }
         let device = dev("ASU", f[0])?;
         let lba = num("LBA", f[1])?;
-        let offset = mul("LBA", f[1], lba, SECTOR_BYTES)?;
+        let offset = sector_bytes("LBA", f[1], lba)?;
         let size = nonzero("Size", f[2], num("Size", f[2])?)?;
         let op = word_op("Opcode", f[3], "r or w")?;
         let time_ns = dec("Timestamp", f[4], 9)?;
         Ok(Parsed::Request(RawRequest { time_ns, device, offset, size, op }))
+    }
+
+    fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
+        Address::sep::<5>(line, b',', ("LBA", 1, SECTOR_BYTES), ("Size", 2, 1))
     }
 }

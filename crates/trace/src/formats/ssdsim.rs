@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::{
-    FastLine, FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dev,
-    is_int, is_num, is_read, missing, mul, nonzero, num, sectors, split_ws,
+    Address, FastLine, FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail,
+    dev, is_int, is_num, is_read, missing, nonzero, num, sector_bytes, sectors, split_ws,
 };
 use crate::error::Problem;
 use crate::swar::digit_run;
@@ -179,6 +179,10 @@ impl LineParser for Ascii5 {
             None => general_ascii5(line),
         }
     }
+
+    fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
+        Address::ws::<5>(line, ("lsn", 2, SECTOR_BYTES), ("size", 3, SECTOR_BYTES))
+    }
 }
 
 /// Every other line: split, then parse and check each field, naming the one at fault.
@@ -206,8 +210,8 @@ fn general_ascii5(line: &[u8]) -> R<'_> {
                 });
             }
         };
-        let offset = mul("lsn", f[2], lsn, SECTOR_BYTES)?;
-        let size = mul("size", f[3], sectors, SECTOR_BYTES)?;
+        let offset = sector_bytes("lsn", f[2], lsn)?;
+        let size = sector_bytes("size", f[3], sectors)?;
         Ok(Parsed::Request(RawRequest { time_ns, device, offset, size, op }))
     }
 }

@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::{
-    Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dec, decimal, dev, is_num,
-    is_read, missing, nonzero, num, one_of, split_sep, word_op,
+    Address, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dec, decimal, dev,
+    is_num, is_read, missing, nonzero, num, one_of, split_sep, word_op,
 };
 use crate::IoRequest;
 
@@ -53,5 +53,9 @@ impl LineParser for SystorParser {
         let offset = num("Offset", f[4])?;
         let size = nonzero("Size", f[5], num("Size", f[5])?)?;
         Ok(Parsed::Request(RawRequest { time_ns, device, offset, size, op }))
+    }
+
+    fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
+        Address::sep::<6>(line, b',', ("Offset", 4, 1), ("Size", 5, 1))
     }
 }

@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::{
-    Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, bit_op, dec, dev, is_num,
-    is_read, missing, mul, nonzero, num, one_of, sectors, split_sep,
+    Address, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, bit_op, dec, dev,
+    is_num, is_read, missing, nonzero, num, one_of, sector_bytes, sectors, split_sep,
 };
 use crate::{IoRequest, SECTOR_BYTES};
 
@@ -49,11 +49,15 @@ impl LineParser for TencentParser {
         }
         let time_ns = dec("timestamp", f[0], 9)?;
         let sectors = num("offset", f[1])?;
-        let offset = mul("offset", f[1], sectors, SECTOR_BYTES)?;
+        let offset = sector_bytes("offset", f[1], sectors)?;
         let len = nonzero("size", f[2], num("size", f[2])?)?;
-        let size = mul("size", f[2], len, SECTOR_BYTES)?;
+        let size = sector_bytes("size", f[2], len)?;
         let op = bit_op("io_type", f[3], b"0", b"1", "0 = read, 1 = write")?;
         let device = dev("volume_id", f[4])?;
         Ok(Parsed::Request(RawRequest { time_ns, device, offset, size, op }))
+    }
+
+    fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
+        Address::sep::<5>(line, b',', ("offset", 1, SECTOR_BYTES), ("size", 2, SECTOR_BYTES))
     }
 }
