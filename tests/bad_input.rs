@@ -634,7 +634,7 @@ const MAIN: &[Case] = &[
         ..set(
             "more pages than the page FTL's 32-bit map",
             &["run", "--preset", "mbm", "--set", "nand.geometry.blocks_per_plane=4194304", "@demo"],
-            &["ftl.kind", "32 bits", "blocks_per_plane"],
+            &["nand.geometry", "32 bits", "blocks_per_plane"],
         )
     },
     // ---- huge buffers and memory ----
@@ -643,7 +643,12 @@ const MAIN: &[Case] = &[
         ..set(
             "1 TiB buffer on a 512 GiB device",
             &["run", "--preset", "mbm", "--set", "buffer.size_bytes=1099511627776", "@demo"],
-            &["buffer.size_bytes = 1099511627776", "logical capacity", "or 0 to disable"],
+            &[
+                "--set buffer.size_bytes=1099511627776: ",
+                "buffer.size_bytes: 1099511627776 is larger",
+                "logical capacity",
+                "or 0 to disable",
+            ],
         )
     },
     Case {
@@ -659,7 +664,7 @@ const MAIN: &[Case] = &[
         ..set(
             "buffer smaller than a page",
             &["run", "--preset", "mbm", "--set", "buffer.size_bytes=100", "@demo"],
-            &["buffer.size_bytes = 100", "smaller than one 8192-byte page"],
+            &["--set buffer.size_bytes=100: ", "buffer.size_bytes: 100 is smaller than one 8192-byte page"],
         )
     },
     Case {

@@ -71,13 +71,11 @@ pub struct RunArgs {
 }
 
 /// True if any config source names a device: `--preset`, a `preset` or `[nand]` in a
-/// config file, or a `--set preset=…`/`--set nand.…`.
-fn names_a_device(args: &DeviceArgs, files: &[(String, String)]) -> bool {
+/// config file (`tables`, the files parsed), or a `--set preset=…`/`--set nand.…`.
+fn names_a_device(args: &DeviceArgs, tables: &[toml::Table]) -> bool {
     let device_key = |k: &str| k == "preset" || k == "nand";
     args.preset.is_some()
-        || files
-            .iter()
-            .any(|(_, text)| text.parse::<toml::Table>().is_ok_and(|t| t.keys().any(|k| device_key(k))))
+        || tables.iter().any(|t| t.keys().any(|k| device_key(k)))
         || args.sets.iter().any(|s| {
             let key = s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim();
             device_key(key.split('.').next().unwrap_or(key))
@@ -95,10 +93,15 @@ impl DeviceArgs {
         late: Vec<String>,
     ) -> anyhow::Result<(lamina_engine::config::SimConfig, Vec<String>)> {
         let mut files = Vec::with_capacity(self.configs.len());
+        let mut tables = Vec::with_capacity(self.configs.len());
         for path in &self.configs {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| crate::exit::usage(format!("reading config {}: {e}", path.display())))?;
-            files.push((path.display().to_string(), text));
+            let name = path.display().to_string();
+            // Parsed before any note about what the files say: a syntax error is the
+            // only thing to show then.
+            tables.push(ConfigBuilder::parse_toml(&name, &text)?);
+            files.push((name, text));
         }
         let mut b = ConfigBuilder::new();
         // Where the config comes from, lowest precedence first (issue #8 item 16).
@@ -108,11 +111,8 @@ impl DeviceArgs {
             sources.push(format!("preset {p}"));
             // A file's `preset` applies over --preset (files come later): say so, since
             // the flag looks like the stronger choice.
-            for (name, text) in &files {
-                let theirs = text
-                    .parse::<toml::Table>()
-                    .ok()
-                    .and_then(|t| t.get("preset")?.as_str().map(String::from));
+            for ((name, _), table) in files.iter().zip(&tables) {
+                let theirs = table.get("preset").and_then(|v| v.as_str());
                 if let Some(theirs) = theirs.filter(|t| t != p) {
                     eprintln!(
                         "note: {name} sets preset = \"{theirs}\", which replaces --preset {p} (config files apply over \
@@ -120,7 +120,7 @@ impl DeviceArgs {
                     );
                 }
             }
-        } else if !names_a_device(self, &files) {
+        } else if !names_a_device(self, &tables) {
             eprintln!(
                 "note: no preset or [nand] section given; simulating the default device {DEFAULT_PRESET} \
                  (MQSim's default SSD; choose another with --preset, see `lamina presets`)"
@@ -136,23 +136,26 @@ impl DeviceArgs {
             b = b.toml(name, text)?;
             sources.push(format!("file {name}"));
         }
+        // Each flag named as itself in errors about its key, as in the sources.
+        let mut flag = |b: ConfigBuilder, origin: String, assignment: &str| {
+            let b = b.set_from(&origin, assignment);
+            sources.push(origin);
+            b
+        };
         if let Some(seed) = self.seed {
-            b = b.set(&format!("seed={seed}"))?;
-            sources.push(format!("--seed {seed}"));
+            b = flag(b, format!("--seed {seed}"), &format!("seed={seed}"))?;
         }
         if self.verify {
-            b = b.set("host.verify=true")?;
-            sources.push("--verify".into());
+            b = flag(b, "--verify".into(), "host.verify=true")?;
         }
         for s in late {
-            b = b.set(&s)?;
-            sources.push(format!("trace flag {s}"));
+            b = flag(b, format!("trace flag {s}"), &s)?;
         }
         for s in &self.sets {
             b = b.set(s)?;
             sources.push(format!("--set {s}"));
         }
-        Ok((b.build()?, sources))
+        Ok((b.build_checked()?, sources))
     }
 }
 
@@ -308,11 +311,12 @@ mod tests {
             r: RunArgs,
         }
         let args = |a: &[&str]| P::parse_from([&["x"], a, &["t"]].concat()).r.device;
+        let file = |text: &str| [text.parse::<toml::Table>().unwrap()];
         assert!(!names_a_device(&args(&[]), &[]));
-        assert!(!names_a_device(&args(&["--set", "host.queue_depth=4"]), &[("c".into(), "seed = 1".into())]));
+        assert!(!names_a_device(&args(&["--set", "host.queue_depth=4"]), &file("seed = 1")));
         assert!(names_a_device(&args(&["--preset", "mbm"]), &[]));
         assert!(names_a_device(&args(&["--set", "nand.geometry.channels=2"]), &[]));
-        assert!(names_a_device(&args(&[]), &[("c".into(), "[nand.timing]\nt_r = 1".into())]));
-        assert!(names_a_device(&args(&[]), &[("c".into(), "preset = \"pen\"".into())]));
+        assert!(names_a_device(&args(&[]), &file("[nand.timing]\nt_r = 1")));
+        assert!(names_a_device(&args(&[]), &file("preset = \"pen\"")));
     }
 }

@@ -338,7 +338,8 @@ pub(crate) fn check(b: &SimulationBuilder) -> Result<MemoryBudget, BuildError> {
     if cfg.host.verify && logical_pages > u32::MAX as u64 {
         return Err(BuildError::VerifyTooLarge(logical_pages));
     }
-    check_buffer(cfg, &geometry, logical_pages)?;
+    check_buffer(cfg, &geometry, logical_pages)
+        .map_err(|reason| BudgetError::Buffer { size: cfg.buffer.size_bytes, reason })?;
     let budget = estimate(cfg, &geometry, logical_pages, b.ftl.is_none());
     if let Some((limit, source)) = b.memory_limit.resolve()? {
         let needed = budget.full_bytes();
@@ -374,23 +375,23 @@ pub(crate) fn check(b: &SimulationBuilder) -> Result<MemoryBudget, BuildError> {
 }
 
 /// `buffer.size_bytes`: zero, or between one page and the logical capacity, with a slot
-/// count that fits the buffer's 32-bit slot index.
-fn check_buffer(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64) -> Result<(), BudgetError> {
+/// count that fits the buffer's 32-bit slot index. The error is why not, with the
+/// remedy, worded to follow the size (`100 is smaller than …`).
+pub(crate) fn check_buffer(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64) -> Result<(), String> {
     let size = cfg.buffer.size_bytes;
     if size == 0 {
         return Ok(());
     }
     let page = geometry.page_size_bytes() as u64;
     let capacity = logical_pages.saturating_mul(page);
-    let bad = |reason: String| Err(BudgetError::Buffer { size, reason });
     if size < page {
-        return bad(format!(
+        return Err(format!(
             "smaller than one {page}-byte page, so no page would fit; give 0 to disable the buffer or at \
              least {page}"
         ));
     }
     if size > capacity {
-        return bad(format!(
+        return Err(format!(
             "larger than the device's logical capacity of {capacity} bytes ({}); a buffer that holds the \
              whole device never flushes under pressure. Give at most {capacity} (a real SSD's DRAM cache \
              is well under 1 % of its capacity), or 0 to disable the buffer",
@@ -398,8 +399,8 @@ fn check_buffer(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64) -> Res
         ));
     }
     if size / page >= u32::MAX as u64 {
-        return bad(format!(
-            "{} pages exceed the buffer's 32-bit slot index; give less than {} bytes",
+        return Err(format!(
+            "too large for the buffer's 32-bit slot index ({} pages); give less than {} bytes",
             size / page,
             (u32::MAX as u64) * page
         ));

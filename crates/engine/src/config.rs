@@ -318,13 +318,33 @@ impl ConfigBuilder {
 
     /// Merge a TOML document (e.g. a config file's contents).
     pub fn toml(mut self, source_name: &str, text: &str) -> Result<Self, ConfigError> {
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Parse {
-            source_name: source_name.into(),
-            message: e.to_string(),
-        })?;
+        let table = Self::parse_toml(source_name, text)?;
         self.note_origin(source_name.into(), Some(text), "", &table);
         merge(&mut self.doc, table);
         Ok(self)
+    }
+
+    /// Parse TOML document `text` (named `source_name`, e.g. a config file's path). A
+    /// syntax error is `SOURCE:LINE:COLUMN: TOML parse error: WHAT`, then the line with a
+    /// caret under the column.
+    pub fn parse_toml(source_name: &str, text: &str) -> Result<toml::Table, ConfigError> {
+        text.parse().map_err(|e: toml::de::Error| {
+            let at = e.span().map(|s| s.start.min(text.len())).filter(|&at| text.is_char_boundary(at));
+            let Some(at) = at else {
+                return ConfigError::Parse { source_name: source_name.into(), message: e.to_string() };
+            };
+            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let line = text[..at].matches('\n').count() + 1;
+            let before = &text[line_start..at];
+            let column = before.chars().count() + 1;
+            let shown = text[line_start..].lines().next().unwrap_or_default();
+            // Tabs kept, so that the caret lines up under the column as the line shows.
+            let pad: String = before.chars().map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+            ConfigError::Parse {
+                source_name: format!("{source_name}:{line}:{column}"),
+                message: format!("TOML parse error: {}\n  {shown}\n  {pad}^", e.message().trim_end()),
+            }
+        })
     }
 
     /// Record source `name` (with its TOML `text`, if a document) as the origin of every
@@ -396,7 +416,14 @@ impl ConfigBuilder {
 
     /// Apply one `dotted.key=value` override. The value is parsed as a TOML value; if that
     /// fails it is taken as a string (so `--set nand.timing.t_r=78us` works).
-    pub fn set(mut self, assignment: &str) -> Result<Self, ConfigError> {
+    pub fn set(self, assignment: &str) -> Result<Self, ConfigError> {
+        let origin = format!("--set {}", assignment.trim());
+        self.set_from(&origin, assignment)
+    }
+
+    /// [`Self::set`] for an assignment that stands for another option (`--seed 3` is
+    /// `seed=3`): errors about its key name `origin` as where it was given.
+    pub fn set_from(mut self, origin: &str, assignment: &str) -> Result<Self, ConfigError> {
         let (key, raw) = assignment.split_once('=').ok_or_else(|| ConfigError::BadSet(assignment.into()))?;
         let key = key.trim();
         if key.is_empty() || key.split('.').any(|p| p.is_empty()) {
@@ -420,12 +447,30 @@ impl ConfigBuilder {
         leaf.insert(parts[parts.len() - 1].to_owned(), value.clone());
         let parent = parts[..parts.len() - 1].join(".");
         table.insert(parts[parts.len() - 1].to_owned(), value);
-        self.note_origin(format!("--set {}", assignment.trim()), None, &parent, &leaf);
+        self.note_origin(origin.to_owned(), None, &parent, &leaf);
         Ok(self)
     }
 
-    /// Resolve the preset, deserialize (unknown keys are errors) and validate.
+    /// Resolve the preset, deserialize (unknown keys are errors) and validate each key
+    /// ([`SimConfig::check`]). Whether the device takes the config (the FTL, the buffer,
+    /// remapping against the geometry) is left to [`crate::SimulationBuilder::build`],
+    /// for a caller that brings its own FTL or adjusts the config until the device takes
+    /// it; [`Self::build_checked`] checks that too.
     pub fn build(mut self) -> Result<SimConfig, ConfigError> {
+        self.resolve()
+    }
+
+    /// [`Self::build`], then [`SimConfig::check_against_device`]: what building a
+    /// simulation with the built-in FTL checks about the config, with errors that say
+    /// where the key was given like every other (`FILE:LINE` or `--set …`). The command
+    /// line loads configs with this.
+    pub fn build_checked(mut self) -> Result<SimConfig, ConfigError> {
+        let cfg = self.resolve()?;
+        cfg.check_against_device().map_err(|e| self.located(e))?;
+        Ok(cfg)
+    }
+
+    fn resolve(&mut self) -> Result<SimConfig, ConfigError> {
         let mut doc = std::mem::take(&mut self.doc);
         // The preset's own `[nand]`, kept for the examples of error messages.
         let mut preset_nand = None;
@@ -449,6 +494,7 @@ impl ConfigBuilder {
             let message = e.to_string();
             let message = explain_non_name(&doc, &message)
                 .or_else(|| explain_non_table(preset_nand.as_ref(), &message))
+                .or_else(|| explain_missing_without_preset(preset_nand.is_some(), &message))
                 .unwrap_or(message);
             self.located(ConfigError::Parse { source_name: "config".into(), message })
         })?;
@@ -507,6 +553,23 @@ fn explain_non_table(preset_nand: Option<&toml::Table>, message: &str) -> Option
     Some(format!(
         "{given} where `{key}` takes a table of settings (`[{key}]`, or `{key} = {{ … }}`){}\nin `{key}`",
         example.unwrap_or_default()
+    ))
+}
+
+/// The deserializer's message for a `[nand]` key missing when no preset is given
+/// (`missing field `channels``, after e.g. `--set nand.geometry.pages_per_block=64` alone)
+/// does not say that without a preset `[nand]` must describe the whole device, nor how to
+/// change only some keys of one. Say both. `None` for any other message (or with a preset).
+fn explain_missing_without_preset(has_preset: bool, message: &str) -> Option<String> {
+    let key = key_of_message(message)?;
+    if has_preset || !(key == "nand" || key.starts_with("nand.")) {
+        return None;
+    }
+    let head = message.lines().next()?.strip_prefix("missing field ")?;
+    Some(format!(
+        "missing field {head}: no preset is given, so [nand] must describe the whole device; to change \
+         only some keys of a preset's device, name it (--preset NAME, or `preset = \"NAME\"` in a config \
+         file; see `lamina presets`)\nin `{key}`"
     ))
 }
 
@@ -671,6 +734,46 @@ impl SimConfig {
             }
         }
         Ok(())
+    }
+
+    /// The checks that need the device: `[nand]` itself, then `[ftl]`, `[trace]`,
+    /// `buffer.size_bytes` and `[remap]` against it, as building a
+    /// simulation with the built-in FTL runs them ([`ConfigBuilder::build_checked`] runs
+    /// them at load, so that their errors say where the key was given). Each rule lives
+    /// in its section's validation; this only names the key in full.
+    pub fn check_against_device(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, reason: String| ConfigError::Invalid { key, reason };
+        let spec = self.nand.validate().map_err(|e| invalid(format!("nand.{}", e.key), e.reason))?;
+        let geometry = spec.geometry();
+        let ftl = self.ftl.validate(geometry).map_err(|e| invalid(e.key.into(), e.reason))?;
+        self.trace.validate().map_err(|e| match e {
+            lamina_trace::TraceError::Options { key, message } => invalid(format!("trace.{key}"), message),
+            e => invalid("trace".into(), e.to_string()),
+        })?;
+        crate::budget::check_buffer(self, geometry, ftl.logical_pages()).map_err(|reason| {
+            invalid("buffer.size_bytes".into(), format!("{} is {reason}", self.buffer.size_bytes))
+        })?;
+        let units = geometry.page_size_bytes() / geometry.partial_read_bytes();
+        let replicated = self.ftl.replication != lamina_ftl::Replication::None;
+        self.remap.validate(units, ftl.host_pages(), replicated).map_err(|e| invalid(e.key.into(), e.msg))
+    }
+
+    /// Warnings a run's report carries about this configuration: values that take
+    /// effect other than as written (a seed nothing draws from, a GC threshold raised to
+    /// the least GC allows).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.seed != 0 && !self.seed_matters() {
+            w.push(format!(
+                "seed {} has no effect: nothing in this configuration draws random numbers (only [precondition] does); runs with other seeds are identical",
+                self.seed
+            ));
+        }
+        let ftl = self.nand.geometry.validate().ok().and_then(|g| self.ftl.validate(&g).ok());
+        if let Some(raised) = ftl.as_ref().and_then(|f| f.gc_threshold_raised()) {
+            w.push(raised.to_owned());
+        }
+        w
     }
 
     /// Why the `soml` scheduler cannot run on this device (it has no `[nand.soml]`), and

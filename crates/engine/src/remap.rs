@@ -87,12 +87,24 @@ impl RemapConfig {
     }
 
     /// Check the section against the device: `units_per_page` partial-read units per
-    /// page, `logical_pages` host-addressable pages before the reservation.
-    pub fn validate(&self, units_per_page: u32, logical_pages: u64) -> Result<(), RemapConfigError> {
+    /// page, `logical_pages` host-addressable pages before the reservation, `replicated`
+    /// if the FTL keeps a second copy of every page (`ftl.replication`).
+    pub fn validate(
+        &self,
+        units_per_page: u32,
+        logical_pages: u64,
+        replicated: bool,
+    ) -> Result<(), RemapConfigError> {
         if !self.enabled() {
             return Ok(());
         }
         let bad = |key: &'static str, msg: String| Err(RemapConfigError { key, msg });
+        if replicated {
+            return bad(
+                "remap.policy",
+                "remapping and ftl.replication cannot be combined; set one of them to \"none\"".into(),
+            );
+        }
         if !(2..=MAX_UNITS_PER_PAGE).contains(&units_per_page) {
             return bad(
                 "remap.policy",

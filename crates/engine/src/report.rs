@@ -36,6 +36,14 @@ use crate::stats::{
     percentile_label,
 };
 
+/// Fewest replayed requests over which the text summary's `coarse timestamps` line
+/// judges arrivals that never share an instant. Fewer say nothing: one gap is its own
+/// gcd (two requests 1 s apart are "multiples of 1 s"), and the gcd of a few gaps is as
+/// likely a factor they happen to share as the clock's resolution; 15 distances from the
+/// first arrival are enough. Requests that share an instant show a coarse clock
+/// themselves, however few.
+const COARSE_MIN_REQUESTS: u64 = 16;
+
 /// Trace identity in the report, and every transform that changed the workload.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, JsonSchema)]
 pub struct TraceInfo {
@@ -94,18 +102,20 @@ impl TraceInfo {
                 t.reordered
             );
         }
+        let judged = self.requests >= COARSE_MIN_REQUESTS || t.max_same_instant > 1;
         let coarse = t.time_resolution_ns >= lamina_trace::COARSE_RESOLUTION_NS;
-        if coarse || t.max_same_instant >= lamina_trace::CROWDED_INSTANT {
+        if judged && (coarse || t.max_same_instant >= lamina_trace::CROWDED_INSTANT) {
             let res = if t.time_resolution_ns == 0 {
                 "every request arrives at one instant".to_owned()
             } else {
                 format!("timestamps are multiples of {}", duration(t.time_resolution_ns))
             };
-            let _ = writeln!(
-                s,
-                "  coarse timestamps: {res}; up to {} requests arrive at the same instant",
-                t.max_same_instant
-            );
+            let crowd = if t.max_same_instant > 1 {
+                format!("up to {} requests arrive at the same instant", t.max_same_instant)
+            } else {
+                "no two requests arrive at the same instant".to_owned()
+            };
+            let _ = writeln!(s, "  coarse timestamps: {res}; {crowd}");
         }
         if t.outliers > 0 {
             let _ = writeln!(s, "  outliers: {} absurd arrival gaps (see warnings)", t.outliers);
@@ -618,6 +628,48 @@ pub struct PreconditionSummary {
     pub erases: u64,
 }
 
+impl PreconditionSummary {
+    /// The text summary's preconditioning line. Steady state is only sought by
+    /// overwrites: with no page filled (`precondition.fill_fraction` 0, or too small for
+    /// one page) preconditioning was skipped, and with no overwrite window
+    /// (`precondition.max_overwrite_passes` 0) there was no attempt; neither is a
+    /// failure to reach it.
+    fn write_line(&self, s: &mut String) {
+        if self.filled_pages == 0 {
+            let _ = writeln!(
+                s,
+                "preconditioning skipped: precondition.fill_fraction fills no page of this device, so \
+                 nothing was written or overwritten towards steady state"
+            );
+            return;
+        }
+        let overwrites = if self.windows == 0 {
+            "no overwrites (precondition.max_overwrite_passes allows none), steady state not sought"
+                .to_owned()
+        } else {
+            format!(
+                "{} overwrites in {} windows, {} (last window WAF {})",
+                self.overwrites,
+                self.windows,
+                if self.steady_state {
+                    "steady state reached"
+                } else {
+                    "steady state NOT reached (pass bound)"
+                },
+                fmt_waf(self.last_window_waf)
+            )
+        };
+        let _ = writeln!(
+            s,
+            "preconditioned: {} pages filled, {overwrites}, WAF {}, {} pages programmed, {} erases",
+            self.filled_pages,
+            fmt_waf(self.waf),
+            self.pages_programmed,
+            self.erases
+        );
+    }
+}
+
 /// Everything a run measured.
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]
 pub struct Report {
@@ -773,18 +825,7 @@ impl Report {
             let _ = writeln!(s, "  config: {}", self.config_sources.join(" < "));
         }
         if let Some(p) = &self.precondition {
-            let _ = writeln!(
-                s,
-                "preconditioned: {} pages filled, {} overwrites in {} windows, {} (last window WAF {}), WAF {}, {} pages programmed, {} erases",
-                p.filled_pages,
-                p.overwrites,
-                p.windows,
-                if p.steady_state { "steady state reached" } else { "steady state NOT reached (pass bound)" },
-                fmt_waf(p.last_window_waf),
-                fmt_waf(p.waf),
-                p.pages_programmed,
-                p.erases
-            );
+            p.write_line(&mut s);
         }
         for w in &self.warnings {
             let _ = writeln!(s, "warning: {w}");

@@ -124,14 +124,8 @@ impl SimulationBuilder {
             return Err(BuildError::VerifyTooLarge(ftl.logical_pages()));
         }
         let geo = device.geometry();
-        cfg.remap.validate(geo.page_size_bytes() / geo.partial_read_bytes(), ftl.host_pages())?;
-        if cfg.remap.enabled() && ftl.replica(lamina_nand_model::Lpn(0)).is_some() {
-            return Err(crate::remap::RemapConfigError {
-                key: "remap.policy",
-                msg: "remapping and ftl.replication cannot be combined; set one of them to \"none\"".into(),
-            }
-            .into());
-        }
+        let replicated = ftl.replica(lamina_nand_model::Lpn(0)).is_some();
+        cfg.remap.validate(geo.page_size_bytes() / geo.partial_read_bytes(), ftl.host_pages(), replicated)?;
         let placement = cfg.sched.placement.build_with(cfg.sched.lacr, cfg.sched.mcs);
         let planes = device.geometry().planes_per_die();
         let scheduler = cfg.sched.scheduler.build(lamina_sched::SchedulerParams {
@@ -314,14 +308,7 @@ impl Simulation {
 
     /// Warnings about how to read this run's numbers.
     fn warnings(&self) -> Vec<String> {
-        let mut w = Vec::new();
-        if self.cfg.seed != 0 && !self.cfg.seed_matters() {
-            w.push(format!(
-                "seed {} has no effect: nothing in this configuration draws random numbers (only [precondition] does); runs with other seeds are identical",
-                self.cfg.seed
-            ));
-        }
-        w
+        self.cfg.warnings()
     }
 
     /// Build the report of a finished run.

@@ -37,7 +37,7 @@ const REFUSED: &[Case] = &[
         "mbm",
         &["nand.geometry.blocks_per_plane=4194304"],
         16 * GIB,
-        &["ftl.kind", "32 bits", "blocks_per_plane"],
+        &["nand.geometry", "32 bits", "blocks_per_plane"],
     ),
     ("mbm", &["nand.geometry.blocks_per_plane=4294967295"], 16 * GIB, &["geometry.blocks_per_plane"]),
     // Fits the index widths but not the memory limit: named key, estimate and limit.

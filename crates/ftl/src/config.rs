@@ -496,7 +496,8 @@ pub enum GcThreshold {
     /// An absolute count of free blocks per plane (at least 2).
     FreeBlocks(u32),
     /// A fraction of the blocks of a plane, rounded up, and raised to 2 if smaller
-    /// (two free blocks are the least that keeps GC safe; see `docs/ftl.md`).
+    /// (two free blocks are the least that keeps GC safe; see `docs/ftl.md`); a raise is
+    /// reported ([`ValidatedFtlConfig::gc_threshold_raised`]).
     FreeFraction(f64),
 }
 
@@ -769,6 +770,7 @@ pub struct ValidatedFtlConfig {
     pub(crate) logical_pages: u64,
     pub(crate) host_pages: u64,
     pub(crate) gc_threshold_blocks: u32,
+    pub(crate) gc_threshold_raised: Option<String>,
 }
 
 impl ValidatedFtlConfig {
@@ -789,6 +791,12 @@ impl ValidatedFtlConfig {
     /// GC starts on a plane when its free blocks drop below this (≥ 2).
     pub fn gc_threshold_blocks(&self) -> u32 {
         self.gc_threshold_blocks
+    }
+    /// Why [`Self::gc_threshold_blocks`] is more than `ftl.gc_threshold` asks for on
+    /// this device, naming the key (`None` if it is not): a fraction of a small plane
+    /// rounds below the least GC allows. Run reports carry it as a warning.
+    pub fn gc_threshold_raised(&self) -> Option<&str> {
+        self.gc_threshold_raised.as_deref()
     }
 }
 
@@ -822,8 +830,9 @@ impl FtlConfig {
         }
         let total = geometry.total_pages();
         if total >= u32::MAX as u64 {
+            // Every FTL kind has this limit: the key at fault is the device's size.
             return Err(err(
-                "ftl.kind",
+                "nand.geometry",
                 format!(
                     "Lamina's FTLs index physical pages with 32 bits and the device has {total} pages; \
                      make the geometry smaller (nand.geometry.blocks_per_plane or another count) so that \
@@ -838,33 +847,7 @@ impl FtlConfig {
             return Err(err("ftl.overprovisioning", "leaves no logical page"));
         }
         let blocks = geometry.blocks_per_plane();
-        let gc_threshold_blocks = match self.gc_threshold {
-            GcThreshold::FreeBlocks(n) => {
-                if n < 2 {
-                    return Err(err(
-                        "ftl.gc_threshold",
-                        format!("free_blocks = {n}: at least 2 (GC keeps one block in reserve)"),
-                    ));
-                }
-                n
-            }
-            GcThreshold::FreeFraction(f) => {
-                if !f.is_finite() || !(0.0..1.0).contains(&f) {
-                    return Err(err("ftl.gc_threshold", format!("free_fraction = {f} is not in [0, 1)")));
-                }
-                ((f * blocks as f64).ceil() as u32).max(2)
-            }
-        };
-        // The cached mapping keeps a second open block per plane (translation pages): one
-        // more block of GC reserve (docs/ftl.md, "Cached mapping").
-        let gc_threshold_blocks =
-            if self.mapping == Mapping::Cached { gc_threshold_blocks.max(3) } else { gc_threshold_blocks };
-        if gc_threshold_blocks + 1 >= blocks {
-            return Err(err(
-                "ftl.gc_threshold",
-                format!("{gc_threshold_blocks} free blocks leaves no room in a plane of {blocks} blocks"),
-            ));
-        }
+        let (gc_threshold_blocks, gc_threshold_raised) = self.resolve_gc_threshold(blocks)?;
         let logical_pages = match self.kind {
             FtlKind::Page | FtlKind::Mbm | FtlKind::Tbm => {
                 let planes = geometry.total_planes() as u64;
@@ -911,7 +894,62 @@ impl FtlConfig {
                 h
             }
         };
-        Ok(ValidatedFtlConfig { config: self.clone(), logical_pages, host_pages, gc_threshold_blocks })
+        Ok(ValidatedFtlConfig {
+            config: self.clone(),
+            logical_pages,
+            host_pages,
+            gc_threshold_blocks,
+            gc_threshold_raised,
+        })
+    }
+
+    /// `ftl.gc_threshold` in blocks of a plane of `blocks`, and why it is more than the
+    /// key asks for (`None` if it is not). A fraction rounds up and is raised to 2 (GC
+    /// keeps one block in reserve), so a fraction stays meaningful on every plane size; the
+    /// cached mapping keeps a second open block per plane (translation pages), one more
+    /// block of GC reserve (docs/ftl.md, "Cached mapping"). The threshold must leave room
+    /// for data in the plane.
+    fn resolve_gc_threshold(&self, blocks: u32) -> Result<(u32, Option<String>), FtlConfigError> {
+        let (asked, given) = match self.gc_threshold {
+            GcThreshold::FreeBlocks(n) => {
+                if n < 2 {
+                    return Err(err(
+                        "ftl.gc_threshold",
+                        format!("free_blocks = {n}: at least 2 (GC keeps one block in reserve)"),
+                    ));
+                }
+                (n, format!("free_blocks = {n}"))
+            }
+            GcThreshold::FreeFraction(f) => {
+                if !f.is_finite() || !(0.0..1.0).contains(&f) {
+                    return Err(err("ftl.gc_threshold", format!("free_fraction = {f} is not in [0, 1)")));
+                }
+                let n = (f * blocks as f64).ceil() as u32;
+                (n, format!("free_fraction = {f} of a plane's {blocks} blocks is {n} blocks (rounded up)"))
+            }
+        };
+        let (least, why) = match self.mapping {
+            Mapping::Ideal => (2, "GC keeps one block in reserve"),
+            Mapping::Cached => (
+                3,
+                "GC keeps one block in reserve and the cached mapping a second open block for translation pages",
+            ),
+        };
+        let threshold = asked.max(least);
+        if threshold + 1 >= blocks {
+            return Err(err(
+                "ftl.gc_threshold",
+                format!("{threshold} free blocks leaves no room in a plane of {blocks} blocks"),
+            ));
+        }
+        let raised = (threshold > asked).then(|| {
+            format!(
+                "ftl.gc_threshold: {given}, fewer than GC allows; GC starts below {threshold} free blocks \
+                 instead (the least: {why}); give `ftl.gc_threshold = {{ free_blocks = {threshold} }}` or \
+                 more to say so"
+            )
+        });
+        Ok((threshold, raised))
     }
 
     /// `ftl.mapping` and `ftl.cmt_entries` fit together: a CMT size only with the cached
@@ -1140,6 +1178,42 @@ mod tests {
         assert_eq!(c.validate(&g).unwrap().gc_threshold_blocks, 2);
     }
 
+    /// Story (new-user trial): `free_fraction = 0` ran with a threshold of 2 blocks and
+    /// nothing said so. The raise is kept (a fraction must work on every plane size) and
+    /// explained, naming the key, the value, the count used and how to choose one.
+    #[test]
+    fn a_threshold_raised_to_the_least_allowed_says_why() {
+        let g = geo(1, 1, 1, 1, 100, 10);
+        let with = |t, mapping| FtlConfig { gc_threshold: t, mapping, ..Default::default() };
+        let v = with(GcThreshold::FreeFraction(0.0), Mapping::Ideal).validate(&g).unwrap();
+        assert_eq!(v.gc_threshold_blocks(), 2);
+        let why = v.gc_threshold_raised().expect("raised");
+        for want in [
+            "ftl.gc_threshold",
+            "free_fraction = 0 of a plane's 100 blocks is 0",
+            "below 2",
+            "free_blocks = 2",
+        ] {
+            assert!(why.contains(want), "want {want:?} in {why}");
+        }
+        // 0.015 × 100 = 1.5, rounded up to 2: not raised.
+        let v = with(GcThreshold::FreeFraction(0.015), Mapping::Ideal).validate(&g).unwrap();
+        assert_eq!((v.gc_threshold_blocks(), v.gc_threshold_raised()), (2, None));
+        assert_eq!(
+            with(GcThreshold::FreeBlocks(4), Mapping::Ideal).validate(&g).unwrap().gc_threshold_raised(),
+            None
+        );
+        // The cached mapping's floor of 3.
+        let v = with(GcThreshold::FreeBlocks(2), Mapping::Cached).validate(&g).unwrap();
+        assert_eq!(v.gc_threshold_blocks(), 3);
+        assert!(
+            v.gc_threshold_raised()
+                .unwrap()
+                .contains("free_blocks = 2, fewer than GC allows; GC starts below 3"),
+            "{v:?}"
+        );
+    }
+
     #[test]
     fn errors_name_the_key() {
         let g = geo(1, 1, 1, 2, 16, 8);
@@ -1176,7 +1250,9 @@ mod tests {
     fn a_device_beyond_32_bit_page_numbers_is_refused_with_a_remedy() {
         let g = geo(1, 1, 1, 1, 1 << 20, 4096); // 2^32 pages
         let e = FtlConfig::default().validate(&g).unwrap_err();
-        assert_eq!(e.key, "ftl.kind");
+        // The device's size, not the FTL kind (every kind has the limit), so that a config
+        // error says where the geometry was given.
+        assert_eq!(e.key, "nand.geometry");
         assert!(e.reason.contains("4294967296 pages") && e.reason.contains("blocks_per_plane"), "{e}");
     }
 

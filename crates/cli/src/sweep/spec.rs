@@ -414,7 +414,9 @@ impl Plan {
                     b = b.set(&format!("{key}={value}")).with_context(what)?;
                 }
             }
-            let cfg = b.build().with_context(what)?;
+            // Checked against the device too (the FTL, the buffer, remapping), so that a run
+            // that cannot be built is refused before any run, saying where its key was set.
+            let cfg = b.build_checked().with_context(what)?;
             // Every metric names a value the reports will have, checked before any run
             // (the `config.` ones against each run's resolved config).
             if index == 0 || spec.metrics.iter().any(|m| m.starts_with("config.")) {
@@ -430,8 +432,6 @@ impl Plan {
                 }
             }
             check_percentile_metrics(&spec.metrics, &cfg).with_context(what)?;
-            cfg.nand.validate().with_context(what)?;
-            cfg.trace.validate().with_context(what)?;
             let trace_pick = picks[0];
             let trace = root.join(&spec.traces[trace_pick]);
             if !trace.is_file() {
