@@ -449,16 +449,20 @@ fn counters(cfg: &SimConfig, c: &TraceCounts, r: &Report, out: &mut Vec<Violatio
         );
     }
     if f.host_programs > 0 {
-        let waf = (f.host_programs + f.gc_programs) as f64 / f.host_programs as f64;
+        // A cached mapping's translation pages programmed count too.
+        let translation =
+            r.mapping.as_ref().map_or(0, |m| m.translation_page_writes + m.translation_gc_moves);
+        let waf = (f.host_programs + f.gc_programs + translation) as f64 / f.host_programs as f64;
         let got = r.waf.unwrap_or(f64::NAN);
         ensure!(
             out,
             "waf.formula",
             close(got, waf),
-            "waf {:?} != (host {} + gc {}) / host",
+            "waf {:?} != (host {} + gc {} + translation {}) / host",
             r.waf,
             f.host_programs,
-            f.gc_programs
+            f.gc_programs,
+            translation
         );
         ensure!(out, "waf.range", got >= 1.0, "waf {:?} < 1", r.waf);
     } else {
