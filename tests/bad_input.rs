@@ -237,6 +237,27 @@ const MAIN: &[Case] = &[
         &["run", "--preset", "mbm", "--set", "trace.time_scale=-1", "@demo"],
         &["time_scale must be positive"],
     ),
+    // New-user trial: a huge float was quoted with its 301 digits, as "not a positive
+    // number"; now as written, with the bound and a remedy, and the key named.
+    Case {
+        first_not: &["000000000000000000000"],
+        anywhere: &["in `trace.time_scale`"],
+        ..set(
+            "time scale too large",
+            &["run", "--preset", "mbm", "--set", "trace.time_scale=1e300", "@demo"],
+            &["time scale \"1e300\" is too large", "use a smaller factor"],
+        )
+    },
+    Case {
+        files: &[("c.toml", Content::Text("[trace]\ntime_scale = 1e-300\n"))],
+        first_not: &["000000000000000000000"],
+        anywhere: &["in `trace.time_scale`"],
+        ..set(
+            "time scale too small in a config file",
+            &["run", "--preset", "mbm", "--config", "@c.toml", "@demo"],
+            &["c.toml:2", "time scale \"1e-300\" is too small", "use a larger factor"],
+        )
+    },
     set(
         "negative trace limit",
         &["run", "--preset", "mbm", "--set", "trace.limit=-1", "@demo"],
@@ -855,7 +876,14 @@ const MAIN: &[Case] = &[
         "mqsim: bad type",
         &["run", "--preset", "mbm", "--format", "mqsim", "@t"],
         "0 0 100 8 7\n",
-        &[":1: field `op`"],
+        &[":1: field `type`"],
+    ),
+    // New-user trial: an MQSim trace's errors named SSDsim's field (`lsn`).
+    trace(
+        "mqsim: bad lba_sector",
+        &["run", "--preset", "mbm", "--format", "mqsim", "@t"],
+        "0 0 1x 8 1\n",
+        &[":1: field `lba_sector`", "\"1x\" is not a number"],
     ),
     trace(
         "msr: bad Type",

@@ -52,22 +52,10 @@ impl Arrival {
     /// is [`Arrival::check`]'s question.
     pub fn poisson(rate: &str) -> Result<Arrival, String> {
         let bad = || format!("{rate:?} is not a positive number of IOPS (e.g. 5000, 2500.5 or 1e4)");
-        let (mantissa, exp) = match rate.trim().split_once(['e', 'E']) {
-            Some((m, e)) => (m, e.strip_prefix('+').unwrap_or(e).parse::<i32>().map_err(|_| bad())?),
-            None => (rate.trim(), 0),
-        };
-        let r: super::TimeScale = mantissa.parse().map_err(|_| bad())?;
-        let pow = 10u64.checked_pow(exp.unsigned_abs()).filter(|_| exp.abs() <= 18);
-        let too_far = || format!("{rate:?} IOPS is outside {}", rate_range_text(None));
-        let (num, den) = match pow {
-            Some(p) if exp >= 0 => (r.num as u128 * p as u128, r.den as u128),
-            Some(p) => (r.num as u128, r.den as u128 * p as u128),
-            None => return Err(too_far()),
-        };
-        let g = gcd128(num, den);
-        match (u64::try_from(num / g), u64::try_from(den / g)) {
-            (Ok(num), Ok(den)) => Ok(Arrival::Poisson { num, den }),
-            _ => Err(too_far()),
+        match crate::options::exact_ratio(rate) {
+            Ok((num, den)) => Ok(Arrival::Poisson { num, den }),
+            Err(crate::options::RatioError::NotPositive) => Err(bad()),
+            Err(_) => Err(format!("{rate:?} IOPS is outside {}", rate_range_text(None))),
         }
     }
 
@@ -102,13 +90,6 @@ impl Arrival {
         }
         Ok(())
     }
-}
-
-fn gcd128(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a.max(1)
 }
 
 /// A rate `num/den` as written back to the user: an integer, or a decimal.
@@ -215,7 +196,10 @@ impl SizeDist {
         }
     }
 
-    fn validate(&self) -> Result<(), String> {
+    /// Check the distribution: every size positive and a multiple of 512 bytes, a range's
+    /// minimum at most its maximum, a histogram with some weight ([`Generator::new`] runs
+    /// the same check; call it first to tell which flag or key gave the sizes).
+    pub fn validate(&self) -> Result<(), String> {
         let sizes = self.sizes();
         if sizes.is_empty() || sizes.contains(&0) {
             return Err("sizes must be positive (and at least one given)".into());

@@ -271,48 +271,151 @@ impl Default for TimeScale {
 
 impl FromStr for TimeScale {
     type Err = String;
-    /// `"2"`, `"0.5"`, `"1/3"`, `"2.5/7"` — decimals are exact (up to 18 fraction digits).
+    /// `"2"`, `"0.5"`, `"1/3"`, `"2.5/7"`, `"1e3"`, `"2.5e-3"` — exact (see [`exact_ratio`]).
     fn from_str(s: &str) -> Result<TimeScale, String> {
-        let err = || format!("time scale {s:?}: expected a positive number or fraction like 0.5 or 1/3");
-        let (a, b) = match s.trim().split_once('/') {
-            Some((a, b)) => (a.trim(), b.trim()),
-            None => (s.trim(), "1"),
-        };
-        let (an, ad) = decimal_rational(a).ok_or_else(err)?;
-        let (bn, bd) = decimal_rational(b).ok_or_else(err)?;
-        let num = an as u128 * bd as u128;
-        let den = ad as u128 * bn as u128;
-        if num == 0 || den == 0 {
-            return Err(err());
-        }
-        let g = {
-            let (mut x, mut y) = (num, den);
-            while y != 0 {
-                (x, y) = (y, x % y);
-            }
-            x
-        };
-        let (num, den) = (num / g, den / g);
-        match (u64::try_from(num), u64::try_from(den)) {
-            (Ok(n), Ok(d)) => Ok(TimeScale { num: n, den: d }),
-            _ => Err(format!("time scale {s:?} is too precise")),
+        let shown = s.trim();
+        match exact_ratio(shown) {
+            Ok((num, den)) => Ok(TimeScale { num, den }),
+            Err(RatioError::NotPositive) => Err(format!(
+                "time scale {shown:?}: expected a positive number or fraction like 0.5, 1/3 or 2.5e-3"
+            )),
+            Err(RatioError::TooLarge) => Err(format!(
+                "time scale {shown:?} is too large: above {max} (about 1.8e19) every arrival 1 ns or more \
+                 after the first lies beyond the 64-bit nanosecond clock (about 584 years); use a smaller \
+                 factor (2 replays twice as slow, 0.5 twice as fast)",
+                max = u64::MAX
+            )),
+            Err(RatioError::TooSmall) => Err(format!(
+                "time scale {shown:?} is too small: below 1/{max} (about 5.4e-20) every arrival within 584 \
+                 years of the first becomes 0; use a larger factor (0.001 replays 1000 times as fast)",
+                max = u64::MAX
+            )),
+            Err(RatioError::TooPrecise) => Err(format!(
+                "time scale {shown:?} is too precise: as an exact fraction its numerator or denominator \
+                 exceeds 2^64 - 1; round it to fewer digits"
+            )),
         }
     }
 }
 
-/// `"12.25"` → (1225, 100).
-fn decimal_rational(s: &str) -> Option<(u64, u64)> {
-    let (i, f) = s.split_once('.').unwrap_or((s, ""));
-    if (i.is_empty() && f.is_empty())
-        || f.len() > 18
-        || !(i.chars().chain(f.chars()).all(|c| c.is_ascii_digit()))
-    {
+/// Why a number is not an exact positive ratio of two `u64`s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RatioError {
+    /// Not a number, or not positive.
+    NotPositive,
+    /// Above `u64::MAX`.
+    TooLarge,
+    /// Below `1 / u64::MAX`.
+    TooSmall,
+    /// In range, but its reduced fraction needs more than 64 bits on a side.
+    TooPrecise,
+}
+
+/// A positive decimal (`"12.25"`, `"2.5e-3"`, `".5E+2"`) or a fraction of two
+/// (`"1/3"`, `"1e3/7"`) as an exact reduced `num/den`, both parts `u64`. Shared by
+/// `trace.time_scale` and the generator's `--rate`.
+pub(crate) fn exact_ratio(s: &str) -> Result<(u64, u64), RatioError> {
+    let (a, b) = match s.trim().split_once('/') {
+        Some((a, b)) => (a.trim(), b.trim()),
+        None => (s.trim(), "1"),
+    };
+    let (a, b) =
+        (scientific(a).ok_or(RatioError::NotPositive)?, scientific(b).ok_or(RatioError::NotPositive)?);
+    if a.digits == 0 || b.digits == 0 {
+        return Err(RatioError::NotPositive);
+    }
+    // value = (a.digits / b.digits) × 10^e, exactly in u128 where it fits.
+    let e = a.exp - b.exp;
+    let pow = u32::try_from(e.unsigned_abs()).ok().and_then(|k| 10u128.checked_pow(k));
+    let exact = match pow {
+        Some(p) if e >= 0 => a.digits.checked_mul(p).map(|n| (n, b.digits)),
+        Some(p) => b.digits.checked_mul(p).map(|d| (a.digits, d)),
+        None => None,
+    };
+    let Some((num, den)) = exact.filter(|_| a.whole && b.whole) else {
+        // Too many digits for u128: the magnitude (the power of ten of the leading
+        // digit, within one) decides what to call it.
+        let magnitude = a.leading_exp() - b.leading_exp();
+        return Err(match magnitude {
+            m if m > 20 => RatioError::TooLarge,
+            m if m < -20 => RatioError::TooSmall,
+            _ => RatioError::TooPrecise,
+        });
+    };
+    let g = gcd128(num, den);
+    let (num, den) = (num / g, den / g);
+    if let (Ok(n), Ok(d)) = (u64::try_from(num), u64::try_from(den)) {
+        return Ok((n, d));
+    }
+    let max = u64::MAX as u128;
+    if max.checked_mul(den).is_some_and(|m| num > m) {
+        Err(RatioError::TooLarge)
+    } else if num.checked_mul(max).is_some_and(|m| m < den) {
+        Err(RatioError::TooSmall)
+    } else {
+        Err(RatioError::TooPrecise)
+    }
+}
+
+/// A non-negative decimal as written: `digits × 10^exp`, with its significant digits
+/// (at most 38, the most `u128` holds; `whole` is false when more were dropped).
+struct Scientific {
+    digits: u128,
+    exp: i64,
+    /// Significant digits kept.
+    len: i64,
+    /// Whether `digits` holds every significant digit.
+    whole: bool,
+}
+
+impl Scientific {
+    /// The power of ten of the leading digit.
+    fn leading_exp(&self) -> i64 {
+        self.exp + self.len - 1
+    }
+}
+
+/// `"12.25"` → 1225 × 10^-2; `"2.5e-3"` → 25 × 10^-4; `None` if it is not a plain
+/// non-negative decimal with an optional exponent.
+fn scientific(s: &str) -> Option<Scientific> {
+    let (mantissa, exp) = match s.split_once(['e', 'E']) {
+        Some((m, e)) => {
+            let (neg, digits) = match e.as_bytes().first()? {
+                b'-' => (true, &e[1..]),
+                b'+' => (false, &e[1..]),
+                _ => (false, e),
+            };
+            if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            // Beyond 10^±10^9 the value is out of range whatever its digits.
+            let v: i64 = digits.parse().unwrap_or(i64::MAX).min(1_000_000_000);
+            (m, if neg { -v } else { v })
+        }
+        None => (s, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if (int.is_empty() && frac.is_empty()) || !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit()) {
         return None;
     }
-    let den = 10u64.checked_pow(f.len() as u32)?;
-    let int: u64 = if i.is_empty() { 0 } else { i.parse().ok()? };
-    let frac: u64 = if f.is_empty() { 0 } else { f.parse().ok()? };
-    Some((int.checked_mul(den)?.checked_add(frac)?, den))
+    let all = int.bytes().chain(frac.bytes());
+    let lead = all.clone().take_while(|&c| c == b'0').count();
+    let sig: Vec<u8> = all.skip(lead).collect();
+    let trail = sig.iter().rev().take_while(|&&c| c == b'0').count();
+    let sig = &sig[..sig.len() - trail];
+    let mut exp = exp - frac.len() as i64 + trail as i64;
+    let kept = sig.len().min(38);
+    // Digits dropped beyond 38 only move the exponent (they make the value inexact).
+    exp += (sig.len() - kept) as i64;
+    let digits = sig[..kept].iter().fold(0u128, |v, &c| v * 10 + (c - b'0') as u128);
+    Some(Scientific { digits, exp, len: kept as i64, whole: kept == sig.len() })
+}
+
+fn gcd128(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 impl fmt::Display for TimeScale {
@@ -345,11 +448,14 @@ impl<'de> Deserialize<'de> for TimeScale {
                     .ok_or_else(|| E::custom("time_scale must be positive"))
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<TimeScale, E> {
-                // The shortest decimal that round-trips the float, then exact from there.
+                // The shortest decimal that round-trips the float, then exact from there;
+                // in scientific notation when far from 1, so that an error quotes `1e300`
+                // as written rather than 301 digits (new-user trial).
                 if !(v.is_finite() && v > 0.0) {
                     return Err(E::custom("time_scale must be a positive finite number"));
                 }
-                format!("{v}").parse().map_err(E::custom)
+                let shortest = if (1e-6..1e15).contains(&v) { format!("{v}") } else { format!("{v:e}") };
+                shortest.parse().map_err(E::custom)
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TimeScale, E> {
                 v.parse().map_err(E::custom)
@@ -689,6 +795,46 @@ mod tests {
         assert!("-1".parse::<TimeScale>().is_err());
         assert!("x".parse::<TimeScale>().is_err());
         assert_eq!(TimeScale { num: 3, den: 1 }.apply(u64::MAX), None);
+    }
+
+    /// Regression (new-user trial): `trace.time_scale = 1e300` was refused with the
+    /// float's 301 decimal digits and "expected a positive number" (it is one). Now
+    /// scientific notation is read exactly, and a factor out of range says which way,
+    /// quoting the value as written, with the bound and a remedy.
+    #[test]
+    fn time_scale_in_scientific_notation_and_out_of_range() {
+        assert_eq!("2.5e-3".parse::<TimeScale>().unwrap(), TimeScale { num: 1, den: 400 });
+        assert_eq!("1E+3/3".parse::<TimeScale>().unwrap(), TimeScale { num: 1000, den: 3 });
+        assert_eq!(" .5e1 ".parse::<TimeScale>().unwrap(), TimeScale { num: 5, den: 1 });
+        let max = u64::MAX.to_string();
+        assert_eq!(max.parse::<TimeScale>().unwrap(), TimeScale { num: u64::MAX, den: 1 });
+        assert_eq!(format!("1/{max}").parse::<TimeScale>().unwrap(), TimeScale { num: 1, den: u64::MAX });
+        for (text, says) in [
+            ("1e300", "time scale \"1e300\" is too large: above 18446744073709551615 (about 1.8e19)"),
+            ("18446744073709551616", "is too large"),
+            ("1e99999999999999999999", "is too large"),
+            ("1e-30", "time scale \"1e-30\" is too small: below 1/18446744073709551615"),
+            ("1/1e300", "is too small"),
+            ("1.00000000000000000000000000000000000000001", "is too precise"),
+            ("1e", "expected a positive number or fraction like 0.5, 1/3 or 2.5e-3"),
+            ("0e5", "expected a positive number"),
+        ] {
+            let e = text.parse::<TimeScale>().unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+            assert!(e.len() < 400, "{text}: {e}");
+        }
+        for (toml, says) in [
+            ("time_scale = 1e300", "time scale \"1e300\" is too large"),
+            ("time_scale = 1e-300", "time scale \"1e-300\" is too small"),
+        ] {
+            let e = toml::from_str::<TraceOptions>(toml).unwrap_err().to_string();
+            assert!(e.contains(says) && !e.contains("0000000000000000000000"), "{toml}: {e}");
+        }
+        // A float is still the exact decimal it reads as.
+        let o: TraceOptions = toml::from_str("time_scale = 2.5e-3").unwrap();
+        assert_eq!(o.time_scale, TimeScale { num: 1, den: 400 });
+        let o: TraceOptions = toml::from_str("time_scale = 1e18").unwrap();
+        assert_eq!(o.time_scale, TimeScale { num: 1_000_000_000_000_000_000, den: 1 });
     }
 
     #[test]

@@ -365,7 +365,7 @@ type AddressLine =
 /// offset is in 4 KiB units, so 125 of them).
 const ADDRESS_LINES: [AddressLine; 11] = [
     (TraceFormat::Ssdsim, "0 0 1000 8 1", ("lsn", "1000"), ("size", "8"), true),
-    (TraceFormat::Mqsim, "0 0 +01000 8 1", ("lsn", "+01000"), ("size", "8"), true),
+    (TraceFormat::Mqsim, "0 0 +01000 8 1", ("lba_sector", "+01000"), ("size", "8"), true),
     (TraceFormat::Msr, "1,hm,0,Write,512000,4096,2833", ("Offset", "512000"), ("Size", "4096"), false),
     (TraceFormat::Spc, "0,1000,4096,w,0.5", ("LBA", "1000"), ("Size", "4096"), true),
     (TraceFormat::Flashnet, "1.5 0 512000 4096 0", ("offset", "512000"), ("size", "4096"), false),
@@ -399,6 +399,34 @@ fn first_error(format: TraceFormat, text: &str, opts: &TraceOptions, capacity: u
     let r = TraceReader::from_reader("t", Cursor::new(text.to_owned()), Some(format), &opts, capacity)
         .unwrap_or_else(|e| panic!("{format}: {e}"));
     r.into_iter().find_map(Result::err).unwrap_or_else(|| panic!("{format}: accepted {text:?}")).to_string()
+}
+
+/// Regression (new-user trial, MQSim field names): MQSim shares SSDsim's parser, and
+/// its errors named SSDsim's fields (`lsn`, `op`), which docs/traces.md's MQSim layout
+/// (`time_ns device lba_sector size_sectors type`) does not have. Read as MQSim, the
+/// address is `lba_sector` and the op `type`; read as SSDsim, still `lsn` and `op` —
+/// in the general way (first line) and after the fast path (a second line).
+#[test]
+fn mqsim_errors_name_mqsim_fields() {
+    let o = TraceOptions::default();
+    for (format, addr, op) in [(TraceFormat::Mqsim, "lba_sector", "type"), (TraceFormat::Ssdsim, "lsn", "op")]
+    {
+        for first in ["", "0 0 8 8 1\n"] {
+            let n = if first.is_empty() { 1 } else { 2 };
+            let e = first_error(format, &format!("{first}5 0 x 8 1\n"), &o, u64::MAX);
+            assert_eq!(e, format!("t:{n}: field `{addr}`: \"x\" is not a number"), "{format}");
+            let e = first_error(format, &format!("{first}5 0 8 8 7\n"), &o, u64::MAX);
+            assert_eq!(
+                e,
+                format!(
+                    "t:{n}: field `{op}`: \"7\" is not an operation this format defines (1 = read, 0 = write)"
+                ),
+                "{format}"
+            );
+            let e = first_error(format, &format!("{first}5 0 -8 8 1\n"), &o, u64::MAX);
+            assert_eq!(e, format!("t:{n}: field `{addr}`: \"-8\" is negative"), "{format}");
+        }
+    }
 }
 
 /// Regression (new-user trial finding 1): errors found after parsing — a request

@@ -1,6 +1,7 @@
 //! MQSim ASCII: `time_ns device lba_sector size_sectors type` (1 = read, 0 = write) —
 //! the SSDsim layout. Never detected (SSDsim is, and parses it identically); name it
-//! to record it as MQSim.
+//! to record it as MQSim, and to have errors name its fields as MQSim does
+//! (`lba_sector`, `type`).
 
 use std::io::Write;
 
@@ -22,7 +23,7 @@ impl Format for Mqsim {
         false
     }
     fn parser(&self, _: &ParserSetup<'_>) -> Box<dyn LineParser> {
-        Box::new(Ascii5)
+        Box::new(Ascii5::MQSIM)
     }
     fn fast_line(&self) -> Option<FastLine> {
         Some(FastLine::Ascii5)

@@ -35,7 +35,7 @@ impl Format for Ssdsim {
         five_ints(s)
     }
     fn parser(&self, _: &ParserSetup<'_>) -> Box<dyn LineParser> {
-        Box::new(Ascii5)
+        Box::new(Ascii5::SSDSIM)
     }
     fn fast_line(&self) -> Option<FastLine> {
         Some(FastLine::Ascii5)
@@ -45,8 +45,20 @@ impl Format for Ssdsim {
     }
 }
 
-/// The five-column sector-unit parser of SSDsim and MQSim.
-pub(crate) struct Ascii5;
+/// The five-column sector-unit parser of SSDsim and MQSim, with the names the format's
+/// specification gives its fields, which errors quote: the layouts are the same, the
+/// names are not (SSDsim's `lsn` and `op` are MQSim's `lba_sector` and `type`; new-user
+/// trial: an MQSim trace's error named a field its documentation does not have).
+pub(crate) struct Ascii5 {
+    names: [&'static str; 5],
+}
+
+impl Ascii5 {
+    /// SSDsim's names: `time device lsn size op`.
+    pub(crate) const SSDSIM: Ascii5 = Ascii5 { names: ["time", "device", "lsn", "size", "op"] };
+    /// MQSim's names: `time device lba_sector size type`.
+    pub(crate) const MQSIM: Ascii5 = Ascii5 { names: ["time", "device", "lba_sector", "size", "type"] };
+}
 
 /// The common line in one pass: exactly five fields of plain digits (at most 19 each),
 /// separated by spaces or tabs, with a valid device, a nonzero size, op `0` or `1` and
@@ -176,44 +188,42 @@ impl LineParser for Ascii5 {
     fn parse<'a>(&mut self, line: &'a [u8]) -> R<'a> {
         match plain_ascii5(line) {
             Some(r) => Ok(Parsed::Request(r)),
-            None => general_ascii5(line),
+            None => general_ascii5(line, &self.names),
         }
     }
 
     fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
-        Address::ws::<5>(line, ("lsn", 2, SECTOR_BYTES), ("size", 3, SECTOR_BYTES))
+        Address::ws::<5>(line, (self.names[2], 2, SECTOR_BYTES), (self.names[3], 3, SECTOR_BYTES))
     }
 }
 
 /// Every other line: split, then parse and check each field, naming the one at fault.
-fn general_ascii5(line: &[u8]) -> R<'_> {
-    {
-        const NAMES: [&str; 5] = ["time", "device", "lsn", "size", "op"];
-        let mut f = [&line[..0]; 5];
-        let n = split_ws(line, &mut f);
-        if n < 5 {
-            return Err(missing(line, &NAMES, n));
-        }
-        let time_ns = num("time", f[0])?;
-        let device = dev("device", f[1])?;
-        let lsn = num("lsn", f[2])?;
-        let sectors = nonzero("size", f[3], num("size", f[3])?)?;
-        let op = match f[4] {
-            b"1" => IoOp::Read,
-            b"0" => IoOp::Write,
-            t => {
-                return Err(FieldErr {
-                    field: "op",
-                    text: t,
-                    problem: Problem::UnknownOp,
-                    detail: "1 = read, 0 = write",
-                });
-            }
-        };
-        let offset = sector_bytes("lsn", f[2], lsn)?;
-        let size = sector_bytes("size", f[3], sectors)?;
-        Ok(Parsed::Request(RawRequest { time_ns, device, offset, size, op }))
+fn general_ascii5<'a>(line: &'a [u8], names: &[&'static str; 5]) -> R<'a> {
+    let [time, device, lsn, size, op] = *names;
+    let mut f = [&line[..0]; 5];
+    let n = split_ws(line, &mut f);
+    if n < 5 {
+        return Err(missing(line, names, n));
     }
+    let time_ns = num(time, f[0])?;
+    let device = dev(device, f[1])?;
+    let sector = num(lsn, f[2])?;
+    let sectors = nonzero(size, f[3], num(size, f[3])?)?;
+    let op = match f[4] {
+        b"1" => IoOp::Read,
+        b"0" => IoOp::Write,
+        t => {
+            return Err(FieldErr {
+                field: op,
+                text: t,
+                problem: Problem::UnknownOp,
+                detail: "1 = read, 0 = write",
+            });
+        }
+    };
+    let offset = sector_bytes(lsn, f[2], sector)?;
+    let size = sector_bytes(size, f[3], sectors)?;
+    Ok(Parsed::Request(RawRequest { time_ns, device, offset, size, op }))
 }
 
 /// `time device sector count op` with op 1 = read, 0 = write.
@@ -229,8 +239,13 @@ mod tests {
     use super::*;
     use crate::formats::FieldErr;
 
+    fn ssdsim_parse(line: &[u8]) -> R<'_> {
+        let mut parser = Ascii5::SSDSIM;
+        parser.parse(line)
+    }
+
     fn err(line: &str) -> (&'static str, Problem) {
-        match Ascii5.parse(line.as_bytes()) {
+        match ssdsim_parse(line.as_bytes()) {
             Err(FieldErr { field, problem, .. }) => (field, problem),
             Ok(_) => panic!("accepted: {line}"),
         }
@@ -238,12 +253,12 @@ mod tests {
 
     #[test]
     fn fields() {
-        let Ok(Parsed::Request(r)) = Ascii5.parse(b"26214000 1 240840 6 0") else { panic!() };
+        let Ok(Parsed::Request(r)) = ssdsim_parse(b"26214000 1 240840 6 0") else { panic!() };
         assert_eq!(
             r,
             RawRequest { time_ns: 26_214_000, device: 1, offset: 240_840 * 512, size: 3072, op: IoOp::Write }
         );
-        let Ok(Parsed::Request(r)) = Ascii5.parse(b"\t0  0 1 1 1  ") else { panic!() };
+        let Ok(Parsed::Request(r)) = ssdsim_parse(b"\t0  0 1 1 1  ") else { panic!() };
         assert_eq!(r.op, IoOp::Read);
         assert_eq!(err("0 0 1 abc 1"), ("size", Problem::NotANumber));
         assert_eq!(err("0 0 1 0 1"), ("size", Problem::ZeroSize));
@@ -284,7 +299,7 @@ mod tests {
         let nl = buf.iter().position(|&b| b == b'\n')?;
         let line = &buf[..nl];
         let line = crate::formats::trim(line.strip_suffix(b"\r").unwrap_or(line));
-        let request = match Ascii5.parse(line) {
+        let request = match ssdsim_parse(line) {
             Ok(Parsed::Request(r)) => Some(r),
             _ => None,
         };
@@ -332,7 +347,7 @@ mod tests {
                 line.push_str(f);
                 line.push_str(sep);
             }
-            let general = general_ascii5(line.as_bytes());
+            let general = general_ascii5(line.as_bytes(), &Ascii5::SSDSIM.names);
             match plain_ascii5(line.as_bytes()) {
                 Some(r) => prop_assert!(matches!(general, Ok(Parsed::Request(g)) if g == r), "{line:?}"),
                 None => {
