@@ -3,7 +3,6 @@
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
 
 use lamina_engine::trace::stats::{StatsAccumulator, TraceStats};
@@ -231,22 +230,30 @@ fn render(s: &TraceSummary, st: &TraceStats) -> String {
     o
 }
 
-/// A `--sizes` / `--write-sizes` value: a distribution, or `empirical:FILE`.
-fn size_dist(spec: &str) -> anyhow::Result<SizeDist> {
-    Ok(match spec.strip_prefix("empirical:") {
+/// A `--sizes` / `--write-sizes` value (`flag` names which): a distribution, or
+/// `empirical:FILE`, checked here so that its errors name the flag and the value.
+fn size_dist(flag: &str, spec: &str) -> anyhow::Result<SizeDist> {
+    let dist = match spec.strip_prefix("empirical:") {
         Some(path) => {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("reading size histogram {path}"))?;
+            // A missing or unreadable histogram is bad input (exit 2), like a missing trace.
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                usage(format!(
+                    "{flag} {spec}: cannot read the size histogram {path}: {e} (give an existing file of                      `SIZE WEIGHT` lines, or a size spec such as 4k-64k)"
+                ))
+            })?;
             // Its errors name the line, not the file (new-user trial: "histogram line 4: …").
-            SizeDist::from_histogram(&text).map_err(|e| usage(format!("{path}: {e}")))?
+            SizeDist::from_histogram(&text).map_err(|e| usage(format!("{flag} {spec}: {path}: {e}")))?
         }
-        None => SizeDist::parse(spec).map_err(usage)?,
-    })
+        None => SizeDist::parse(spec).map_err(|e| usage(format!("{flag} {spec}: {e}")))?,
+    };
+    dist.validate()
+        .map_err(|e| usage(format!("{flag} {spec}: {e} (e.g. 4k, 4k-64k, 4k,8k,16k or empirical:FILE)")))?;
+    Ok(dist)
 }
 
 fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
-    let sizes = size_dist(&a.sizes)?;
-    let write_sizes = a.write_sizes.as_deref().map(size_dist).transpose()?;
+    let sizes = size_dist("--sizes", &a.sizes)?;
+    let write_sizes = a.write_sizes.as_deref().map(|w| size_dist("--write-sizes", w)).transpose()?;
     if a.requests == 0 {
         return Err(usage("--requests 0: a trace needs at least one request (valid: 1 or more)"));
     }
@@ -267,7 +274,8 @@ fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
     let cfg = GenConfig {
         requests: a.requests,
         arrival,
-        read_ppm: GenConfig::parse_read_ratio(&a.read_ratio).map_err(usage)?,
+        read_ppm: GenConfig::parse_read_ratio(&a.read_ratio)
+            .map_err(|e| usage(format!("--read-ratio {}: {e} (e.g. 0.7 or 70%)", a.read_ratio)))?,
         sizes,
         write_sizes,
         pattern: a.pattern.clone(),
@@ -275,7 +283,17 @@ fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
         seed: a.seed,
         device: a.device,
     };
-    let generator = Generator::new(cfg).map_err(usage)?;
+    let generator = Generator::new(cfg).map_err(|e| {
+        // The sizes and the read ratio were checked above; what is left is the footprint
+        // against the sizes (and the rate, whose message names it).
+        if e.starts_with("footprint") {
+            usage(format!(
+                "--footprint: {e}; give a --footprint of at least the largest request, or smaller --sizes"
+            ))
+        } else {
+            usage(e)
+        }
+    })?;
     let out = OutputFile::create(&a.output)?;
     let comment = a.closed_loop.then(|| closed_loop_comment(a.closed_loop_depth));
     if comment.is_some() && !a.format.comments() {
