@@ -870,7 +870,8 @@ const MAIN: &[Case] = &[
         "ssdsim: out of order beyond the window",
         &["run", "--preset", "mbm", "--set", "trace.reorder_window=0", "@t"],
         "0 0 100 8 1\n1000 0 100 8 1\n5 0 100 8 1\n",
-        &[":3:", "out of order", "reorder_window"],
+        // New-user trial: both times as written (not in ns), and the earlier one's line.
+        &[":3: field `time`: \"5\" is earlier than \"1000\" on line 2", "out of order", "reorder_window"],
     ),
     trace(
         "mqsim: bad type",

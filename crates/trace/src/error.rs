@@ -75,15 +75,21 @@ pub enum TraceError {
         detail: String,
     },
     /// A request is earlier than one already released by the reorder window.
+    /// `Display`: ``file:3: field `time`: "1000" is earlier than "6000000" on line 2, …``.
     Disorder {
         /// Trace file name.
         file: Arc<str>,
         /// 1-based line number of the late request.
         line: u64,
-        /// Its timestamp in the trace's own clock, converted to ns.
-        time_ns: u64,
-        /// The latest timestamp already released.
-        released_ns: u64,
+        /// The timestamp field's name in the format's specification.
+        field: &'static str,
+        /// The late request's timestamp as its line writes it.
+        text: String,
+        /// The line of the request already released (the latest released so far).
+        earlier_line: u64,
+        /// Its timestamp in the same unit and with as many fraction digits as `text`
+        /// (its line was read and dropped long before: the value, not its bytes).
+        earlier_text: String,
         /// The reorder window, in requests.
         window: u32,
     },
@@ -232,11 +238,12 @@ impl fmt::Display for TraceError {
                 }
                 Ok(())
             }
-            TraceError::Disorder { file, line, time_ns, released_ns, window } => write!(
+            TraceError::Disorder { file, line, field, text, earlier_line, earlier_text, window } => write!(
                 f,
-                "{file}:{line}: request at {time_ns} ns comes after one at {released_ns} ns was already \
-                 released: the trace is out of order by more than the reorder window of {window} requests \
-                 (raise it: --reorder-window N, or `trace.reorder_window`; at most {max})",
+                "{file}:{line}: field `{field}`: {text:?} is earlier than {earlier_text:?} on line \
+                 {earlier_line}, a request already released: the trace is out of order by more than the \
+                 reorder window of {window} requests (raise it: --reorder-window N, or \
+                 `trace.reorder_window`; at most {max})",
                 max = super::MAX_REORDER_WINDOW
             ),
             TraceError::ScaledTime { file, line, arrival_ns, rebased, scale } => {

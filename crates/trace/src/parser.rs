@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::detect::{ambiguity_warning, detect};
 use super::error::{Problem, TraceError, excerpt};
-use super::formats::{FastLine, FieldErr, LineParser, Parsed, ParserSetup, RawRequest, trim};
+use super::formats::{FastLine, FieldErr, LineParser, Parsed, ParserSetup, RawRequest, Written, trim};
 use super::options::{CapacityPolicy, OnError, OutlierPolicy, TraceOptions};
 use super::source::{Compression, LineError, LineReader, MAX_LINE, SourceNotes, UTF8_BOM, open_stream};
 use super::timing::{ABSURD_FACTOR, ABSURD_FLOOR_NS, OutlierCheck, Resolution, Verdict};
@@ -155,7 +155,8 @@ pub struct TraceParser {
     opts: TraceOptions,
     notes: Arc<SourceNotes>,
     window: VecDeque<Pending>,
-    released: Option<u64>,
+    /// The latest request released by the reorder window: (time, line).
+    released: Option<(u64, u64)>,
     /// The first request leaving the window, held until the second is seen.
     held: Option<Pending>,
     held_done: bool,
@@ -388,7 +389,7 @@ impl TraceParser {
             let window_full = self.window.len() > self.opts.reorder_window as usize;
             if window_full || (self.input_done && !self.window.is_empty()) {
                 let p = self.window.pop_front().expect("window is not empty");
-                self.released = Some(p.time);
+                self.released = Some((p.time, p.line));
                 match self.after_window(p) {
                     Some(Ok(r)) => return Some(Ok(r)),
                     Some(Err(e)) => match self.on_line_error(e) {
@@ -523,16 +524,10 @@ impl TraceParser {
     /// Insert into the reorder window, stable for equal times.
     #[inline]
     fn insert(&mut self, p: Pending) -> Result<(), TraceError> {
-        if let Some(r) = self.released
-            && p.time < r
+        if let Some(released) = self.released
+            && p.time < released.0
         {
-            return Err(TraceError::Disorder {
-                file: self.name.clone(),
-                line: p.line,
-                time_ns: p.time,
-                released_ns: r,
-                window: self.opts.reorder_window,
-            });
+            return Err(self.disorder(p, released));
         }
         match self.window.back() {
             Some(b) if b.time > p.time => {
@@ -543,6 +538,27 @@ impl TraceParser {
             _ => self.window.push_back(p),
         }
         Ok(())
+    }
+
+    /// The error for `p`, just parsed, earlier than the request `released` (time, line):
+    /// both timestamps as the trace writes them (new-user trial: they were printed in
+    /// ns, and the earlier request's line was not named).
+    #[cold]
+    #[inline(never)]
+    fn disorder(&self, p: Pending, (earlier_ns, earlier_line): (u64, u64)) -> TraceError {
+        let line = trim(self.lines.last_line());
+        // The parser accepted the line, so it locates the field; the ns are a fallback.
+        let written = self.stage.parser.time(line).unwrap_or(Written { field: "time", text: b"", unit: 1 });
+        let text = if written.text.is_empty() { p.time.to_string() } else { excerpt(written.text) };
+        TraceError::Disorder {
+            file: self.name.clone(),
+            line: p.line,
+            field: written.field,
+            earlier_text: time_like(earlier_ns, written.unit, text.as_bytes()),
+            text,
+            earlier_line,
+            window: self.opts.reorder_window,
+        }
     }
 
     /// Rebase and scale a request leaving the pipeline.
@@ -832,6 +848,23 @@ fn outlier_warning(s: &TraceSummary, leading: bool) -> String {
         human_duration(ABSURD_FLOOR_NS),
         parts.join("; ")
     )
+}
+
+/// `ns` in a time field's unit (`unit` ns, a power of ten), written with as many
+/// fraction digits as `like` — a timestamp of the same field — has, or more where the
+/// value needs them: `time_like(1_500_000, 1_000_000, b"2.000")` is `"1.500"`.
+fn time_like(ns: u64, unit: u64, like: &[u8]) -> String {
+    let digits = unit.ilog10() as usize;
+    let mut frac = if digits == 0 { String::new() } else { format!("{:0digits$}", ns % unit) };
+    let want = like.iter().position(|&b| b == b'.').map_or(0, |i| like.len() - i - 1);
+    while frac.len() > want && frac.ends_with('0') {
+        frac.pop();
+    }
+    while frac.len() < want {
+        frac.push('0');
+    }
+    let int = ns / unit;
+    if frac.is_empty() { int.to_string() } else { format!("{int}.{frac}") }
 }
 
 /// `1.5 s`, `2.0 h`, `40.0 years`.

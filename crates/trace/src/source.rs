@@ -471,6 +471,8 @@ pub(crate) struct LineReader {
     scan: usize,
     eof: bool,
     line_no: u64,
+    /// Where the last line read lies in `buf` (without its terminator), until the next read.
+    last: (usize, usize),
     bytes: u64,
     hasher: Xxh3,
     max_line: usize,
@@ -490,6 +492,7 @@ impl LineReader {
             scan: 0,
             eof: false,
             line_no: 0,
+            last: (0, 0),
             bytes: 0,
             hasher: Xxh3::new(),
             max_line: MAX_LINE,
@@ -499,6 +502,7 @@ impl LineReader {
     /// Read one chunk into the buffer; false at EOF.
     fn fill(&mut self) -> io::Result<bool> {
         if self.start > 0 {
+            self.last = (0, 0);
             self.buf.copy_within(self.start..self.end, 0);
             self.end -= self.start;
             self.scan -= self.start;
@@ -568,8 +572,8 @@ impl LineReader {
                 if nl - s > self.max_line {
                     return Err(LineError::TooLong(self.line_no));
                 }
-                let line = strip_cr(&self.buf[s..nl]);
-                return Ok(Some((self.line_no, line)));
+                self.last = (s, s + strip_cr(&self.buf[s..nl]).len());
+                return Ok(Some((self.line_no, self.last_line())));
             }
             self.scan = self.end;
             if self.end - self.start > self.max_line {
@@ -581,7 +585,8 @@ impl LineReader {
                     self.start = self.end;
                     self.scan = self.end;
                     self.line_no += 1;
-                    return Ok(Some((self.line_no, strip_cr(&self.buf[s..self.end]))));
+                    self.last = (s, s + strip_cr(&self.buf[s..self.end]).len());
+                    return Ok(Some((self.line_no, self.last_line())));
                 }
                 return Ok(None);
             }
@@ -610,11 +615,19 @@ impl LineReader {
         self.start += len;
         self.scan = self.start;
         self.line_no += 1;
-        Some((self.line_no, value, strip_cr(&self.buf[s..s + len - 1])))
+        self.last = (s, s + strip_cr(&self.buf[s..s + len - 1]).len());
+        Some((self.line_no, value, self.last_line()))
+    }
+
+    /// The last line [`LineReader::next_line`] or [`LineReader::next_parsed`] gave
+    /// (without terminator), again: an error found after the line was parsed quotes it.
+    pub(crate) fn last_line(&self) -> &[u8] {
+        &self.buf[self.last.0..self.last.1]
     }
 
     /// Read (and digest) the rest of the stream without parsing it.
     pub(crate) fn drain(&mut self, cancel: Option<&AtomicBool>) -> io::Result<()> {
+        self.last = (0, 0);
         self.start = 0;
         self.end = 0;
         self.scan = 0;

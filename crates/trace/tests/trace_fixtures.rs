@@ -401,6 +401,72 @@ fn first_error(format: TraceFormat, text: &str, opts: &TraceOptions, capacity: u
     r.into_iter().find_map(Result::err).unwrap_or_else(|| panic!("{format}: accepted {text:?}")).to_string()
 }
 
+/// Regression (new-user trial): an out-of-order request's error printed both times in
+/// ns (`request at 1000 ns comes after one at 6000000 ns`), which is not how a trace in
+/// seconds or filetime ticks writes them, and did not say which request was already
+/// released. Now, in every format: the late request's field as written, the released
+/// request's line and its time in the same unit and fraction digits. Each trace has
+/// three requests, the third earlier than the second (window 0); `{T}` is the time.
+#[test]
+fn an_out_of_order_request_quotes_both_timestamps_as_written_in_every_format() {
+    let w0 = TraceOptions { reorder_window: 0, ..TraceOptions::default() };
+    let cases: [(TraceFormat, &str, [&str; 3], &str); 11] = [
+        (TraceFormat::Ssdsim, "{T} 0 8 8 1", ["1000", "6000000", "5000"], "time"),
+        (TraceFormat::Mqsim, "{T} 0 8 8 1", ["1000", "6000000", "5000"], "time"),
+        (
+            TraceFormat::Msr,
+            "{T},hm,0,Write,512,512,1",
+            ["128166372000000000", "128166372000000100", "128166372000000050"],
+            "Timestamp",
+        ),
+        (TraceFormat::Spc, "0,8,512,w,{T}", ["0.026214", "1.500000", "0.500000"], "Timestamp"),
+        (TraceFormat::Flashnet, "{T} 0 4096 4096 0", ["223.412", "224.500", "223.900"], "ts_ms"),
+        (TraceFormat::FlashnetProfile, "{T},134,1,4096,4096,0.1,4096", ["0.000", "2.250", "1.000"], "ts_ms"),
+        (
+            TraceFormat::Systor17,
+            "{T},0.1,R,0,4096,4096",
+            ["1456095145.133076000", "1456095146.000000000", "1456095145.500000000"],
+            "Timestamp",
+        ),
+        (TraceFormat::Tencent, "{T},8,8,1,1063", ["1538323200", "1538323260", "1538323230"], "timestamp"),
+        (
+            TraceFormat::Fiu,
+            "{T} 4269 nfsd 8 8 W 6 0 ab",
+            ["89966527608809", "89966527609809", "89966527609000"],
+            "ts",
+        ),
+        (
+            TraceFormat::Blkparse,
+            "8,16 5 2 {T} 18615 Q R 8 + 8 [java]",
+            ["0.000001850", "1.500000000", "0.000002850"],
+            "time",
+        ),
+        (TraceFormat::Generic, "rd;{T};1;8", ["1.5", "20.25", "3.0"], "time"),
+    ];
+    for (format, shape, times, field) in cases {
+        let text: String = times.iter().map(|t| shape.replace("{T}", t) + "\n").collect();
+        let e = first_error(format, &text, &w0, u64::MAX);
+        let want = format!(
+            "t:3: field `{field}`: {:?} is earlier than {:?} on line 2, a request already released: the trace \
+             is out of order by more than the reorder window of 0 requests (raise it: --reorder-window N, \
+             or `trace.reorder_window`; at most 1048576)",
+            times[2], times[1]
+        );
+        assert_eq!(e, want, "{format}");
+    }
+    // With a window, the request already released is the latest released: 30 (line 4,
+    // after a comment), released when 50 came; the common lines take the fast path.
+    let text = "10 0 0 8 1\n40 0 0 8 1\n# c\n30 0 0 8 1\n20 0 0 8 1\n50 0 0 8 1\n1 0 0 8 1\n";
+    let w2 = TraceOptions { reorder_window: 2, ..TraceOptions::default() };
+    let e = first_error(TraceFormat::Ssdsim, text, &w2, u64::MAX);
+    assert!(
+        e.starts_with(
+            "t:7: field `time`: \"1\" is earlier than \"30\" on line 4, a request already released"
+        ),
+        "{e}"
+    );
+}
+
 /// Regression (new-user trial, MQSim field names): MQSim shares SSDsim's parser, and
 /// its errors named SSDsim's fields (`lsn`, `op`), which docs/traces.md's MQSim layout
 /// (`time_ns device lba_sector size_sectors type`) does not have. Read as MQSim, the

@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use super::{
-    Address, FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dec,
-    decimal, fe, missing, mkdev, num, sector_bytes, sectors, split_ws,
+    Address, FieldErr, Format, LineParser, NS_PER_S, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail,
+    Written, dec, decimal, fe, missing, mkdev, num, sector_bytes, sectors, split_ws,
 };
 use crate::error::Problem;
 use crate::num::parse_u32;
@@ -145,6 +145,10 @@ impl LineParser for BlkParser {
 
     fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
         Address::ws::<10>(line, ("sector", 7, SECTOR_BYTES), ("nsectors", 9, SECTOR_BYTES))
+    }
+
+    fn time<'a>(&self, line: &'a [u8]) -> Option<Written<'a>> {
+        Written::ws::<4>(line, ("time", 3, NS_PER_S))
     }
 }
 

@@ -5,8 +5,9 @@
 use std::io::Write;
 
 use super::{
-    Address, FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dev,
-    is_int, is_read, missing, mkdev, nonzero, num, one_of, sector_bytes, sectors, split_ws, trim, word_op,
+    Address, FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, Written,
+    dev, is_int, is_read, missing, mkdev, nonzero, num, one_of, sector_bytes, sectors, split_ws, trim,
+    word_op,
 };
 use crate::IoRequest;
 use crate::SECTOR_BYTES;
@@ -80,6 +81,10 @@ impl LineParser for FiuParser {
         let n = split_ws(line, &mut f);
         let from_right = |i: usize| n.checked_sub(i).filter(|&c| c < f.len()).unwrap_or(f.len());
         Address::of(&f, n, ("lba", from_right(6), SECTOR_BYTES), ("size", from_right(5), SECTOR_BYTES))
+    }
+
+    fn time<'a>(&self, line: &'a [u8]) -> Option<Written<'a>> {
+        Written::ws::<1>(after_nul(line), ("ts", 0, 1))
     }
 }
 

@@ -8,8 +8,8 @@ use std::io::Write;
 
 use super::ssdsim::five_ints;
 use super::{
-    Address, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, bit_op, dec, decimal,
-    dev, is_int, is_num, is_read, missing, nonzero, num, split_ws,
+    Address, Format, LineParser, NS_PER_MS, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, Written,
+    bit_op, dec, decimal, dev, is_int, is_num, is_read, missing, nonzero, num, split_ws,
 };
 use crate::IoRequest;
 use crate::num::parse_u64;
@@ -71,5 +71,9 @@ impl LineParser for FlashnetParser {
 
     fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
         Address::ws::<5>(line, ("offset", 2, 1), ("size", 3, 1))
+    }
+
+    fn time<'a>(&self, line: &'a [u8]) -> Option<Written<'a>> {
+        Written::ws::<1>(line, ("ts_ms", 0, NS_PER_MS))
     }
 }

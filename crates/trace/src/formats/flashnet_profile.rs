@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::{
-    Address, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, bit_op, dec, decimal,
-    device0, is_num, is_read, missing, nonzero, num, one_of, split_sep,
+    Address, Format, LineParser, NS_PER_MS, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, Written,
+    bit_op, dec, decimal, device0, is_num, is_read, missing, nonzero, num, one_of, split_sep,
 };
 use crate::IoRequest;
 
@@ -56,5 +56,9 @@ impl LineParser for ProfileParser {
 
     fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
         Address::sep::<5>(line, b',', ("offset", 4, 1), ("size", 3, 1))
+    }
+
+    fn time<'a>(&self, line: &'a [u8]) -> Option<Written<'a>> {
+        Written::sep::<1>(line, b',', ("ts_ms", 0, NS_PER_MS))
     }
 }

@@ -3,8 +3,8 @@
 //! `skip_lines` skips headers).
 
 use super::{
-    Address, FILETIME_OVERFLOW, FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample,
-    UNIT_OVERFLOW, dec, dev, mul, nonzero, num, split_sep, split_ws,
+    Address, FILETIME_OVERFLOW, FieldErr, Format, LineParser, NS_PER_MS, NS_PER_S, Parsed, ParserSetup, R,
+    RawRequest, Sample, UNIT_OVERFLOW, Written, dec, dev, mul, nonzero, num, split_sep, split_ws,
 };
 use crate::IoOp;
 use crate::error::Problem;
@@ -146,6 +146,19 @@ impl LineParser for GenericParser {
         let mut f = [&line[..0]; 64];
         let n = self.split(line, &mut f);
         Address::of(&f, n, ("offset", self.off_col, self.off_unit), ("size", self.size_col, self.size_unit))
+    }
+
+    fn time<'a>(&self, line: &'a [u8]) -> Option<Written<'a>> {
+        let mut f = [&line[..0]; 64];
+        let n = self.split(line, &mut f);
+        let unit = match self.time_unit {
+            TimeUnit::Ns => 1,
+            TimeUnit::Us => 1_000,
+            TimeUnit::Ms => NS_PER_MS,
+            TimeUnit::S => NS_PER_S,
+            TimeUnit::Filetime => 100,
+        };
+        Some(Written { field: "time", text: f[..n.min(f.len())].get(self.time_col)?, unit })
     }
 }
 

@@ -201,17 +201,43 @@ pub(crate) trait LineParser: Send {
     /// quotes, so that it names the field as the file writes it (`lsn` `"1000"`), not
     /// the bytes computed from it. Cold: called only for such an error.
     fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>>;
+
+    /// Where a line this parser accepted writes its timestamp, with the nanoseconds
+    /// one unit of it stands for (1 for ns, 100 for filetime ticks, 10^9 for seconds):
+    /// what an out-of-order error quotes. Cold, like [`LineParser::address`].
+    fn time<'a>(&self, line: &'a [u8]) -> Option<Written<'a>>;
 }
 
-/// A field as a line writes it, and the bytes one unit of it stands for.
+/// A field as a line writes it, and what one unit of it stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Written<'a> {
     /// The field's name in the format's specification (as in parse errors).
     pub field: &'static str,
     /// Its text in the line.
     pub text: &'a [u8],
-    /// Bytes per unit: 512 for sectors, 1 for bytes.
+    /// An address: bytes per unit (512 for sectors, 1 for bytes). A time: ns per unit.
     pub unit: u64,
+}
+
+/// Nanoseconds per second, the unit of a timestamp in seconds.
+pub(crate) const NS_PER_S: u64 = 1_000_000_000;
+/// Nanoseconds per millisecond.
+pub(crate) const NS_PER_MS: u64 = 1_000_000;
+
+impl<'a> Written<'a> {
+    /// Column `col` of a whitespace-separated line of at least `N` fields.
+    pub(crate) fn ws<const N: usize>(line: &'a [u8], (field, i, unit): Col) -> Option<Written<'a>> {
+        let mut f = [&line[..0]; N];
+        let n = split_ws(line, &mut f);
+        Some(Written { field, text: f[..n.min(N)].get(i)?, unit })
+    }
+
+    /// Column `col` of a line of at least `N` fields separated by `sep`.
+    pub(crate) fn sep<const N: usize>(line: &'a [u8], sep: u8, (field, i, unit): Col) -> Option<Written<'a>> {
+        let mut f = [&line[..0]; N];
+        let n = split_sep(line, sep, &mut f);
+        Some(Written { field, text: f[..n.min(N)].get(i)?, unit })
+    }
 }
 
 /// The offset and size fields of a line (see [`LineParser::address`]).
@@ -221,7 +247,7 @@ pub(crate) struct Address<'a> {
     pub size: Written<'a>,
 }
 
-/// An address column: its name, 0-based index and bytes per unit.
+/// A column: its name, 0-based index and what one unit stands for (see [`Written`]).
 pub(crate) type Col = (&'static str, usize, u64);
 
 impl<'a> Address<'a> {
@@ -234,9 +260,7 @@ impl<'a> Address<'a> {
 
     /// The two columns of a whitespace-separated line of at least `N` fields.
     pub(crate) fn ws<const N: usize>(line: &'a [u8], offset: Col, size: Col) -> Option<Address<'a>> {
-        let mut f = [&line[..0]; N];
-        let n = split_ws(line, &mut f);
-        Address::of(&f, n, offset, size)
+        Some(Address { offset: Written::ws::<N>(line, offset)?, size: Written::ws::<N>(line, size)? })
     }
 
     /// The two columns of a line of at least `N` fields separated by `sep`.
@@ -246,9 +270,10 @@ impl<'a> Address<'a> {
         offset: Col,
         size: Col,
     ) -> Option<Address<'a>> {
-        let mut f = [&line[..0]; N];
-        let n = split_sep(line, sep, &mut f);
-        Address::of(&f, n, offset, size)
+        Some(Address {
+            offset: Written::sep::<N>(line, sep, offset)?,
+            size: Written::sep::<N>(line, sep, size)?,
+        })
     }
 }
 

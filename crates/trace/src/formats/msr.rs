@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::{
     Address, FILETIME_OVERFLOW, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail,
-    dev, is_int, is_read, missing, mul, nonzero, num, one_of, split_sep, word_op,
+    Written, dev, is_int, is_read, missing, mul, nonzero, num, one_of, split_sep, word_op,
 };
 use crate::IoRequest;
 
@@ -58,5 +58,9 @@ impl LineParser for MsrParser {
 
     fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
         Address::sep::<6>(line, b',', ("Offset", 4, 1), ("Size", 5, 1))
+    }
+
+    fn time<'a>(&self, line: &'a [u8]) -> Option<Written<'a>> {
+        Written::sep::<1>(line, b',', ("Timestamp", 0, 100))
     }
 }

@@ -4,8 +4,9 @@
 use std::io::Write;
 
 use super::{
-    Address, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dec, decimal, dev,
-    is_int, is_num, is_read, missing, nonzero, num, one_of, sector_bytes, split_sep, word_op,
+    Address, Format, LineParser, NS_PER_S, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, Written,
+    dec, decimal, dev, is_int, is_num, is_read, missing, nonzero, num, one_of, sector_bytes, split_sep,
+    word_op,
 };
 use crate::{IoRequest, SECTOR_BYTES};
 
@@ -59,5 +60,9 @@ impl LineParser for SpcParser {
 
     fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
         Address::sep::<5>(line, b',', ("LBA", 1, SECTOR_BYTES), ("Size", 2, 1))
+    }
+
+    fn time<'a>(&self, line: &'a [u8]) -> Option<Written<'a>> {
+        Written::sep::<5>(line, b',', ("Timestamp", 4, NS_PER_S))
     }
 }

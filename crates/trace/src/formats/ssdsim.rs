@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::{
     Address, FastLine, FieldErr, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail,
-    dev, is_int, is_num, is_read, missing, nonzero, num, sector_bytes, sectors, split_ws,
+    Written, dev, is_int, is_num, is_read, missing, nonzero, num, sector_bytes, sectors, split_ws,
 };
 use crate::error::Problem;
 use crate::swar::digit_run;
@@ -194,6 +194,10 @@ impl LineParser for Ascii5 {
 
     fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
         Address::ws::<5>(line, (self.names[2], 2, SECTOR_BYTES), (self.names[3], 3, SECTOR_BYTES))
+    }
+
+    fn time<'a>(&self, line: &'a [u8]) -> Option<Written<'a>> {
+        Written::ws::<1>(line, (self.names[0], 0, 1))
     }
 }
 

@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::{
-    Address, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, dec, decimal, dev,
-    is_num, is_read, missing, nonzero, num, one_of, split_sep, word_op,
+    Address, Format, LineParser, NS_PER_S, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, Written,
+    dec, decimal, dev, is_num, is_read, missing, nonzero, num, one_of, split_sep, word_op,
 };
 use crate::IoRequest;
 
@@ -57,5 +57,9 @@ impl LineParser for SystorParser {
 
     fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
         Address::sep::<6>(line, b',', ("Offset", 4, 1), ("Size", 5, 1))
+    }
+
+    fn time<'a>(&self, line: &'a [u8]) -> Option<Written<'a>> {
+        Written::sep::<1>(line, b',', ("Timestamp", 0, NS_PER_S))
     }
 }

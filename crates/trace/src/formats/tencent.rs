@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use super::{
-    Address, Format, LineParser, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, bit_op, dec, dev,
-    is_num, is_read, missing, nonzero, num, one_of, sector_bytes, sectors, split_sep,
+    Address, Format, LineParser, NS_PER_S, Parsed, ParserSetup, R, RawRequest, Sample, WriteFail, Written,
+    bit_op, dec, dev, is_num, is_read, missing, nonzero, num, one_of, sector_bytes, sectors, split_sep,
 };
 use crate::{IoRequest, SECTOR_BYTES};
 
@@ -59,5 +59,9 @@ impl LineParser for TencentParser {
 
     fn address<'a>(&self, line: &'a [u8]) -> Option<Address<'a>> {
         Address::sep::<5>(line, b',', ("offset", 1, SECTOR_BYTES), ("size", 2, SECTOR_BYTES))
+    }
+
+    fn time<'a>(&self, line: &'a [u8]) -> Option<Written<'a>> {
+        Written::sep::<1>(line, b',', ("timestamp", 0, NS_PER_S))
     }
 }
