@@ -463,8 +463,48 @@ fn a_truncated_tar_is_named_and_its_cut_line_dropped() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["stats"]["requests"], 50);
     let w = v["summary"]["warnings"].to_string();
-    assert!(w.contains("cut.tar:51: field") && w.contains("cut off where the tar archive ends"), "{w}");
+    assert!(
+        w.contains("cut.tar:a.trace:51: field") && w.contains("cut off where the tar archive ends"),
+        "{w}"
+    );
     assert!(w.contains("tar member \\\"a.trace\\\" is truncated"), "{w}");
+}
+
+/// Regression (new-user trial): in an archive of several trace files, errors numbered
+/// lines across the joined members (`t.tar:5:` for line 2 of the second file). They
+/// name the member and count its own lines, as `tar xf` would give the file: a bad
+/// field, a line skipped under `--on-error skip`, and an out-of-order request whose
+/// earlier request is in the member before (named too).
+#[test]
+fn errors_in_a_tar_archive_name_the_member_and_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = b"0 0 1 8 1\n10 0 2 8 1\n20 0 3 8 1"; // no final newline
+    let archive = |b: &[u8]| {
+        let mut tar = tar_member("a.trace", a);
+        tar.extend(tar_member("b.trace", b));
+        tar.extend([0u8; 1024]);
+        let path = dir.path().join("t.tar");
+        std::fs::write(&path, tar).unwrap();
+        path
+    };
+    let path = archive(b"30 0 1 8 1\n# a comment\n40 0 x 8 1\n");
+    let out = lamina().args(["trace", "stats"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("t.tar:b.trace:3: field `lsn`: \"x\" is not a number"), "{}", stderr(&out));
+    let out = lamina().args(["trace", "stats", "--on-error", "skip", "--json"]).arg(&path).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let first = v["summary"]["first_errors"][0].as_str().unwrap();
+    assert!(first.ends_with("/t.tar:b.trace:3: field `lsn`: \"x\" is not a number"), "{first}");
+    let path = archive(b"5 0 1 8 1\n");
+    let out = lamina().args(["trace", "stats", "--reorder-window", "0"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("t.tar:b.trace:1: field `time`: \"5\" is earlier than \"20\" on line 3 of a.trace,"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// `lamina trace stats ARGS… FILE` on `text` written to FILE (named `name`); the output.

@@ -60,10 +60,13 @@ impl Problem {
 #[derive(Clone, Debug)]
 pub enum TraceError {
     /// A field of a line is bad. `Display`: ``file:line: field `size`: "abc" is not a number``.
+    ///
+    /// In a tar archive, `file` is `archive.tar:member` and `line` counts from the
+    /// member's first line (so for every per-line error).
     Field {
         /// Trace file name.
         file: Arc<str>,
-        /// 1-based line number in the decompressed text.
+        /// 1-based line number in the decompressed text (of the tar member).
         line: u64,
         /// Field name as the format's specification calls it.
         field: &'static str,
@@ -87,6 +90,8 @@ pub enum TraceError {
         text: String,
         /// The line of the request already released (the latest released so far).
         earlier_line: u64,
+        /// The tar member holding `earlier_line`, when not the late request's.
+        earlier_in: Option<Arc<str>>,
         /// Its timestamp in the same unit and with as many fraction digits as `text`
         /// (its line was read and dropped long before: the value, not its bytes).
         earlier_text: String,
@@ -238,14 +243,26 @@ impl fmt::Display for TraceError {
                 }
                 Ok(())
             }
-            TraceError::Disorder { file, line, field, text, earlier_line, earlier_text, window } => write!(
-                f,
-                "{file}:{line}: field `{field}`: {text:?} is earlier than {earlier_text:?} on line \
-                 {earlier_line}, a request already released: the trace is out of order by more than the \
-                 reorder window of {window} requests (raise it: --reorder-window N, or \
-                 `trace.reorder_window`; at most {max})",
-                max = super::MAX_REORDER_WINDOW
-            ),
+            TraceError::Disorder {
+                file,
+                line,
+                field,
+                text,
+                earlier_line,
+                earlier_in,
+                earlier_text,
+                window,
+            } => {
+                let of = earlier_in.as_ref().map(|m| format!(" of {m}")).unwrap_or_default();
+                write!(
+                    f,
+                    "{file}:{line}: field `{field}`: {text:?} is earlier than {earlier_text:?} on line \
+                     {earlier_line}{of}, a request already released: the trace is out of order by more than \
+                     the reorder window of {window} requests (raise it: --reorder-window N, or \
+                     `trace.reorder_window`; at most {max})",
+                    max = super::MAX_REORDER_WINDOW
+                )
+            }
             TraceError::ScaledTime { file, line, arrival_ns, rebased, scale } => {
                 let (from, remedy) = if *rebased {
                     ("after the first replayed request", "")

@@ -481,7 +481,9 @@ impl TraceParser {
     /// Count a skippable error, or end the iteration with it.
     #[cold]
     fn on_line_error(&mut self, e: TraceError) -> Option<TraceError> {
-        if self.is_cut_last_line(&e) {
+        let cut_last_line = self.is_cut_last_line(&e);
+        let e = self.locate(e);
+        if cut_last_line {
             // The line the archive's end cut in two is not a request the trace holds;
             // the truncation warning says the data ends early, this one what was lost.
             self.summary
@@ -508,6 +510,43 @@ impl TraceParser {
         }
         self.done = true;
         Some(e)
+    }
+
+    /// `e` with its lines counted within their tar member, which it names
+    /// (`archive.tar:member:line`), as `tar xf` would give them: the reader joins the
+    /// members into one text, and numbered lines across them (new-user trial).
+    #[cold]
+    fn locate(&self, mut e: TraceError) -> TraceError {
+        if !self.summary.tar {
+            return e;
+        }
+        let at = |line: u64| self.notes.locate(line);
+        let in_member =
+            |line: u64| at(line).map(|(m, l)| (Arc::<str>::from(format!("{}:{m}", self.name)), m, l));
+        match &mut e {
+            TraceError::Field { file, line, .. }
+            | TraceError::ScaledTime { file, line, .. }
+            | TraceError::LineTooLong { file, line, .. } => {
+                if let Some((named, _, l)) = in_member(*line) {
+                    (*file, *line) = (named, l);
+                }
+            }
+            TraceError::Disorder { file, line, earlier_line, earlier_in, .. } => {
+                let late = in_member(*line);
+                match at(*earlier_line) {
+                    Some((m, l)) => {
+                        *earlier_in = late.as_ref().is_none_or(|(_, lm, _)| *lm != m).then_some(m);
+                        *earlier_line = l;
+                    }
+                    None => *earlier_in = Some("the archive's joined members".into()),
+                }
+                if let Some((named, _, l)) = late {
+                    (*file, *line) = (named, l);
+                }
+            }
+            _ => {}
+        }
+        e
     }
 
     /// Whether `e` is a field error on the last line of a tar member cut short (its
@@ -557,6 +596,7 @@ impl TraceParser {
             earlier_text: time_like(earlier_ns, written.unit, text.as_bytes()),
             text,
             earlier_line,
+            earlier_in: None,
             window: self.opts.reorder_window,
         }
     }

@@ -2,6 +2,7 @@
 //! and binary recognition, tar unwrapping, and a line reader that reuses one buffer (no
 //! allocation per line) and digests every byte it reads.
 
+use std::collections::VecDeque;
 use std::io::{self, Cursor, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -72,16 +73,50 @@ pub(crate) struct SourceInfo {
     pub notes: Arc<SourceNotes>,
 }
 
-/// Warnings a byte source raises while it is read on the reader thread.
+/// Warnings a byte source raises while it is read on the reader thread, and where
+/// each tar member's text begins.
 #[derive(Default, Debug)]
 pub(crate) struct SourceNotes {
     truncated: Mutex<Option<String>>,
+    members: Mutex<MemberStarts>,
+}
+
+/// Tar members kept for naming a line's member: the last so many. A line in an
+/// older member (an error about a request held since, in an archive of more members)
+/// is named by its line in the joined text. Memory stays bounded whatever the archive.
+pub(crate) const MEMBERS_KEPT: usize = 4096;
+
+/// The first line (in the joined text) and the name of each recent regular tar member.
+#[derive(Default, Debug)]
+struct MemberStarts {
+    starts: VecDeque<(u64, Arc<str>)>,
 }
 
 impl SourceNotes {
     /// The warning to report, if any.
     pub(crate) fn warning(&self) -> Option<String> {
         self.truncated.lock().expect("notes lock").clone()
+    }
+
+    /// Line `line` of the joined text of a tar archive's members as (member, line
+    /// within it); `None` outside a tar archive, or for a member no longer kept.
+    pub(crate) fn locate(&self, line: u64) -> Option<(Arc<str>, u64)> {
+        let members = self.members.lock().expect("notes lock");
+        let starts = &members.starts;
+        // The last member starting at or before the line (an empty member shares its
+        // start with the next, which holds the line); none for a line before the
+        // oldest member kept.
+        let i = starts.partition_point(|&(first, _)| first <= line).checked_sub(1)?;
+        let (first, name) = &starts[i];
+        Some((name.clone(), line - first + 1))
+    }
+
+    fn member_starts(&self, first_line: u64, name: &str) {
+        let mut members = self.members.lock().expect("notes lock");
+        if members.starts.len() == MEMBERS_KEPT {
+            members.starts.pop_front();
+        }
+        members.starts.push_back((first_line, name.into()));
     }
 }
 
@@ -304,6 +339,8 @@ struct TarUnwrap {
     pos: u64,
     last_byte: u8,
     pending_newline: bool,
+    /// Newlines passed on so far: the next member's text starts on the line after.
+    newlines: u64,
     done: bool,
 }
 
@@ -320,6 +357,7 @@ impl TarUnwrap {
             pos: 0,
             last_byte: b'\n',
             pending_newline: false,
+            newlines: 0,
             done: false,
         }
     }
@@ -394,6 +432,7 @@ impl TarUnwrap {
             self.member = (String::from_utf8_lossy(&h[..end]).into_owned(), size);
             self.regular = matches!(h[156], b'0' | 0 | b'7');
             if self.regular {
+                self.notes.member_starts(self.newlines + 1, &self.member.0);
                 return Ok(true);
             }
         }
@@ -423,6 +462,7 @@ impl Read for TarUnwrap {
                 self.pending_newline = false;
                 out[0] = b'\n';
                 self.last_byte = b'\n';
+                self.newlines += 1;
                 return Ok(1);
             }
             if self.done {
@@ -448,6 +488,7 @@ impl Read for TarUnwrap {
                 }
                 self.left -= n as u64;
                 self.last_byte = out[n - 1];
+                self.newlines += memchr::memchr_iter(b'\n', &out[..n]).count() as u64;
                 return Ok(n);
             }
             if self.last_byte != b'\n' {
@@ -724,13 +765,17 @@ mod tests {
     }
 
     fn tar_member(name: &str, body: &[u8]) -> Vec<u8> {
+        tar_entry(name, body, b'0')
+    }
+
+    fn tar_entry(name: &str, body: &[u8], kind: u8) -> Vec<u8> {
         let mut h = [0u8; 512];
         h[..name.len()].copy_from_slice(name.as_bytes());
         h[100..107].copy_from_slice(b"0000644");
         let size = format!("{:011o}", body.len());
         h[124..135].copy_from_slice(size.as_bytes());
         h[136..147].copy_from_slice(b"00000000000");
-        h[156] = b'0';
+        h[156] = kind;
         h[257..263].copy_from_slice(b"ustar\0");
         h[263..265].copy_from_slice(b"00");
         h[148..156].copy_from_slice(b"        ");
@@ -740,6 +785,42 @@ mod tests {
         out.extend_from_slice(body);
         out.resize(out.len().div_ceil(512) * 512, 0);
         out
+    }
+
+    /// Regression (new-user trial): errors numbered lines across the joined members of
+    /// a tar archive. Each regular member's first line is recorded as the text passes,
+    /// so a line of the joined text is found in its member: after a member without a
+    /// final newline (one is inserted), past an empty member and a directory.
+    #[test]
+    fn a_line_of_the_joined_text_is_found_in_its_member() {
+        let mut tar = tar_member("a.txt", b"one\ntwo");
+        tar.extend(tar_member("e.txt", b""));
+        tar.extend(tar_entry("d/", b"", b'5'));
+        tar.extend(tar_member("b.txt", b"three\n\nfive\n"));
+        tar.extend(tar_member("c.txt", b"six\n"));
+        tar.extend([0u8; 1024]);
+        let name: Arc<str> = "t.tar".into();
+        let (s, info) = open_stream(&name, Box::new(Cursor::new(tar))).unwrap();
+        let mut r = LineReader::new(s);
+        let mut got = Vec::new();
+        while let Ok(Some((n, line))) = r.next_line() {
+            let (member, l) = info.notes.locate(n).unwrap();
+            got.push(format!("{member}:{l}:{}", String::from_utf8_lossy(line)));
+        }
+        assert_eq!(
+            got,
+            ["a.txt:1:one", "a.txt:2:two", "b.txt:1:three", "b.txt:2:", "b.txt:3:five", "c.txt:1:six"]
+        );
+        // Only the last MEMBERS_KEPT members are kept: older lines are not found.
+        let notes = SourceNotes::default();
+        assert_eq!(notes.locate(1), None);
+        let n = MEMBERS_KEPT as u64 + 10;
+        for i in 0..n {
+            notes.member_starts(2 * i + 1, &format!("m{i}"));
+        }
+        assert_eq!(notes.locate(20), None);
+        assert_eq!(notes.locate(22), Some(("m10".into(), 2)));
+        assert_eq!(notes.locate(2 * n + 5), Some((format!("m{}", n - 1).into(), 7)));
     }
 
     #[test]
