@@ -4,7 +4,7 @@
 //! A test is `#[ignore = "engine bug: …"]` while its bug is open, and the swarm matches
 //! the bug's violations through `swarm_harness::KNOWN_BUGS`, which names the test. To
 //! close a bug: fix the engine, remove the `#[ignore]` and the `KNOWN_BUGS` entry, and
-//! run the swarm with `LAMINA_SWARM_STRICT=1`. The five bugs below are fixed (issue #8).
+//! run the swarm with `LAMINA_SWARM_STRICT=1`. Every bug below is fixed (the first five: issue #8).
 
 mod swarm_harness;
 
@@ -224,4 +224,94 @@ fn checker_passes_a_plain_run() {
         .filter(|v| !swarm_harness::KNOWN_BUGS.iter().any(|b| (b.matches)(v, &cfg)))
         .collect();
     assert!(v.is_empty(), "violations: {v:#?}");
+}
+
+// Swarm seed 21235 (found 2026-12-02 running seeds 20000..23000) panicked with "a queued
+// remap read is in its die's queue": under `remap.policy = "micropages"` a host read of
+// a remap page joins the read of the same remap page that is still queued, widening its
+// byte range in the die's read queue. Under a block-mapped FTL (`nftl`) a queued read
+// first runs its translation step (spare-area reads of the log block), and for that time
+// it is out of its queue; the joining read looked for it there and panicked. Shrunk from
+// 868 requests to these 17 (delta debugging with the swarm checker) on the seed's device.
+#[test]
+fn a_read_joins_a_remap_read_in_its_translation_step() {
+    let cfg = ConfigBuilder::new()
+        .toml(
+            "seed-21235",
+            r#"
+[nand.geometry]
+channels = 3
+chips_per_channel = 1
+dies_per_chip = 2
+planes_per_die = 1
+blocks_per_plane = 24
+pages_per_block = 10
+page_size_bytes = 4096
+partial_read_bytes = 2048
+cell_type = "mlc"
+layers = 5
+page_type_order = "grouped"
+
+[nand.timing]
+t_cmd = 438
+t_r = [173000, 72000]
+t_prog = [2034000, 279000]
+t_bers = 726000
+t_dbsy = 118
+t_suspend_program = 13562
+t_suspend_erase = 10678
+t_resume = 2257
+bus = { ns_per_byte = 9 }
+
+[nand.suspension]
+program = false
+erase = true
+max_per_op = 2
+
+[ftl]
+kind = "nftl"
+overprovisioning = 0.34
+gc_threshold = { free_blocks = 2 }
+striping_order = "PCWD"
+copyback = true
+
+[sched]
+placement = "write-order"
+
+[host]
+queue_depth = 34
+verify = true
+
+[remap]
+policy = "micropages"
+window = 2146000
+threshold = 3
+pages = 59
+table_groups = 11
+"#,
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let (r, w) = (IoOp::Read, IoOp::Write);
+    let reqs = [
+        req(230491992, w, 23552, 3072),
+        req(935366998, w, 14848, 3584),
+        req(939967548, r, 18432, 2560),
+        req(964361205, w, 6656, 4096),
+        req(1009954784, r, 19968, 1536),
+        req(1259263914, r, 10752, 2048),
+        req(1401391346, r, 11776, 1536),
+        req(1583696873, r, 11776, 2048),
+        req(1593228231, r, 13824, 1024),
+        req(1606764152, w, 14848, 4096),
+        req(1611443495, r, 18944, 3072),
+        req(1667923813, r, 6144, 4096),
+        req(1988932379, r, 6656, 2048),
+        req(2229945034, r, 6656, 3584),
+        req(2246842127, w, 10240, 512),
+        req(2268470339, r, 16896, 2560),
+        req(2285687233, r, 19968, 1024),
+    ];
+    assert_holds(&["run.panic", "run.error"], &cfg, &reqs);
 }

@@ -52,7 +52,7 @@ pub(crate) struct Txn {
     /// Spare-area or translation-page reads the FTL's translation step still waits for
     /// (0 = none left), and whether the step is done (reads; host writes under a cached
     /// mapping, [`lamina_ftl::Ftl::translate_write`]).
-    translating: u8,
+    pub(super) translating: u8,
     translated: bool,
     /// While its translation reads run: when they were issued (ns); after: how long
     /// they took (the attribution's `translation`); 0 without any.

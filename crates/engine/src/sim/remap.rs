@@ -56,12 +56,19 @@ impl Simulation {
             let end = (t.offset + t.len).max(rd.offset + len);
             t.offset = t.offset.min(rd.offset);
             t.len = end - t.offset;
-            let (die, offset, len) = (t.die, t.offset, t.len);
-            // The scheduler sees the queue's copy (SOML checks bit-lines on it).
+            let (die, offset, len, translating) = (t.die, t.offset, t.len, t.translating);
+            // The scheduler sees the queue's copy (SOML checks bit-lines on it). A read in
+            // its translation step (a block-mapped FTL's spare-area reads) is out of its
+            // queue until they finish, and is queued again from its record, widened above
+            // (swarm seed 21235: this looked for it in the queue and panicked).
             let q = &mut self.ctl.dies[die.idx()].queues.reads;
-            let e = q.iter_mut().find(|e| e.id == queued).expect("a queued remap read is in its die's queue");
-            e.offset = offset;
-            e.len = len;
+            match q.iter_mut().find(|e| e.id == queued) {
+                Some(e) => {
+                    e.offset = offset;
+                    e.len = len;
+                }
+                None => debug_assert!(translating > 0, "a queued remap read is queued or translating"),
+            }
             self.mark_start(req);
             return Ok(true);
         }
