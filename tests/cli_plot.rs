@@ -343,7 +343,14 @@ fn bad_plot_input_is_named() {
     let e = failed(lamina().args(["plot", "cdf", "--latency-log"]).arg(&log).output().unwrap());
     assert!(e.contains("bad.csv:1: not a latency log") && e.contains("--latency-log FILE"), "{e}");
     let e = failed(lamina().args(["plot", "cdf"]).arg(&log).output().unwrap());
-    assert!(e.contains("not a JSON report"), "{e}");
+    assert!(e.contains("not a JSON report") && !e.contains("it is a latency log"), "{e}");
+    // A real latency log where the report goes: the error names the flag that takes it.
+    std::fs::write(&log, "arrival_ns,op,bytes,lpn,response_ns,wait_ns\n0,write,8192,1,100,0\n").unwrap();
+    let e = failed(lamina().args(["plot", "cdf"]).arg(&log).output().unwrap());
+    assert!(
+        e.contains("not a JSON report") && e.contains("it is a latency log: give it as --latency-log"),
+        "{e}"
+    );
     // Only trims: nothing to plot is bad input too, not a drawing failure.
     std::fs::write(&log, "arrival_ns,op,bytes,lpn,response_ns,wait_ns\n0,trim,8192,1,0,0\n").unwrap();
     let e = failed(lamina().args(["plot", "timeline"]).arg(&log).output().unwrap());

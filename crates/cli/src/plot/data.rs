@@ -85,8 +85,16 @@ pub fn cdf_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
 /// (no `histograms`), whose CDF is drawn from its percentile fields instead.
 pub fn report_distributions(path: &Path) -> anyhow::Result<(serde_json::Value, Option<Distributions>)> {
     let text = std::fs::read_to_string(path).map_err(|e| usage(format!("{}: {e}", path.display())))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| usage(format!("{}: not a JSON report ({e})", path.display())))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        // New-user trial: a latency log given where a report goes was "not a JSON report"
+        // with no word of the flag that takes it.
+        let hint = if text.starts_with(lamina_engine::latency_log::HEADER.trim_end()) {
+            format!("; it is a latency log: give it as --latency-log {}", path.display())
+        } else {
+            String::new()
+        };
+        usage(format!("{}: not a JSON report ({e}){hint}", path.display()))
+    })?;
     if v.get("schema_version").is_none() {
         return Err(usage(format!("{}: not a lamina report (no schema_version)", path.display())));
     }
