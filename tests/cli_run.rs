@@ -596,3 +596,59 @@ fn pen_nftl_runs_verify_clean_with_thousands_of_merges() {
         assert!(err.contains("ftl.pen"), "{preset}/{kind}: {err}");
     }
 }
+
+/// New-user trial: `run -q` dropped the report's warnings with the summary, so a quiet
+/// run (`-q --json r.json`, or a script reading stdout) never saw that a figure needs
+/// care; they were only in the JSON. Now each goes to stderr as one `warning: …` line —
+/// the run's (a seed nothing draws from), then the trace's (a closed-loop trace replayed
+/// open-loop) — while stdout stays what `-q` makes it: empty, or the JSON alone.
+#[test]
+fn quiet_run_prints_every_report_warning_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("closed.trace");
+    std::fs::write(
+        &t,
+        "# lamina-trace-gen: host.mode=closed host.closed_loop_depth=8\n0 0 8 8 1\n0 0 16 8 0\n",
+    )
+    .unwrap();
+    let quiet = |extra: &[&str]| {
+        let out = lamina()
+            .args(["run", "-q", "--preset", "mbm", "--seed", "5", "--format", "ssdsim"])
+            .args(extra)
+            .arg(&t)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (stdout, stderr) = quiet(&[]);
+    assert_eq!(stdout, "", "-q prints nothing on stdout");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "one line per warning:\n{stderr}");
+    assert!(lines[0].starts_with("warning: seed 5 has no effect"), "{stderr}");
+    assert!(
+        lines[1].starts_with("warning: ")
+            && lines[1].contains("closed.trace: the trace was generated for closed-loop replay"),
+        "{stderr}"
+    );
+    assert!(lines[1].contains("--set host.mode=closed"), "{stderr}");
+    // With the JSON on stdout, stdout is the JSON alone and stderr the same warnings,
+    // which are the JSON's.
+    let (stdout, stderr_json) = quiet(&["--json", "-"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let mut warnings: Vec<String> = Vec::new();
+    for w in v["warnings"].as_array().unwrap().iter().chain(v["trace"]["warnings"].as_array().unwrap()) {
+        warnings.push(format!("warning: {}", w.as_str().unwrap()));
+    }
+    assert_eq!(stderr_json.lines().collect::<Vec<_>>(), warnings);
+    assert_eq!(stderr_json, stderr);
+    // Without -q the warnings are in the summary on stdout, not repeated on stderr.
+    let out = lamina()
+        .args(["run", "--preset", "mbm", "--seed", "5", "--format", "ssdsim"])
+        .arg(&t)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8(out.stdout).unwrap().contains("warning: seed 5 has no effect"));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}

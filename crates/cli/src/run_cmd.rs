@@ -46,7 +46,8 @@ pub struct ReportArgs {
     /// Write the JSON report to this file (checked before the run starts).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Do not print the text summary.
+    /// Do not print the text summary (its warnings still go to standard error, one
+    /// `warning:` line each).
     #[arg(long, short)]
     pub quiet: bool,
     /// Stream one CSV line per completed request to this file:
@@ -92,6 +93,17 @@ impl DeviceArgs {
         defaults: &[&str],
         late: Vec<String>,
     ) -> anyhow::Result<(lamina_engine::config::SimConfig, Vec<String>)> {
+        self.config_with_origins(defaults, late).map(|(cfg, sources, _)| (cfg, sources))
+    }
+
+    /// [`Self::config`], with where each source set its keys (for errors found after
+    /// the config was built: [`KeyOrigins::locate`]).
+    pub fn config_with_origins(
+        &self,
+        defaults: &[&str],
+        late: Vec<String>,
+    ) -> anyhow::Result<(lamina_engine::config::SimConfig, Vec<String>, KeyOrigins)> {
+        let mut origins = KeyOrigins::default();
         let mut files = Vec::with_capacity(self.configs.len());
         let mut tables = Vec::with_capacity(self.configs.len());
         for path in &self.configs {
@@ -131,14 +143,17 @@ impl DeviceArgs {
         for s in defaults {
             b = b.set(s)?;
             sources.push(format!("default {s}"));
+            origins.assignment(format!("default {s}"), s);
         }
-        for (name, text) in &files {
+        for ((name, text), table) in files.iter().zip(tables) {
             b = b.toml(name, text)?;
             sources.push(format!("file {name}"));
+            origins.given.push((name.clone(), Given::File { text: text.clone(), table }));
         }
         // Each flag named as itself in errors about its key, as in the sources.
         let mut flag = |b: ConfigBuilder, origin: String, assignment: &str| {
             let b = b.set_from(&origin, assignment);
+            origins.assignment(origin.clone(), assignment);
             sources.push(origin);
             b
         };
@@ -154,20 +169,129 @@ impl DeviceArgs {
         for s in &self.sets {
             b = b.set(s)?;
             sources.push(format!("--set {s}"));
+            origins.assignment(format!("--set {}", s.trim()), s);
         }
-        Ok((b.build_checked()?, sources))
+        Ok((b.build_checked()?, sources, origins))
     }
+}
+
+/// Where the config sources set their keys, lowest precedence first: for an error the
+/// engine finds when it builds the simulation, after the config's own record of origins
+/// is gone (the memory limit's), so that it names `FILE:LINE` or the flag as every other
+/// config error does.
+#[derive(Default)]
+pub struct KeyOrigins {
+    given: Vec<(String, Given)>,
+}
+
+/// What one config source gave.
+enum Given {
+    /// A config file: its text (for line numbers) and its keys.
+    File { text: String, table: toml::Table },
+    /// One dotted key (`--set`, `--verify`, a trace flag): it and every key under it.
+    Key(String),
+}
+
+impl KeyOrigins {
+    fn assignment(&mut self, origin: String, assignment: &str) {
+        let key = assignment.split_once('=').map_or(assignment, |(k, _)| k).trim();
+        self.given.push((origin, Given::Key(key.to_owned())));
+    }
+
+    /// Where the value of dotted `key` was given: `FILE:LINE`, `--set …` or the flag;
+    /// `None` when no source gave it (the preset's or the default value).
+    pub fn origin_of(&self, key: &str) -> Option<String> {
+        self.given.iter().rev().find_map(|(origin, given)| match given {
+            Given::Key(k) => (key == k || key.strip_prefix(k.as_str()).is_some_and(|r| r.starts_with('.')))
+                .then(|| origin.clone()),
+            Given::File { text, table } => {
+                let mut t = table;
+                let mut parts = key.split('.').peekable();
+                while let Some(part) = parts.next() {
+                    match t.get(part)? {
+                        toml::Value::Table(sub) if parts.peek().is_some() => t = sub,
+                        // The key, or a value that holds it whole (`geometry = { … }`).
+                        _ => {
+                            return Some(
+                                line_in(text, key).map_or(origin.clone(), |l| format!("{origin}:{l}")),
+                            );
+                        }
+                    }
+                }
+                // `key` names a table the file gives.
+                Some(origin.clone())
+            }
+        })
+    }
+
+    /// `e`, if it is a memory-limit refusal, led by where the keys that drove its
+    /// estimate were given (`FILE:LINE`, `--set …`, `--verify`; several joined by
+    /// commas), or by the preset when none was: the engine's message names the keys, their
+    /// values and the limit, but cannot know where they came from.
+    pub fn locate(&self, e: anyhow::Error, preset: Option<&str>) -> anyhow::Error {
+        use lamina_engine::budget::BudgetError;
+        use lamina_engine::{BuildError, RunTraceError};
+        let Some(RunTraceError::Build(BuildError::Budget(BudgetError::Memory { drivers, .. }))) =
+            e.downcast_ref::<RunTraceError>()
+        else {
+            return e;
+        };
+        let mut at: Vec<String> = Vec::new();
+        for o in drivers.iter().filter_map(|k| self.origin_of(k)) {
+            if !at.contains(&o) {
+                at.push(o);
+            }
+        }
+        match (at.is_empty(), preset) {
+            (false, _) => e.context(at.join(", ")),
+            (true, Some(p)) => e.context(format!("preset {p} (its own values)")),
+            (true, None) => e,
+        }
+    }
+}
+
+/// The 1-based line of the value of dotted `key` (or of the nearest enclosing key the
+/// text writes) in TOML `text`.
+fn line_in(text: &str, key: &str) -> Option<usize> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let mut table = doc.get_ref();
+    let mut at = None;
+    for part in key.split('.') {
+        let Some((k, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == part) else { break };
+        match v.get_ref() {
+            toml::de::DeValue::Table(t) => {
+                at = Some(k.span().start);
+                table = t;
+            }
+            _ => {
+                at = Some(v.span().start);
+                break;
+            }
+        }
+    }
+    at.map(|start| text[..start.min(text.len())].matches('\n').count() + 1)
 }
 
 /// Print the report's text summary (unless `quiet`) and write its JSON to `json_out`:
 /// the summary first, so a failed JSON write does not hide the results (and a closed
 /// standard output does not lose the JSON). Returns the print's result.
+///
+/// `quiet` drops the summary from standard output, not the report's warnings: they go
+/// to standard error instead, one `warning: …` line each (the run's, then the trace's,
+/// in the summary's order), since a number read without its warning can mislead.
 pub fn emit_report(
     report: &lamina_engine::report::Report,
     quiet: bool,
     json_out: Option<OutputFile>,
 ) -> anyhow::Result<anyhow::Result<()>> {
-    let printed = if quiet { Ok(()) } else { out::print(&report.to_text()) };
+    let printed = if quiet {
+        for w in report.warnings.iter().chain(&report.trace.warnings) {
+            eprintln!("warning: {w}");
+        }
+        Ok(())
+    } else {
+        out::print(&report.to_text())
+    };
     if let Some(mut f) = json_out {
         f.write_all(report.to_json().as_bytes())?;
         f.commit()?;
@@ -186,9 +310,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     out::check_distinct(&outputs, &inputs)?;
     let json_out = args.output.json.as_deref().map(OutputFile::create).transpose()?;
     let mut log_out = args.output.latency_log.as_deref().map(OutputFile::create).transpose()?;
-    let (cfg, sources) = args.device.config(&[], args.trace_opts.config_sets()?)?;
+    let (cfg, sources, origins) = args.device.config_with_origins(&[], args.trace_opts.config_sets()?)?;
     let log = log_out.as_mut().map(|f| f.stream().map(LatencyLog::new)).transpose()?;
-    let (mut report, log) = replay(&cfg, &args.trace, log)?;
+    let (mut report, log) =
+        replay(&cfg, &args.trace, log).map_err(|e| origins.locate(e, cfg.preset.as_deref()))?;
     report.config_sources = sources;
     // The log is finished before the summary, but its failure reported after it (the
     // results stand; only the log is lost).
@@ -318,5 +443,23 @@ mod tests {
         assert!(names_a_device(&args(&["--set", "nand.geometry.channels=2"]), &[]));
         assert!(names_a_device(&args(&[]), &file("[nand.timing]\nt_r = 1")));
         assert!(names_a_device(&args(&[]), &file("preset = \"pen\"")));
+    }
+
+    #[test]
+    fn key_origins_name_the_last_source_that_gave_a_key() {
+        let mut o = KeyOrigins::default();
+        let text =
+            "seed = 1\n[nand]\ngeometry = { channels = 2,\n  blocks_per_plane = 4 }\n[host]\nverify = true\n";
+        o.given.push(("f.toml".into(), Given::File { text: text.into(), table: text.parse().unwrap() }));
+        assert_eq!(o.origin_of("nand.geometry.blocks_per_plane").as_deref(), Some("f.toml:4"));
+        assert_eq!(o.origin_of("nand.geometry").as_deref(), Some("f.toml:3"));
+        assert_eq!(o.origin_of("host.verify").as_deref(), Some("f.toml:6"));
+        assert_eq!(o.origin_of("nand.geometry.pages_per_block"), None);
+        o.assignment("--set nand.geometry.channels=8".into(), "nand.geometry.channels=8");
+        o.assignment("--set host={ verify = false }".into(), "host={ verify = false }");
+        assert_eq!(o.origin_of("nand.geometry.channels").as_deref(), Some("--set nand.geometry.channels=8"));
+        assert_eq!(o.origin_of("host.verify").as_deref(), Some("--set host={ verify = false }"));
+        assert_eq!(o.origin_of("nand.geometry.channels_x"), None, "a key only shares the prefix");
+        assert_eq!(o.origin_of("seed").as_deref(), Some("f.toml:1"));
     }
 }

@@ -9,6 +9,10 @@
 //! 3. A TOML syntax error in a `--config` file came after an unrelated "no preset" note.
 //! 4. `precondition.fill_fraction = 0` reported "steady state NOT reached".
 //! 5. A 2-request trace got a "coarse timestamps" note.
+//! 6. `nand.suspension.max_per_op = 0` with suspension on was accepted, and then no
+//!    read ever suspended anything, silently; it is refused like the keys of item 1.
+//! 7. A memory-limit refusal did not say where the limit came from, what drove the
+//!    estimate, nor where the keys that drove it were given.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -68,6 +72,17 @@ const DEVICE_CHECKED: &[(&str, usize, &[&str])] = &[
     ("ftl.cmt_entries=5", 3, &["ftl.cmt_entries: only means something with ftl.mapping = \"cached\""]),
     ("trace.limit=0", 3, &["trace.limit: a limit of 0 requests replays nothing"]),
     ("remap.policy=\"micropages\"", 3, &["remap.policy: ", "nand.geometry.partial_read_bytes"]),
+    // mbm suspends programs and erases; a cap of 0 suspensions would suspend nothing
+    // (finding 6).
+    (
+        "nand.suspension.max_per_op=0",
+        3,
+        &[
+            "nand.suspension.max_per_op: 0 suspensions per operation",
+            "max_per_op = 1 or more",
+            "program = false and erase = false",
+        ],
+    ),
 ];
 
 /// The TOML text that sets dotted `key` to `value` on its third line (after a preset).
@@ -199,4 +214,48 @@ fn timestamps_are_judged_coarse_only_over_enough_requests() {
     let want =
         "coarse timestamps: timestamps are multiples of 1 s; up to 2 requests arrive at the same instant";
     assert!(shared.contains(want), "{shared}");
+}
+
+/// Item 7: a memory-limit refusal is found when the simulation is built, after the
+/// config's origins are gone. It leads with where the keys that drove the estimate were
+/// given (or the preset, when none was), names the limit's source with its value, what
+/// the estimate follows, and a raise of the limit that, followed, lets the run go.
+#[test]
+fn a_memory_limit_refusal_names_its_source_its_drivers_and_where_they_were_given() {
+    let refused = |limit: &str, args: &[&str]| {
+        let o = lamina().env("LAMINA_MAX_MEMORY", limit).arg("run").args(args).arg(demo()).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        stderr(&o).lines().next().unwrap_or_default().to_owned()
+    };
+    let line = refused("1000000", &["-q", "--preset", "mbm"]);
+    let at =
+        "error: preset mbm (its own values): nand.geometry.blocks_per_plane: this configuration needs about ";
+    assert!(line.starts_with(at), "want {at:?} first in: {line}");
+    for want in [
+        "set by the environment variable LAMINA_MAX_MEMORY=1000000",
+        "nand.geometry 4 channels × 2 chips_per_channel × 2 dies_per_chip × 2 planes_per_die × 2048 blocks_per_plane",
+        "less ftl.overprovisioning = ",
+        "not the trace",
+        "give fewer nand.geometry.blocks_per_plane (now 2048)",
+        "raise LAMINA_MAX_MEMORY from 1000000 to ",
+    ] {
+        assert!(line.contains(want), "want {want:?} in: {line}");
+    }
+    // The raise it names is enough.
+    let enough = line.split("from 1000000 to ").nth(1).unwrap().split(' ').next().unwrap();
+    let o =
+        lamina().env("LAMINA_MAX_MEMORY", enough).args(["run", "-q", "--preset", "mbm"]).arg(demo()).output();
+    assert!(o.unwrap().status.success(), "LAMINA_MAX_MEMORY={enough}");
+    // Keys given in a file (at its line), by --set and by --verify lead the message.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::write(&file, toml_setting("nand.geometry.blocks_per_plane", "4096")).unwrap();
+    let f = file.to_str().unwrap();
+    let line = refused("1000000", &["--config", f, "--set", "nand.geometry.pages_per_block=512", "--verify"]);
+    let at = format!("error: {f}:3, --set nand.geometry.pages_per_block=512, --verify: ");
+    assert!(line.starts_with(&at), "want {at:?} first in: {line}");
+    assert!(
+        line.contains("× 4096 blocks_per_plane × 512 pages_per_block") && line.contains("(host.verify)"),
+        "{line}"
+    );
 }

@@ -36,6 +36,12 @@
 //! builder builds, and only decides whether a run is refused: it never reaches a
 //! simulated number. Programs that run many simulations (or tests) pass an explicit
 //! [`MemoryLimit::Bytes`] with [`SimulationBuilder::memory_limit`].
+//!
+//! A refusal names where the limit came from (with `LAMINA_MAX_MEMORY`'s value), what
+//! the estimate follows (the device's size and the keys that make it, never the
+//! trace's length), the largest parts, remedies that exist (a key to change, a limit
+//! that passes) and, in [`BudgetError::Memory`]'s `drivers`, the keys a caller can
+//! locate in its config files (`lamina run` does).
 
 use std::fmt;
 
@@ -146,20 +152,46 @@ pub enum MemoryLimit {
 }
 
 /// Where a resolved limit came from (for the error message).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum LimitSource {
-    Env,
+    /// `LAMINA_MAX_MEMORY`, as it was written.
+    Env(String),
     MemTotal,
     Builder,
 }
 
 impl fmt::Display for LimitSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            LimitSource::Env => "set by LAMINA_MAX_MEMORY",
-            LimitSource::MemTotal => "physical memory, MemTotal in /proc/meminfo",
-            LimitSource::Builder => "set by SimulationBuilder::memory_limit",
-        })
+        match self {
+            LimitSource::Env(v) => write!(f, "set by the environment variable {MAX_MEMORY_ENV}={v}"),
+            LimitSource::MemTotal => write!(
+                f,
+                "this machine's physical memory, MemTotal in /proc/meminfo, since {MAX_MEMORY_ENV} is not set"
+            ),
+            LimitSource::Builder => write!(
+                f,
+                "set by the program with SimulationBuilder::memory_limit, which {MAX_MEMORY_ENV} does not change"
+            ),
+        }
+    }
+}
+
+impl LimitSource {
+    /// How to let a configuration that needs `needed` bytes run under this kind of
+    /// limit (a value that passes: `needed` rounded up to a whole MiB).
+    fn raise(&self, needed: u64) -> String {
+        let enough = needed.div_ceil(1 << 20).saturating_mul(1 << 20);
+        match self {
+            LimitSource::Env(v) => format!(
+                "raise {MAX_MEMORY_ENV} from {v} to {enough} ({}) if the machine has the memory",
+                human_bytes(enough)
+            ),
+            LimitSource::MemTotal => format!(
+                "run with {MAX_MEMORY_ENV}={enough} ({}) if the machine can really spare that much (swap)",
+                human_bytes(enough)
+            ),
+            LimitSource::Builder => "raise the limit given to SimulationBuilder::memory_limit".into(),
+        }
     }
 }
 
@@ -171,8 +203,9 @@ impl MemoryLimit {
             MemoryLimit::Host => {
                 if let Some(v) = std::env::var_os(MAX_MEMORY_ENV) {
                     let text = v.to_string_lossy().into_owned();
-                    let bytes = text.trim().parse::<u64>().map_err(|_| BudgetError::BadLimit(text))?;
-                    return Ok(Some((bytes, LimitSource::Env)));
+                    let bytes =
+                        text.trim().parse::<u64>().map_err(|_| BudgetError::BadLimit(text.clone()))?;
+                    return Ok(Some((bytes, LimitSource::Env(text.trim().to_owned()))));
                 }
                 Ok(mem_total().map(|b| (b, LimitSource::MemTotal)))
             }
@@ -213,7 +246,14 @@ pub enum BudgetError {
         needed_bytes: u64,
         /// The limit.
         limit_bytes: u64,
-        /// Where the limit comes from, the largest parts and the remedies.
+        /// The config keys whose values drove the estimate: the geometry's counts and
+        /// `ftl.overprovisioning` (the device's size), then the keys of the largest
+        /// parts. A caller that knows where each key was given (a file's line, a
+        /// `--set`) can say so: the engine does not (the config's record of origins is
+        /// gone by the time a simulation is built).
+        drivers: Box<[&'static str]>,
+        /// Where the limit comes from, what the estimate follows, the largest parts and
+        /// the remedies.
         detail: String,
     },
     /// `LAMINA_MAX_MEMORY` is not a number of bytes.
@@ -250,7 +290,7 @@ pub fn estimate(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64, builti
         let remedy = match key {
             "host.verify" => "set host.verify = false",
             "buffer.size_bytes" => "give a smaller buffer.size_bytes",
-            "partial_erase.levels" => "drop [nand.partial_erase]",
+            "nand.partial_erase" => "drop [nand.partial_erase]",
             "host.unwritten_reads" => "set host.unwritten_reads = \"zero\"",
             "ftl.mapping" => "set ftl.mapping = \"ideal\"",
             "ftl.cmt_entries" => "give a smaller ftl.cmt_entries (or ftl.cmt_bytes)",
@@ -283,7 +323,7 @@ pub fn estimate(cfg: &SimConfig, geometry: &Geometry, logical_pages: u64, builti
     }
     if cfg.nand.partial_erase.is_some() {
         let ext = blocks * (DEVICE_EXT_BLOCK + ppb.div_ceil(64) * 16 + ppb * 4);
-        push("partial_erase.levels", "partial-erase page records", (0, ext));
+        push("nand.partial_erase", "partial-erase page records", (0, ext));
     }
     let page = g.page_size_bytes() as u64;
     let slots = cfg.buffer.size_bytes / page;
@@ -342,36 +382,103 @@ pub(crate) fn check(b: &SimulationBuilder) -> Result<MemoryBudget, BuildError> {
         .map_err(|reason| BudgetError::Buffer { size: cfg.buffer.size_bytes, reason })?;
     let budget = estimate(cfg, &geometry, logical_pages, b.ftl.is_none());
     if let Some((limit, source)) = b.memory_limit.resolve()? {
-        let needed = budget.full_bytes();
-        if needed > limit {
-            let mut parts: Vec<&BudgetItem> = budget.items.iter().collect();
-            parts.sort_by_key(|i| std::cmp::Reverse(i.full_bytes));
-            parts.truncate(3);
-            let mut remedies: Vec<&str> = Vec::new();
-            for i in &parts {
-                if !remedies.contains(&i.remedy) {
-                    remedies.push(i.remedy);
-                }
-            }
-            let parts = parts
-                .iter()
-                .map(|i| format!("{} {} ({})", i.what, human_bytes(i.full_bytes), i.key))
-                .collect::<Vec<_>>()
-                .join(", ");
-            return Err(BudgetError::Memory {
-                key: budget.largest().map_or("nand.geometry", |i| i.key),
-                needed_bytes: needed,
-                limit_bytes: limit,
-                detail: format!(
-                    "({source}); largest parts: {parts}. To fit, {}, or raise the limit with \
-                     LAMINA_MAX_MEMORY=<bytes> if the machine really has the memory",
-                    remedies.join(" or ")
-                ),
-            }
-            .into());
+        if budget.full_bytes() > limit {
+            return Err(
+                over_limit(cfg, &geometry, logical_pages, b.ftl.is_none(), &budget, limit, &source).into()
+            );
         }
     }
     Ok(budget)
+}
+
+/// The geometry keys whose product is the device's size, which most parts follow.
+const GEOMETRY_KEYS: [&str; 6] = [
+    "nand.geometry.channels",
+    "nand.geometry.chips_per_channel",
+    "nand.geometry.dies_per_chip",
+    "nand.geometry.planes_per_die",
+    "nand.geometry.blocks_per_plane",
+    "nand.geometry.pages_per_block",
+];
+
+/// The refusal of `budget` (over `limit`, from `source`): the limit and where it came
+/// from, what the estimate follows (the device's size, with the keys and values that
+/// make it; not the trace, which is streamed), the three largest parts with their keys,
+/// and remedies that exist: a key to change, or the limit to raise.
+fn over_limit(
+    cfg: &SimConfig,
+    g: &Geometry,
+    logical_pages: u64,
+    builtin_ftl: bool,
+    budget: &MemoryBudget,
+    limit: u64,
+    source: &LimitSource,
+) -> BudgetError {
+    let needed = budget.full_bytes();
+    let mut parts: Vec<&BudgetItem> = budget.items.iter().collect();
+    parts.sort_by_key(|i| std::cmp::Reverse(i.full_bytes));
+    parts.truncate(3);
+    let mut remedies: Vec<String> = Vec::new();
+    let mut drivers: Vec<&'static str> = GEOMETRY_KEYS.to_vec();
+    if builtin_ftl {
+        drivers.push("ftl.overprovisioning");
+    }
+    for i in &parts {
+        let remedy = match i.key {
+            "nand.geometry.blocks_per_plane" => {
+                format!("{} (now {})", i.remedy, cfg.nand.geometry.blocks_per_plane)
+            }
+            _ => i.remedy.to_owned(),
+        };
+        if !remedies.contains(&remedy) {
+            remedies.push(remedy);
+        }
+        if !drivers.contains(&i.key) {
+            drivers.push(i.key);
+        }
+    }
+    remedies.push(source.raise(needed));
+    let shown = parts
+        .iter()
+        .map(|i| format!("{} {} ({})", i.what, human_bytes(i.full_bytes), i.key))
+        .collect::<Vec<_>>()
+        .join(", ");
+    BudgetError::Memory {
+        key: budget.largest().map_or("nand.geometry", |i| i.key),
+        needed_bytes: needed,
+        limit_bytes: limit,
+        drivers: drivers.into_boxed_slice(),
+        detail: format!(
+            "({source}). The estimate follows the device's size, {}; not the trace: a trace is streamed, its \
+             footprint unknown until its end, so a trace of few requests is refused alike. Largest parts: {shown}. \
+             To fit, {}",
+            device_size(cfg, g, logical_pages, builtin_ftl),
+            remedies.join(", or ")
+        ),
+    }
+}
+
+/// The device's size in words, with the values of the keys that make it.
+fn device_size(cfg: &SimConfig, g: &Geometry, logical_pages: u64, builtin_ftl: bool) -> String {
+    let n = &cfg.nand.geometry;
+    let less_op = if builtin_ftl {
+        format!(" less ftl.overprovisioning = {}", cfg.ftl.overprovisioning)
+    } else {
+        " (as the program's FTL counts them)".to_owned()
+    };
+    format!(
+        "{logical_pages} logical pages of {} bytes ({}), from {} physical pages: nand.geometry {} channels × {} \
+         chips_per_channel × {} dies_per_chip × {} planes_per_die × {} blocks_per_plane × {} pages_per_block,{less_op}",
+        g.page_size_bytes(),
+        human_bytes(logical_pages.saturating_mul(g.page_size_bytes() as u64)),
+        g.total_pages(),
+        n.channels,
+        n.chips_per_channel,
+        n.dies_per_chip,
+        n.planes_per_die,
+        n.blocks_per_plane,
+        n.pages_per_block,
+    )
 }
 
 /// `buffer.size_bytes`: zero, or between one page and the logical capacity, with a slot
@@ -427,6 +534,58 @@ mod tests {
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_bytes(3 << 30), "3.0 GiB");
         assert_eq!(human_bytes(u64::MAX), "16777216.0 TiB");
+    }
+
+    /// New-user trial: a refusal said "(set by LAMINA_MAX_MEMORY)" without the value,
+    /// nothing of what the estimate follows, and offered `LAMINA_MAX_MEMORY=<bytes>` even
+    /// under a builder's limit, which the variable does not change. Now it names the
+    /// limit's source with its value, the keys and values of the device's size (and says
+    /// the trace's length does not matter), the keys a caller can locate, and a raise
+    /// that passes.
+    #[test]
+    fn a_refusal_names_the_limit_source_what_drove_the_estimate_and_remedies_that_exist() {
+        let cfg = crate::config::ConfigBuilder::new()
+            .preset("mbm")
+            .unwrap()
+            .set("host.verify=true")
+            .unwrap()
+            .build()
+            .unwrap();
+        let g = cfg.nand.geometry.validate().unwrap();
+        let lp = cfg.ftl.validate(&g).unwrap().logical_pages();
+        let budget = estimate(&cfg, &g, lp, true);
+        let needed = budget.full_bytes();
+        let refuse = |source: LimitSource| over_limit(&cfg, &g, lp, true, &budget, 1_000_000, &source);
+        let e = refuse(LimitSource::Env("1000000".into()));
+        let BudgetError::Memory { drivers, .. } = &e else { panic!("{e}") };
+        assert_eq!(drivers[..6], GEOMETRY_KEYS);
+        assert!(drivers.contains(&"ftl.overprovisioning") && drivers.contains(&"host.verify"), "{drivers:?}");
+        let msg = e.to_string();
+        let enough = needed.div_ceil(1 << 20) * (1 << 20);
+        for want in [
+            "set by the environment variable LAMINA_MAX_MEMORY=1000000",
+            &format!("{lp} logical pages of 8192 bytes"),
+            "nand.geometry 4 channels × 2 chips_per_channel × 2 dies_per_chip × 2 planes_per_die × 2048 \
+             blocks_per_plane × 1024 pages_per_block, less ftl.overprovisioning = ",
+            "not the trace",
+            "set host.verify = false",
+            "give fewer nand.geometry.blocks_per_plane (now 2048)",
+            &format!("raise LAMINA_MAX_MEMORY from 1000000 to {enough} "),
+        ] {
+            assert!(msg.contains(want), "want {want:?} in: {msg}");
+        }
+        assert!(enough >= needed);
+        let msg = refuse(LimitSource::MemTotal).to_string();
+        for want in [
+            "physical memory, MemTotal",
+            "LAMINA_MAX_MEMORY is not set",
+            &format!("LAMINA_MAX_MEMORY={enough} "),
+        ] {
+            assert!(msg.contains(want), "want {want:?} in: {msg}");
+        }
+        let msg = refuse(LimitSource::Builder).to_string();
+        assert!(msg.contains("raise the limit given to SimulationBuilder::memory_limit"), "{msg}");
+        assert!(!msg.contains("LAMINA_MAX_MEMORY="), "the variable does not change a builder's limit: {msg}");
     }
 
     #[test]

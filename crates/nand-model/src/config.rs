@@ -194,7 +194,9 @@ pub struct SuspensionConfig {
     pub erase: bool,
     /// Most suspensions one program/erase may suffer; later reads wait for it. Reads
     /// that arrive while the operation is already suspended join that suspension and
-    /// do not count, while the suspension's window (`max_window`) is open. Default 1.
+    /// do not count, while the suspension's window (`max_window`) is open. Default 1;
+    /// at least 1 when `program` or `erase` is on (0 would suspend nothing: turn both
+    /// off instead).
     #[serde(default = "one")]
     pub max_per_op: u32,
     /// How long one suspension may keep serving reads: a read may join an open
@@ -537,6 +539,35 @@ fn layer_factors(cfg: Option<&LayerSpeedConfig>, layers: u32) -> Result<Vec<u64>
     Ok(factors)
 }
 
+/// The rules of a `[suspension]` section. `max_per_op = 0` would let no read suspend
+/// anything, so with `program` or `erase` on it contradicts the section and is refused
+/// (with both off the section is off, as the experiments' "no suspension" rows write it,
+/// and any cap is moot). `max_window = 0` has a meaning of its own (one read per
+/// suspension) and is taken as given.
+fn suspension_rules(s: &SuspensionConfig) -> Result<SuspensionRules, NandConfigError> {
+    if s.max_per_op == 0 && (s.program || s.erase) {
+        let on = match (s.program, s.erase) {
+            (true, true) => "program = true and erase = true",
+            (true, false) => "program = true",
+            _ => "erase = true",
+        };
+        return Err(cfg_err(
+            "suspension.max_per_op",
+            format!(
+                "0 suspensions per operation would let no read suspend anything, which contradicts {on}; give \
+                 max_per_op = 1 or more (the default is 1), or turn suspension off with program = false and \
+                 erase = false (or no [suspension] section)"
+            ),
+        ));
+    }
+    Ok(SuspensionRules {
+        program: s.program,
+        erase: s.erase,
+        max_per_op: s.max_per_op,
+        max_window: s.max_window,
+    })
+}
+
 impl NandConfig {
     /// Check the configuration and derive the [`DeviceSpec`].
     pub fn validate(&self) -> Result<DeviceSpec, NandConfigError> {
@@ -625,12 +656,7 @@ impl NandConfig {
                 Some(SomlRules { max_parts: s.max_parts, decoders })
             }
         };
-        let suspension = self.suspension.as_ref().map(|s| SuspensionRules {
-            program: s.program,
-            erase: s.erase,
-            max_per_op: s.max_per_op,
-            max_window: s.max_window,
-        });
+        let suspension = self.suspension.as_ref().map(suspension_rules).transpose()?;
 
         // Every read senses the page 1 + re_reads times (`timing.re_reads`).
         let t_r = t_r.map(|n| Nanos(n.0 * (1 + u64::from(t.re_reads))));
@@ -789,6 +815,35 @@ mod tests {
         let e = c.validate().unwrap_err();
         assert_eq!(e.key, "geometry.pages_per_block");
         assert!(e.to_string().contains("`geometry.pages_per_block`"));
+    }
+
+    /// New-user trial: `max_per_op = 0` with suspension on was accepted, and no read
+    /// ever suspended anything (`device.rs` compares the count with the cap), silently.
+    /// With both kinds off the section is off and the cap moot; `max_window = 0` keeps
+    /// its meaning (one read per suspension).
+    #[test]
+    fn zero_suspensions_per_op_with_suspension_on_is_refused() {
+        let with = |program, erase, max_per_op, max_window| {
+            let mut c = base();
+            c.suspension = Some(SuspensionConfig { program, erase, max_per_op, max_window });
+            c.validate()
+        };
+        for (program, erase, on) in [
+            (true, true, "program = true and erase = true"),
+            (true, false, "program = true"),
+            (false, true, "erase = true"),
+        ] {
+            let e = with(program, erase, 0, None).unwrap_err();
+            assert_eq!(e.key, "suspension.max_per_op");
+            let msg = e.to_string();
+            for want in [on, "max_per_op = 1 or more", "program = false and erase = false"] {
+                assert!(msg.contains(want), "want {want:?} in: {msg}");
+            }
+        }
+        let off = with(false, false, 0, None).unwrap().suspension().unwrap();
+        assert!(!off.program && !off.erase);
+        let one_read = with(true, true, 1, Some(Nanos::ZERO)).unwrap().suspension().unwrap();
+        assert_eq!((one_read.max_per_op, one_read.max_window), (1, Some(Nanos::ZERO)));
     }
 
     #[test]
