@@ -213,7 +213,8 @@ impl KeyOrigins {
                         // The key, or a value that holds it whole (`geometry = { … }`).
                         _ => {
                             return Some(
-                                line_in(text, key).map_or(origin.clone(), |l| format!("{origin}:{l}")),
+                                lamina_engine::config::line_of(text, key)
+                                    .map_or(origin.clone(), |l| format!("{origin}:{l}")),
                             );
                         }
                     }
@@ -248,28 +249,6 @@ impl KeyOrigins {
             (true, None) => e,
         }
     }
-}
-
-/// The 1-based line of the value of dotted `key` (or of the nearest enclosing key the
-/// text writes) in TOML `text`.
-fn line_in(text: &str, key: &str) -> Option<usize> {
-    let doc = toml::de::DeTable::parse(text).ok()?;
-    let mut table = doc.get_ref();
-    let mut at = None;
-    for part in key.split('.') {
-        let Some((k, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == part) else { break };
-        match v.get_ref() {
-            toml::de::DeValue::Table(t) => {
-                at = Some(k.span().start);
-                table = t;
-            }
-            _ => {
-                at = Some(v.span().start);
-                break;
-            }
-        }
-    }
-    at.map(|start| text[..start.min(text.len())].matches('\n').count() + 1)
 }
 
 /// Print the report's text summary (unless `quiet`) and write its JSON to `json_out`:

@@ -612,8 +612,10 @@ fn key_of_message(message: &str) -> Option<String> {
     }
 }
 
-/// The 1-based line of dotted `key` in TOML `text` (its value's line), if found.
-fn line_of(text: &str, key: &str) -> Option<usize> {
+/// The 1-based line of dotted `key` in TOML `text` (its value's line; a table's header
+/// line), if the text writes the key: how config errors name `FILE:LINE`, here and in
+/// the CLI's errors found after the config was built (a memory-limit refusal).
+pub fn line_of(text: &str, key: &str) -> Option<usize> {
     let doc = toml::de::DeTable::parse(text).ok()?;
     let mut table = doc.get_ref();
     let parts: Vec<&str> = key.split('.').collect();
