@@ -473,8 +473,8 @@ fn a_truncated_tar_is_named_and_its_cut_line_dropped() {
 /// Regression (new-user trial): in an archive of several trace files, errors numbered
 /// lines across the joined members (`t.tar:5:` for line 2 of the second file). They
 /// name the member and count its own lines, as `tar xf` would give the file: a bad
-/// field, a line skipped under `--on-error skip`, and an out-of-order request whose
-/// earlier request is in the member before (named too).
+/// field, a line skipped under `--on-error skip`, an outlier, and an out-of-order
+/// request whose earlier request is in the member before (named too).
 #[test]
 fn errors_in_a_tar_archive_name_the_member_and_its_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -496,6 +496,11 @@ fn errors_in_a_tar_archive_name_the_member_and_its_line() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let first = v["summary"]["first_errors"][0].as_str().unwrap();
     assert!(first.ends_with("/t.tar:b.trace:3: field `lsn`: \"x\" is not a number"), "{first}");
+    // An outlier warning names the member too.
+    let path = archive(b"30 0 1 8 1\n1600000000000000000 0 2 8 1\n");
+    let out = lamina().args(["trace", "stats"]).arg(&path).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("before line 2 of b.trace (+50.7 years)"), "{}", stdout(&out));
     let path = archive(b"5 0 1 8 1\n");
     let out = lamina().args(["trace", "stats", "--reorder-window", "0"]).arg(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -533,7 +538,7 @@ fn outliers_cut_names_the_file_line_of_the_request_it_cuts() {
     assert_eq!(v["summary"]["outlier_lines"][0][0], 4, "{}", v["summary"]);
     let w = v["summary"]["warnings"][0].as_str().unwrap();
     assert!(
-        w.contains("the first request, line 4, 47.5 years before the next; those requests were dropped"),
+        w.contains("the first request, line 4, 47.5 years before the next; the requests blamed were dropped"),
         "{w}"
     );
     // A late bogus timestamp, after a comment: its own line (106), not the count of
@@ -545,6 +550,54 @@ fn outliers_cut_names_the_file_line_of_the_request_it_cuts() {
         stdout(&out).contains("line 4, 47.5 years before the next; before line 106 (+3.2 years);"),
         "{}",
         stdout(&out)
+    );
+}
+
+/// Regression (new-user trial): `--outliers cut` with two or three bogus early
+/// timestamps (0, 1000, 2000 ns before an epoch-stamped trace) kept those and cut the
+/// whole real trace, with only a warning. Looking ahead past the jump, the group before
+/// it is the smaller side: it is cut, and the run replays the trace, 300 requests in
+/// 0.3 s. A late bogus timestamp at the end is still the one cut, and 1024 requests on
+/// each side of a jump are both kept (the look-ahead's bound): `cut` drops nothing.
+#[test]
+fn outliers_cut_drops_a_group_of_early_bogus_timestamps_not_the_trace() {
+    const EPOCH: u64 = 1_500_000_000_000_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let write_temp = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let real = |n: u64, from: u64| -> String {
+        (0..n).map(|i| format!("{} 0 {i} 8 1\n", from + i * 1_000_000)).collect()
+    };
+    for bogus in [2u64, 3] {
+        let early: String = (0..bogus).map(|i| format!("{} 0 9 8 1\n", i * 1000)).collect();
+        let text = early + &real(300, EPOCH);
+        let (out, v) = run(&["--outliers", "cut"], &write_temp("early.ascii", &text));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v = v.unwrap();
+        assert_eq!(
+            (v["trace"]["requests"].as_u64(), v["trace"]["outliers"].as_u64()),
+            (Some(300), Some(bogus))
+        );
+        assert!(v["sim_time_ns"].as_u64().unwrap() < 1_000_000_000, "{}", v["sim_time_ns"]);
+        let w = v["trace"]["warnings"][0].as_str().unwrap();
+        assert!(w.contains("the first requests, line 1, line 2") && w.contains("before the rest"), "{w}");
+    }
+    let late = real(300, 0) + "1600000000000000000 0 9 8 1\n";
+    let (out, v) = run(&["--outliers", "cut"], &write_temp("late.ascii", &late));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(v.unwrap()["trace"]["requests"], 300);
+    let joined = real(1024, 0) + &real(1024, EPOCH);
+    let out = trace_stats(&["--outliers", "cut", "--json"], "joined.ascii", &joined);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["stats"]["requests"], 2048);
+    let w = v["summary"]["warnings"][0].as_str().unwrap();
+    assert!(
+        w.contains("before line 1025 (+") && w.contains("kept: 1024 or more requests on each side"),
+        "{w}"
     );
 }
 

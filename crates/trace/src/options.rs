@@ -56,8 +56,8 @@ pub struct TraceOptions {
     /// blkparse: which event is a request (`auto`: `Q` if the first 256 KiB hold one, else `D`).
     pub blkparse_event: BlkparseEvent,
     /// Arrival gaps absurd for the trace's own distribution (see `docs/traces.md`):
-    /// `warn` (default), `cut` (drop the request) or `clamp` (replace the gap by the
-    /// typical gap).
+    /// `warn` (default), `cut` (drop the requests on the bogus side, decided by looking
+    /// ahead) or `clamp` (replace the gap by the typical gap).
     pub outliers: OutlierPolicy,
     /// Accept a trace that yields no request (default false: zero requests is an error
     /// naming why — empty file, header only, every line skipped or filtered).
@@ -140,7 +140,7 @@ pub enum CapacityPolicy {
 pub enum OutlierPolicy {
     /// Replay as is; the report warns with the lines.
     Warn,
-    /// Drop the request beyond the absurd gap.
+    /// Drop the requests on the bogus side of the absurd gap.
     Cut,
     /// Keep the request; replace the gap by the typical (median) gap.
     Clamp,

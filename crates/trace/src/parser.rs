@@ -14,7 +14,9 @@ use super::error::{Problem, TraceError, excerpt};
 use super::formats::{FastLine, FieldErr, LineParser, Parsed, ParserSetup, RawRequest, Written, trim};
 use super::options::{CapacityPolicy, OnError, OutlierPolicy, TraceOptions};
 use super::source::{Compression, LineError, LineReader, MAX_LINE, SourceNotes, UTF8_BOM, open_stream};
-use super::timing::{ABSURD_FACTOR, ABSURD_FLOOR_NS, OutlierCheck, Resolution, Verdict};
+use super::timing::{
+    ABSURD_FACTOR, ABSURD_FLOOR_NS, LOOKAHEAD, Note, OutlierCheck, OutlierKind, Resolution, Verdict,
+};
 use super::{IoRequest, TraceFormat, TraceTime};
 
 /// Bytes of text sniffed for format detection (and the blkparse `Q` look-ahead).
@@ -63,7 +65,9 @@ pub struct TraceSummary {
     pub changes: WorkloadChanges,
     /// What was done with absurd arrival gaps.
     pub outlier_action: OutlierPolicy,
-    /// `(line, gap_ns)` of the first few absurd gaps.
+    /// `(line, gap_ns)` of the first few requests beyond absurd gaps (docs/traces.md):
+    /// the line in the joined text (of a tar archive's members), and the gap that
+    /// blamed it.
     pub outlier_lines: Vec<(u64, u64)>,
     /// Settings a generated trace declares in its `# lamina-trace-gen:` comment
     /// (`host.mode`, `host.closed_loop_depth`, …), if it has one.
@@ -157,10 +161,13 @@ pub struct TraceParser {
     window: VecDeque<Pending>,
     /// The latest request released by the reorder window: (time, line).
     released: Option<(u64, u64)>,
-    /// The first request leaving the window, held until the second is seen.
-    held: Option<Pending>,
-    held_done: bool,
-    outliers: OutlierCheck,
+    /// The outlier check, holding requests while it looks ahead.
+    outliers: OutlierCheck<Pending>,
+    /// Whether the outlier check was told the stream ended.
+    outliers_ended: bool,
+    /// Where each request of `outliers.first` is (`line 4`, `line 2 of b.trace`), found
+    /// when it was noted (a tar member is remembered only so long).
+    outlier_places: Vec<String>,
     resolution: Resolution,
     t0: Option<u64>,
     to_skip: u64,
@@ -287,9 +294,9 @@ impl TraceParser {
             notes: source.notes,
             window: VecDeque::with_capacity(opts.reorder_window.min(1 << 16) as usize + 1),
             released: None,
-            held: None,
-            held_done: false,
             outliers: OutlierCheck::new(opts.outliers),
+            outliers_ended: false,
+            outlier_places: Vec::new(),
             resolution: Resolution::default(),
             t0: None,
             to_skip: opts.skip,
@@ -338,9 +345,9 @@ impl TraceParser {
         s.changes.time_resolution_ns = self.resolution.gcd;
         s.changes.max_same_instant = self.resolution.max_same;
         s.changes.outliers = self.outliers.count;
-        s.outlier_lines = self.outliers.first.clone();
+        s.outlier_lines = self.outliers.first.iter().map(|n| (n.line, n.gap)).collect();
         if s.changes.outliers > 0 {
-            s.warnings.push(outlier_warning(&s, self.outliers.leading));
+            s.warnings.push(outlier_warning(&s, &self.outliers.first, &self.outlier_places));
         }
         if let Some(w) = self.notes.warning() {
             s.warnings.push(w);
@@ -386,6 +393,17 @@ impl TraceParser {
                 self.window.clear();
                 return self.finish(cancel).map(Err);
             }
+            if let Some((p, verdict)) = self.outliers.pop() {
+                let Verdict::Keep(time) = verdict else { continue };
+                match self.deliver(Pending { time, ..p }) {
+                    Some(Ok(r)) => return Some(Ok(r)),
+                    Some(Err(e)) => match self.on_line_error(e) {
+                        Some(e) => return Some(Err(e)),
+                        None => continue,
+                    },
+                    None => continue,
+                }
+            }
             let window_full = self.window.len() > self.opts.reorder_window as usize;
             if window_full || (self.input_done && !self.window.is_empty()) {
                 let p = self.window.pop_front().expect("window is not empty");
@@ -400,17 +418,10 @@ impl TraceParser {
                 }
             }
             if self.input_done {
-                if let Some(p) = self.held.take() {
-                    self.held_done = true;
-                    if let Some(r) = self.deliver(p) {
-                        match r {
-                            Ok(r) => return Some(Ok(r)),
-                            Err(e) => match self.on_line_error(e) {
-                                Some(e) => return Some(Err(e)),
-                                None => continue,
-                            },
-                        }
-                    }
+                if !self.outliers_ended {
+                    self.outliers_ended = true;
+                    self.outliers.end();
+                    self.place_outliers();
                     continue;
                 }
                 return self.finish(cancel).map(Err);
@@ -444,26 +455,27 @@ impl TraceParser {
         }
     }
 
-    /// A request leaving the reorder window: hold the first, judge outliers, deliver.
+    /// A request leaving the reorder window: kept at once in the steady state, else
+    /// held by the outlier check (which hands it back, decided, through `pop`).
     #[inline]
     fn after_window(&mut self, p: Pending) -> Option<Result<IoRequest, TraceError>> {
-        if !self.held_done {
-            let Some(first) = self.held.take() else {
-                self.held = Some(p);
-                return None;
-            };
-            self.held_done = true;
-            let first_out = match self.outliers.judge_first_pair(first.time, p.time, first.line) {
-                Verdict::Keep(t) => Some(Pending { time: t, ..first }),
-                Verdict::Drop => None,
-            };
-            // `p` is judged after the first; deliver the first now, `p` next time round.
-            self.window.push_front(p);
-            return first_out.and_then(|f| self.deliver(f));
+        if let Some(time) = self.outliers.keep_at_once(p.time) {
+            return self.deliver(Pending { time, ..p });
         }
-        match self.outliers.judge(p.time, p.line) {
-            Verdict::Keep(t) => self.deliver(Pending { time: t, ..p }),
-            Verdict::Drop => None,
+        self.outliers.push(p, p.time, p.line);
+        self.place_outliers();
+        None
+    }
+
+    /// Find where the requests the outlier check just noted are: their line, in its
+    /// tar member (which is remembered only for a while).
+    fn place_outliers(&mut self) {
+        for note in &self.outliers.first[self.outlier_places.len()..] {
+            let place = match self.summary.tar.then(|| self.notes.locate(note.line)).flatten() {
+                Some((member, line)) => format!("line {line} of {member}"),
+                None => format!("line {}", note.line),
+            };
+            self.outlier_places.push(place);
         }
     }
 
@@ -859,30 +871,47 @@ fn comment(summary: &mut TraceSummary, text: &[u8]) {
     summary.generated_with = Some(settings);
 }
 
-/// The outlier warning of a summary with outliers: the lines of the requests blamed
-/// and their gaps. `leading`: the first is the trace's first request, blamed for the
-/// gap after it (an early bogus timestamp).
-fn outlier_warning(s: &TraceSummary, leading: bool) -> String {
-    let mut entries = s.outlier_lines.as_slice();
+/// The outlier warning of a summary with outliers: where the first requests noted are
+/// (`places`, beside `notes`) and their gaps — early ones, late ones, long runs kept.
+fn outlier_warning(s: &TraceSummary, notes: &[Note], places: &[String]) -> String {
+    let of = |kind| notes.iter().zip(places).filter(move |(n, _)| n.kind == kind);
     let mut parts = Vec::new();
-    if let (true, [(line, gap), rest @ ..]) = (leading, entries) {
-        parts.push(format!("the first request, line {line}, {} before the next", human_duration(*gap)));
-        entries = rest;
+    let early: Vec<(&Note, &String)> = of(OutlierKind::Before).collect();
+    match early.as_slice() {
+        [] => {}
+        [(n, place)] => {
+            parts.push(format!("the first request, {place}, {} before the next", human_duration(n.gap)))
+        }
+        many => {
+            let places: Vec<&str> = many.iter().map(|(_, p)| p.as_str()).collect();
+            let gap = many.iter().map(|(n, _)| n.gap).max().unwrap_or(0);
+            parts.push(format!(
+                "the first requests, {}, up to {} before the rest",
+                places.join(", "),
+                human_duration(gap)
+            ));
+        }
     }
-    let before: Vec<String> =
-        entries.iter().map(|&(line, gap)| format!("line {line} (+{})", human_duration(gap))).collect();
-    if !before.is_empty() {
-        parts.push(format!("before {}", before.join(", ")));
+    let late: Vec<String> =
+        of(OutlierKind::After).map(|(n, place)| format!("{place} (+{})", human_duration(n.gap))).collect();
+    if !late.is_empty() {
+        parts.push(format!("before {}", late.join(", ")));
     }
-    let more = if s.changes.outliers > s.outlier_lines.len() as u64 { ", …" } else { "" };
+    for (n, place) in of(OutlierKind::Jump) {
+        parts.push(format!(
+            "before {place} (+{}; kept: {LOOKAHEAD} or more requests on each side, not a bogus group)",
+            human_duration(n.gap)
+        ));
+    }
+    let more = if s.changes.outliers > notes.len() as u64 { ", …" } else { "" };
     let action = match s.outlier_action {
         OutlierPolicy::Warn => "replayed as is (set trace.outliers = \"cut\" or \"clamp\")",
-        OutlierPolicy::Cut => "those requests were dropped (trace.outliers = \"cut\")",
+        OutlierPolicy::Cut => "the requests blamed were dropped (trace.outliers = \"cut\")",
         OutlierPolicy::Clamp => "each gap was replaced by the typical gap (trace.outliers = \"clamp\")",
     };
     format!(
-        "{}: {} arrival gap(s) absurd for this trace (over {} and {ABSURD_FACTOR} × its 99.9th-percentile gap): \
-         {}{more}; {action}",
+        "{}: {} request(s) beyond absurd arrival gaps (over {} and {ABSURD_FACTOR} × the 99.9th-percentile \
+         gap): {}{more}; {action}",
         s.file,
         s.changes.outliers,
         human_duration(ABSURD_FLOOR_NS),
@@ -1022,7 +1051,8 @@ mod tests {
         assert_eq!(v.iter().map(|r| r.arrival.as_ns()).collect::<Vec<_>>(), vec![0, 10, 20, 30]);
         let opts = TraceOptions { reorder_window: 0, ..TraceOptions::default() };
         let (v, e, _) = run(text, &opts, u64::MAX);
-        assert_eq!(v.len(), 2);
+        // The requests before it are still held by the outlier check's look-ahead.
+        assert_eq!(v.len(), 0);
         let e = e.unwrap();
         assert!(matches!(e, TraceError::Disorder { line: 3, .. }), "{e}");
         assert!(e.to_string().starts_with("t:3: "), "{e}");
@@ -1186,7 +1216,7 @@ mod tests {
             assert!(
                 s.warnings[0].contains(
                     "gap): the first request, line 4, 47.5 years before the next; before line 106 (+3.2 years); "
-                ),
+                ) && s.warnings[0].starts_with("t: 2 request(s) beyond absurd arrival gaps (over 1.0 h and 1000 × "),
                 "{policy}: {}",
                 s.warnings[0]
             );
@@ -1195,6 +1225,38 @@ mod tests {
                 OutlierPolicy::Cut => assert_eq!((kept.len(), kept[0], kept[99]), (100, 0, 99)),
                 _ => assert_eq!((kept.len(), kept[0], kept[101]), (102, 9, 7)),
             }
+        }
+    }
+
+    /// Regression (new-user trial): `--outliers cut` with two or more bogus early
+    /// timestamps (0 and 1000 in an epoch-stamped trace) kept them and cut the real
+    /// trace after them, 200 requests, with a warning naming all 200. Looking ahead, the
+    /// early group is the smaller side of the gap: it is the one cut, named by its file
+    /// lines, whatever comment lines come between.
+    #[test]
+    fn several_early_bogus_timestamps_are_cut_not_the_trace() {
+        for bogus in [2u64, 3] {
+            let mut text = String::from("# epoch-stamped\n");
+            for i in 0..bogus {
+                text += &format!("{} 0 {i} 8 1\n", i * 1000);
+            }
+            text += "# real trace\n";
+            for i in 0..200u64 {
+                text += &format!("{} 0 {i} 8 1\n", 1_500_000_000_000_000_000 + i * 1_000_000);
+            }
+            let opts = TraceOptions { outliers: OutlierPolicy::Cut, ..TraceOptions::default() };
+            let (v, e, s) = run(&text, &opts, u64::MAX);
+            assert!(e.is_none(), "{e:?}");
+            assert_eq!((v.len(), s.changes.outliers), (200, bogus), "{bogus}");
+            assert_eq!(v[199].arrival.as_ns(), 199_000_000, "{bogus}");
+            let lines: Vec<u64> = s.outlier_lines.iter().map(|l| l.0).collect();
+            assert_eq!(lines, (2..2 + bogus).collect::<Vec<_>>(), "{bogus}");
+            let places = if bogus == 2 { "line 2, line 3" } else { "line 2, line 3, line 4" };
+            let w = &s.warnings[0];
+            assert!(
+                w.contains(&format!("the first requests, {places}, up to 47.5 years before the rest;")),
+                "{w}"
+            );
         }
     }
 

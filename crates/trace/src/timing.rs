@@ -1,24 +1,41 @@
 //! Arrival-time checks on the released (sorted) request stream, in the trace's own
 //! clock: absurd gaps (outliers) and the timestamp resolution.
 //!
-//! **Outlier rule.** A gap (arrival minus the previous kept arrival) is *absurd* when it
-//! exceeds both 1 hour and 1000 × the 99.9th percentile of the gaps seen so far. The
-//! percentile comes from a running histogram of gaps in power-of-two buckets (65
-//! counters: bounded memory, streaming, deterministic), and is taken as the upper bound
-//! of its bucket, so the rule errs towards *not* flagging. Absurd gaps do not enter the
-//! histogram. With no history (the first gap) only the 1 hour bound applies.
+//! **Absurd gap.** A gap (arrival minus the previous arrival of its group, below) is
+//! *absurd* when it exceeds both 1 hour and 1000 × the 99.9th percentile of the gaps
+//! seen so far in that group. The percentile comes from a running histogram of gaps in
+//! power-of-two buckets (65 counters: bounded memory, streaming, deterministic), and is
+//! taken as the upper bound of its bucket, so the rule errs towards *not* flagging.
+//! Absurd gaps do not enter a histogram. With no history only the 1 hour bound applies.
 //!
-//! Because the reorder window sorts requests, a late bogus timestamp (40 years in an
-//! 810 s trace) travels to the end of the stream, and an early bogus one (0 in an
-//! epoch-stamped trace) to the start; the first request is therefore held until the
-//! second is seen, so an absurd first gap blames the first request.
+//! **Which side is bogus.** Absurd gaps cut the sorted stream into *groups* (maximal
+//! runs with no absurd gap inside, each judged with its own histogram). Because the
+//! reorder window sorts requests, a late bogus timestamp (40 years in an 810 s trace)
+//! travels to the end of the stream and early bogus ones (0 in an epoch-stamped trace)
+//! to the start, so a bogus group is the first or the last; but a run of them is a group
+//! of several requests, and only the sizes say which side of a gap is the trace. At an
+//! absurd gap the check compares the requests kept before it (`K`, all since the start
+//! that were not blamed) with the group after it (`N`), looking ahead at most
+//! [`LOOKAHEAD`] requests:
+//!
+//! - `K ≥ LOOKAHEAD` and `N ≥ LOOKAHEAD`: neither side is a bogus group (two long runs:
+//!   a real pause, or traces joined); the gap is reported (`Jump`), nothing is dropped.
+//! - otherwise the smaller side is blamed, on a tie the one before the gap: the group
+//!   after it (`After`: late bogus timestamps), or every request kept so far (`Before`:
+//!   early ones), the group after then being the trace.
+//!
+//! So the first requests are held until `LOOKAHEAD` are kept (they may yet be blamed),
+//! and a group after an absurd gap until it ends or reaches `LOOKAHEAD` requests: memory
+//! is bounded by `2 × LOOKAHEAD` requests, and the outcome depends on the stream only.
 //!
 //! Actions (`trace.outliers`): `warn` replays as is and reports the lines; `cut` drops
-//! the request on the far side of the absurd gap (later gaps are measured from the last
-//! kept request, so a run of bogus timestamps is dropped whole); `clamp` keeps every
-//! request but replaces each absurd gap by the typical gap — the median gap so far,
-//! rounded down to a power of two ns (0 with no history) — shifting every later arrival
-//! earlier by the difference.
+//! the blamed requests (a `Jump` is kept); `clamp` keeps every request but closes the
+//! gap: a blamed group after it, or a `Jump`, moves earlier so that the gap becomes the
+//! typical gap — the median gap of the trace so far, rounded down to a power of two ns
+//! (0 with no history) — shifting every later arrival by the same; a blamed group
+//! before it joins the first instant of the group after.
+
+use std::collections::VecDeque;
 
 use crate::options::OutlierPolicy;
 
@@ -26,6 +43,9 @@ use crate::options::OutlierPolicy;
 pub(crate) const ABSURD_FLOOR_NS: u64 = 3_600 * 1_000_000_000;
 /// An absurd gap is this many times the 99.9th-percentile gap.
 pub(crate) const ABSURD_FACTOR: u64 = 1000;
+/// The bound of the look-ahead: requests held to decide which side of an absurd gap is
+/// bogus. A side of at least so many requests is never blamed.
+pub(crate) const LOOKAHEAD: u64 = 1024;
 /// Outlier lines kept verbatim for the report.
 const KEPT: usize = 10;
 
@@ -51,6 +71,14 @@ impl GapHistogram {
     pub(crate) fn add(&mut self, gap: u64) {
         self.buckets[Self::bucket(gap)] += 1;
         self.count += 1;
+    }
+
+    /// Add every gap of `other`.
+    fn merge(&mut self, other: &GapHistogram) {
+        for (b, n) in self.buckets.iter_mut().zip(other.buckets) {
+            *b += n;
+        }
+        self.count += other.count;
     }
 
     /// The bucket holding the `ppm`-th quantile (parts per million), if any gap was seen.
@@ -93,6 +121,7 @@ impl GapHistogram {
 }
 
 /// What the outlier check decided for one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
     /// Keep it, at this (possibly clamped) trace-clock time.
     Keep(u64),
@@ -100,99 +129,275 @@ pub(crate) enum Verdict {
     Drop,
 }
 
-/// The outlier check over the sorted stream.
-pub(crate) struct OutlierCheck {
-    policy: OutlierPolicy,
-    gaps: GapHistogram,
-    /// Last kept arrival (after clamping).
-    last: Option<u64>,
-    /// Total shift subtracted by clamping so far.
-    shift: u64,
-    /// The next request was already judged with the first (its gap is not counted twice).
-    pass_next: bool,
-    /// Absurd gaps found.
-    pub(crate) count: u64,
-    /// (line, gap ns) of the first few: the line of the request the check blames (cut,
-    /// clamped or warned about), the gap before it — or, for the first request (see
-    /// `leading`), after it.
-    pub(crate) first: Vec<(u64, u64)>,
-    /// Whether the first entry of `first` is the first request, blamed for the gap
-    /// that follows it.
-    pub(crate) leading: bool,
+/// Why a request was named in the outlier report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OutlierKind {
+    /// Early: in a group blamed before an absurd gap; the gap is from it to the first
+    /// request of the group after.
+    Before,
+    /// Late: in a group blamed after an absurd gap; the gap is from the last request
+    /// kept before to it.
+    After,
+    /// The first request after an absurd gap with long runs on both sides: reported,
+    /// not blamed (`cut` keeps it); the gap is the absurd one.
+    Jump,
 }
 
-impl OutlierCheck {
-    pub(crate) fn new(policy: OutlierPolicy) -> OutlierCheck {
+/// One request named in the outlier report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Note {
+    pub(crate) line: u64,
+    pub(crate) gap: u64,
+    pub(crate) kind: OutlierKind,
+}
+
+/// A request of the stream the check has not handed back yet.
+struct Entry<T> {
+    item: T,
+    /// Its trace-clock time as read.
+    time: u64,
+    line: u64,
+    /// Decided, or still held (with the time it keeps unless it is blamed).
+    verdict: Option<Verdict>,
+    held_at: u64,
+    /// Already noted (a blamed late group merged into the kept run by `warn`/`clamp`).
+    noted: bool,
+}
+
+/// The group after an absurd gap, being looked ahead at: the last `len` entries.
+struct Next {
+    gaps: GapHistogram,
+    len: u64,
+    /// The absurd gap before it (from the last kept request, in the output clock).
+    gap: u64,
+    /// Its first and last trace-clock times.
+    first: u64,
+    last: u64,
+}
+
+/// The outlier check over the sorted stream (see the module docs): requests go in with
+/// [`OutlierCheck::push`] (or [`OutlierCheck::keep_at_once`]) and come out, in order,
+/// with their verdicts from [`OutlierCheck::pop`].
+pub(crate) struct OutlierCheck<T> {
+    policy: OutlierPolicy,
+    /// The kept run's gaps.
+    gaps: GapHistogram,
+    /// Last kept arrival (output clock).
+    last: Option<u64>,
+    /// Requests kept and not blamed so far (`K`).
+    kept: u64,
+    /// Whether the kept run is final: `K` reached [`LOOKAHEAD`], or so many requests
+    /// wait before the group looked ahead at (a run of blamed late groups kept by
+    /// `warn` or `clamp`), which bounds the queue. A final run is never blamed.
+    settled: bool,
+    /// Total shift subtracted by clamping so far.
+    shift: u64,
+    queue: VecDeque<Entry<T>>,
+    next: Option<Next>,
+    /// Requests named (blamed, or after a reported jump).
+    pub(crate) count: u64,
+    /// The first few of them.
+    pub(crate) first: Vec<Note>,
+}
+
+impl<T: Copy> OutlierCheck<T> {
+    pub(crate) fn new(policy: OutlierPolicy) -> OutlierCheck<T> {
         OutlierCheck {
             policy,
             gaps: GapHistogram::default(),
             last: None,
+            kept: 0,
+            settled: false,
             shift: 0,
-            pass_next: false,
+            queue: VecDeque::new(),
+            next: None,
             count: 0,
             first: Vec::new(),
-            leading: false,
         }
     }
 
-    fn note(&mut self, line: u64, gap: u64) {
+    fn note(&mut self, line: u64, gap: u64, kind: OutlierKind) {
         self.count += 1;
         if self.first.len() < KEPT {
-            self.first.push((line, gap));
+            self.first.push(Note { line, gap, kind });
         }
     }
 
-    /// Judge the request at trace-clock `time` from `line` (times arrive sorted).
-    pub(crate) fn judge(&mut self, time: u64, line: u64) -> Verdict {
+    /// The steady state's path: nothing held, the kept run established, and `time`'s
+    /// gap not absurd: the request is kept at once, at the returned time. Otherwise
+    /// `None`, and it must be [`OutlierCheck::push`]ed.
+    #[inline]
+    pub(crate) fn keep_at_once(&mut self, time: u64) -> Option<u64> {
+        let last = self.last?;
+        if !self.queue.is_empty() || !self.settled {
+            return None;
+        }
         let time = time - self.shift.min(time);
-        if std::mem::take(&mut self.pass_next) {
-            self.last = Some(time);
-            return Verdict::Keep(time);
-        }
-        let Some(last) = self.last else {
-            self.last = Some(time);
-            return Verdict::Keep(time);
-        };
         let gap = time.saturating_sub(last);
-        if !self.gaps.is_absurd(gap) {
-            self.gaps.add(gap);
-            self.last = Some(time);
-            return Verdict::Keep(time);
+        if self.gaps.is_absurd(gap) {
+            return None;
         }
-        self.note(line, gap);
-        match self.policy {
-            OutlierPolicy::Warn => {
-                self.last = Some(time);
-                Verdict::Keep(time)
+        self.gaps.add(gap);
+        self.last = Some(time);
+        self.kept += 1;
+        Some(time)
+    }
+
+    /// The next request whose verdict is known, in stream order.
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<(T, Verdict)> {
+        let verdict = self.queue.front()?.verdict?;
+        let e = self.queue.pop_front().expect("front exists");
+        Some((e.item, verdict))
+    }
+
+    /// A request (sorted by `time`) from file line `line`.
+    pub(crate) fn push(&mut self, item: T, time: u64, line: u64) {
+        loop {
+            let held_at = time - self.shift.min(time);
+            let entry = Entry { item, time, line, verdict: None, held_at, noted: false };
+            match &mut self.next {
+                None => {
+                    let gap = self.last.map(|last| held_at.saturating_sub(last));
+                    match gap {
+                        Some(gap) if self.gaps.is_absurd(gap) => {
+                            self.next = Some(Next {
+                                gaps: GapHistogram::default(),
+                                len: 1,
+                                gap,
+                                first: time,
+                                last: time,
+                            });
+                        }
+                        _ => {
+                            if let Some(g) = gap {
+                                self.gaps.add(g);
+                            }
+                            self.last = Some(held_at);
+                            self.kept += 1;
+                        }
+                    }
+                    self.queue.push_back(entry);
+                    self.settle();
+                    return;
+                }
+                Some(next) => {
+                    let gap = time - next.last;
+                    if !next.gaps.is_absurd(gap) {
+                        next.gaps.add(gap);
+                        next.last = time;
+                        next.len += 1;
+                        let full = next.len >= LOOKAHEAD;
+                        self.queue.push_back(entry);
+                        if full {
+                            self.decide();
+                        }
+                        return;
+                    }
+                }
             }
-            OutlierPolicy::Cut => Verdict::Drop,
-            OutlierPolicy::Clamp => {
-                let t = last + self.gaps.typical();
-                self.shift += time - t;
-                self.last = Some(t);
-                Verdict::Keep(t)
-            }
+            // The group looked ahead at ends here: decide, then this request starts afresh.
+            self.decide();
         }
     }
 
-    /// The first gap, between the held first request (at `first`, from `first_line`)
-    /// and the request at `second`: if it is absurd, the first request is the outlier
-    /// (and the one its line names). Returns the verdict for the first request; the
-    /// second is then judged normally.
-    pub(crate) fn judge_first_pair(&mut self, first: u64, second: u64, first_line: u64) -> Verdict {
-        let gap = second - first;
-        if !self.gaps.is_absurd(gap) {
-            self.last = Some(first);
-            return Verdict::Keep(first);
+    /// The stream ended: decide everything still held.
+    pub(crate) fn end(&mut self) {
+        if self.next.is_some() {
+            self.decide();
         }
-        self.note(first_line, gap);
-        self.leading = true;
-        self.pass_next = self.policy != OutlierPolicy::Cut;
-        match self.policy {
-            OutlierPolicy::Warn => Verdict::Keep(first),
-            OutlierPolicy::Cut => Verdict::Drop,
-            // With no history the typical gap is 0: the first joins the second's instant.
-            OutlierPolicy::Clamp => Verdict::Keep(second),
+        self.settled = true;
+        self.settle();
+    }
+
+    /// Once the kept run is final (see `settled`), its held requests are kept.
+    fn settle(&mut self) {
+        let waiting = self.queue.len() - self.next.as_ref().map_or(0, |n| n.len as usize);
+        self.settled |= self.kept >= LOOKAHEAD || waiting as u64 >= LOOKAHEAD;
+        if !self.settled {
+            return;
+        }
+        // The undecided requests before the group looked ahead at are the last ones.
+        for e in self.queue.range_mut(..waiting).rev() {
+            if e.verdict.is_some() {
+                break;
+            }
+            e.verdict = Some(Verdict::Keep(e.held_at));
+        }
+    }
+
+    /// Decide the absurd gap before the group looked ahead at (see the module docs).
+    fn decide(&mut self) {
+        let next = self.next.take().expect("a group to decide");
+        let split = self.queue.len() - next.len as usize;
+        let (k, n) = (self.kept, next.len);
+        if n < k && !(k >= LOOKAHEAD && n >= LOOKAHEAD) {
+            self.blame_after(split, &next);
+        } else if !self.settled && n >= k {
+            self.blame_before(split, &next);
+        } else {
+            // Both sides long (or the run before final): not a bogus group.
+            let line = self.queue[split].line;
+            self.note(line, next.gap, OutlierKind::Jump);
+            self.join(split, &next, true);
+        }
+        self.settle();
+    }
+
+    /// The group after the gap is bogus (late timestamps).
+    fn blame_after(&mut self, split: usize, next: &Next) {
+        let last = self.last.expect("a kept request before the gap");
+        for i in split..self.queue.len() {
+            let (line, held_at) = (self.queue[i].line, self.queue[i].held_at);
+            self.note(line, held_at.saturating_sub(last), OutlierKind::After);
+            self.queue[i].noted = true;
+        }
+        if self.policy == OutlierPolicy::Cut {
+            // Never handed back: dropped requests take no room.
+            self.queue.truncate(split);
+        } else {
+            self.join(split, next, false);
+        }
+    }
+
+    /// Every request kept before the gap is bogus (early timestamps): the group after
+    /// it becomes the kept run.
+    fn blame_before(&mut self, split: usize, next: &Next) {
+        let to = next.first - self.shift.min(next.first);
+        let mut noted = Vec::new();
+        for e in self.queue.range_mut(..split).filter(|e| e.verdict.is_none()) {
+            if !e.noted {
+                noted.push((e.line, next.first - e.time));
+            }
+            e.verdict = Some(match self.policy {
+                OutlierPolicy::Warn => Verdict::Keep(e.held_at),
+                OutlierPolicy::Cut => Verdict::Drop,
+                OutlierPolicy::Clamp => Verdict::Keep(to),
+            });
+        }
+        for (line, gap) in noted {
+            self.note(line, gap, OutlierKind::Before);
+        }
+        self.gaps = next.gaps.clone();
+        self.last = Some(next.last - self.shift.min(next.last));
+        self.kept = next.len;
+    }
+
+    /// Continue the kept run with the group after the gap (its requests held like the
+    /// run's): `clamp` closes the gap first. `counts`: whether its requests count as
+    /// kept (not when blamed) and its gaps join the run's.
+    fn join(&mut self, split: usize, next: &Next, counts: bool) {
+        if self.policy == OutlierPolicy::Clamp {
+            let close = next.gap - self.gaps.typical().min(next.gap);
+            self.shift += close;
+            for e in self.queue.range_mut(split..) {
+                e.held_at -= close;
+            }
+        }
+        self.last = Some(next.last - self.shift.min(next.last));
+        if counts {
+            self.gaps.merge(&next.gaps);
+            self.kept += next.len;
         }
     }
 }
@@ -239,17 +444,36 @@ impl Resolution {
 mod tests {
     use super::*;
 
-    fn run(policy: OutlierPolicy, times: &[u64]) -> (Vec<Option<u64>>, u64) {
+    /// Every request's verdict (its index as the item; `None` if dropped — `cut` need
+    /// not hand back what it drops): requests come back in order, once.
+    fn run(policy: OutlierPolicy, times: &[u64]) -> (Vec<Option<u64>>, OutlierCheck<usize>) {
         let mut c = OutlierCheck::new(policy);
-        let v = times
-            .iter()
-            .enumerate()
-            .map(|(i, &t)| match c.judge(t, i as u64 + 1) {
-                Verdict::Keep(t) => Some(t),
-                Verdict::Drop => None,
-            })
-            .collect();
-        (v, c.count)
+        let mut out = vec![None; times.len()];
+        let mut after = 0;
+        let mut got = |i: usize, v: Verdict, out: &mut Vec<Option<u64>>| {
+            assert!(i >= after, "in order, once");
+            after = i + 1;
+            if let Verdict::Keep(t) = v {
+                out[i] = Some(t);
+            }
+        };
+        for (i, &t) in times.iter().enumerate() {
+            match c.keep_at_once(t) {
+                Some(t) => got(i, Verdict::Keep(t), &mut out),
+                None => c.push(i, t, i as u64 + 1),
+            }
+            while let Some((i, v)) = c.pop() {
+                got(i, v, &mut out);
+            }
+            assert!(c.queue.len() as u64 <= 2 * LOOKAHEAD, "bounded");
+        }
+        c.end();
+        while let Some((i, v)) = c.pop() {
+            got(i, v, &mut out);
+        }
+        assert!(c.queue.is_empty(), "every request decided");
+        assert!(out.iter().flatten().is_sorted(), "arrivals stay sorted: {out:?}");
+        (out, c)
     }
 
     const S: u64 = 1_000_000_000;
@@ -259,11 +483,12 @@ mod tests {
     fn a_late_bogus_timestamp_is_found_and_cut_or_clamped() {
         let mut t: Vec<u64> = (0..1000).map(|i| i * S / 10).collect();
         t.push(YEARS_40);
-        let (v, n) = run(OutlierPolicy::Warn, &t);
-        assert_eq!(n, 1);
+        let (v, c) = run(OutlierPolicy::Warn, &t);
+        assert_eq!(c.count, 1);
         assert_eq!(v[1000], Some(YEARS_40));
         let (v, _) = run(OutlierPolicy::Cut, &t);
         assert_eq!(v[1000], None);
+        assert!(v[..1000].iter().all(Option::is_some));
         let (v, _) = run(OutlierPolicy::Clamp, &t);
         // Median gap 0.1 s rounded down to a power of two ns: 2^26 ns.
         assert_eq!(v[1000], Some(999 * S / 10 + (1 << 26)));
@@ -274,11 +499,11 @@ mod tests {
         // A 2-hour idle period in a trace whose gaps are up to 10 s: not absurd (< 1000 × p99.9).
         let mut t: Vec<u64> = (0..100).map(|i| i * 10 * S).collect();
         t.push(t[99] + 7_200 * S);
-        assert_eq!(run(OutlierPolicy::Warn, &t).1, 0);
+        assert_eq!(run(OutlierPolicy::Warn, &t).1.count, 0);
         // A 30-minute gap after microsecond gaps: under the 1 h floor.
         let mut t: Vec<u64> = (0..100).map(|i| i * 1000).collect();
         t.push(1_800 * S);
-        assert_eq!(run(OutlierPolicy::Warn, &t).1, 0);
+        assert_eq!(run(OutlierPolicy::Warn, &t).1.count, 0);
     }
 
     #[test]
@@ -288,17 +513,90 @@ mod tests {
             (OutlierPolicy::Cut, None),
             (OutlierPolicy::Clamp, Some(YEARS_40)),
         ] {
-            let mut c = OutlierCheck::new(policy);
-            let v = match c.judge_first_pair(0, YEARS_40, 1) {
-                Verdict::Keep(t) => Some(t),
-                Verdict::Drop => None,
-            };
-            assert_eq!(v, want, "{policy}");
+            let (v, c) = run(policy, &[0, YEARS_40, YEARS_40 + S]);
+            assert_eq!(v[0], want, "{policy}");
+            assert_eq!(&v[1..], &[Some(YEARS_40), Some(YEARS_40 + S)], "{policy}");
             // The first request's line (not the second's: new-user trial finding 2).
-            assert_eq!((c.first.as_slice(), c.leading), (&[(1, YEARS_40)][..], true), "{policy}");
-            assert!(matches!(c.judge(YEARS_40, 2), Verdict::Keep(t) if t == YEARS_40));
-            assert!(matches!(c.judge(YEARS_40 + S, 3), Verdict::Keep(_)));
-            assert_eq!(c.count, 1, "{policy}");
+            assert_eq!(c.first, [Note { line: 1, gap: YEARS_40, kind: OutlierKind::Before }], "{policy}");
+        }
+    }
+
+    /// Regression (new-user trial): with two or more bogus early timestamps, `cut` kept
+    /// them and dropped the whole real trace after them (each of its gaps measured from
+    /// the last bogus one was absurd). The sizes of the two sides decide: the early
+    /// group of 2 or 3 is blamed, under every policy, and the trace is kept whole.
+    #[test]
+    fn a_group_of_early_bogus_timestamps_is_the_one_blamed() {
+        const EPOCH: u64 = 1_500_000_000 * S;
+        for bogus in [2u64, 3, 50] {
+            let mut t: Vec<u64> = (0..bogus).map(|i| i * 1000).collect();
+            t.extend((0..200).map(|i| EPOCH + i * S / 1000));
+            for policy in [OutlierPolicy::Warn, OutlierPolicy::Cut, OutlierPolicy::Clamp] {
+                let (v, c) = run(policy, &t);
+                let b = bogus as usize;
+                assert!(v[b..].iter().zip(&t[b..]).all(|(v, &t)| *v == Some(t)), "{bogus} {policy}");
+                let want_early: Vec<Option<u64>> = match policy {
+                    OutlierPolicy::Warn => t[..b].iter().map(|&t| Some(t)).collect(),
+                    OutlierPolicy::Cut => vec![None; b],
+                    OutlierPolicy::Clamp => vec![Some(EPOCH); b],
+                };
+                assert_eq!(v[..b], want_early, "{bogus} {policy}");
+                assert_eq!(c.count, bogus, "{bogus} {policy}");
+                let lines: Vec<u64> = c.first.iter().map(|n| n.line).collect();
+                assert_eq!(lines, (1..=bogus.min(10)).collect::<Vec<_>>(), "{bogus} {policy}");
+                assert!(c.first.iter().all(|n| n.kind == OutlierKind::Before));
+                assert_eq!(c.first[0].gap, EPOCH, "{bogus} {policy}");
+            }
+        }
+    }
+
+    /// The bound: a side of `LOOKAHEAD` requests or more is never blamed. Long runs on
+    /// both sides of an absurd gap (a real pause, or two traces joined): reported as a
+    /// jump, `cut` keeps both, `clamp` closes the gap. A late group shorter than the
+    /// run before it is blamed whole, and the equal sizes blame the earlier side.
+    #[test]
+    fn the_look_ahead_is_bounded_and_sizes_decide() {
+        let l = LOOKAHEAD;
+        let mut t: Vec<u64> = (0..l).map(|i| i * 1000).collect();
+        t.extend((0..l).map(|i| YEARS_40 + i * 1000));
+        let (v, c) = run(OutlierPolicy::Cut, &t);
+        assert!(v.iter().zip(&t).all(|(v, &t)| *v == Some(t)));
+        assert_eq!(c.first, [Note { line: l + 1, gap: YEARS_40 - (l - 1) * 1000, kind: OutlierKind::Jump }]);
+        let (v, _) = run(OutlierPolicy::Clamp, &t);
+        // Typical gap 1000 ns rounded down to 512: the second run follows 512 ns on.
+        assert_eq!(v[l as usize], Some((l - 1) * 1000 + 512));
+        assert_eq!(v[t.len() - 1], Some((l - 1) * 1000 + 512 + (l - 1) * 1000));
+        // One request fewer after the gap: that group is blamed.
+        t.pop();
+        let (v, c) = run(OutlierPolicy::Cut, &t);
+        assert_eq!(v.iter().filter(|v| v.is_none()).count() as u64, l - 1);
+        assert!(v[..l as usize].iter().all(Option::is_some));
+        assert_eq!((c.count, c.first[0].kind), (l - 1, OutlierKind::After));
+        // A late group of 3 ending the trace, and a tie of 5 and 5: the earlier side.
+        let mut t: Vec<u64> = (0..20).map(|i| i * 1000).collect();
+        t.extend([YEARS_40, YEARS_40 + 1, YEARS_40 + 2]);
+        let (v, c) = run(OutlierPolicy::Cut, &t);
+        assert_eq!((v[..20].iter().flatten().count(), v[20..].iter().flatten().count(), c.count), (20, 0, 3));
+        let t: Vec<u64> = (0..5).map(|i| i * 10).chain((0..5).map(|i| YEARS_40 + i * 10)).collect();
+        let (v, _) = run(OutlierPolicy::Cut, &t);
+        assert_eq!(v.iter().map(Option::is_some).collect::<Vec<_>>(), [[false; 5], [true; 5]].concat());
+    }
+
+    /// Memory stays bounded (`run` asserts at most 2 × LOOKAHEAD requests held) when
+    /// late groups shorter than the run before them follow one another: `cut` drops
+    /// each, `warn` and `clamp` keep them behind the run, which is final once so many
+    /// wait.
+    #[test]
+    fn a_series_of_late_groups_is_held_in_bounded_memory() {
+        let mut t: Vec<u64> = (0..500).map(|i| i * 1000).collect();
+        for g in 1..=10 {
+            t.extend((0..499).map(|i| g * YEARS_40 + i * 1000));
+        }
+        for policy in [OutlierPolicy::Warn, OutlierPolicy::Cut, OutlierPolicy::Clamp] {
+            let (v, c) = run(policy, &t);
+            let kept = v.iter().flatten().count();
+            assert_eq!(kept, if policy == OutlierPolicy::Cut { 500 } else { t.len() }, "{policy}");
+            assert!(c.count >= 499, "{policy}");
         }
     }
 

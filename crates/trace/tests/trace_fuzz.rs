@@ -7,7 +7,8 @@
 use std::io::Cursor;
 
 use lamina_trace::{
-    CapacityPolicy, GenericMapping, OnError, TraceError, TraceFormat, TraceOptions, TraceParser,
+    CapacityPolicy, GenericMapping, OnError, OutlierPolicy, TraceError, TraceFormat, TraceOptions,
+    TraceParser,
 };
 use proptest::prelude::*;
 
@@ -22,8 +23,9 @@ fn options() -> impl Strategy<Value = (TraceOptions, u64)> {
         prop_oneof![Just(0u32), Just(512), Just(4096)],
         1u64..4,
         any::<bool>(),
+        prop_oneof![Just(OutlierPolicy::Warn), Just(OutlierPolicy::Cut), Just(OutlierPolicy::Clamp)],
     )
-        .prop_map(|(window, skip_errors, skip, limit, cap, reject, align, scale, rebase)| {
+        .prop_map(|(window, skip_errors, skip, limit, cap, reject, align, scale, rebase, outliers)| {
             let opts = TraceOptions {
                 reorder_window: window,
                 on_error: if skip_errors { OnError::Skip } else { OnError::Fail },
@@ -34,6 +36,7 @@ fn options() -> impl Strategy<Value = (TraceOptions, u64)> {
                 align_bytes: align,
                 time_scale: lamina_trace::TimeScale::new(scale, 2).unwrap(),
                 rebase,
+                outliers,
                 ..TraceOptions::default()
             };
             (opts, cap)
@@ -174,6 +177,35 @@ proptest! {
             data[i] = b;
         }
         check(data, None, opts, cap)?;
+    }
+
+    /// Timestamps with absurd jumps among ordinary gaps (bogus groups early, late and
+    /// between long runs), every outlier policy: arrivals stay sorted, `cut` and the
+    /// others deliver what the summary says, and the outliers counted are named.
+    #[test]
+    fn jumpy_timestamps_keep_arrivals_sorted(
+        gaps in prop::collection::vec(
+            prop_oneof![8 => 0u64..2_000_000, 1 => 1u64 << 42..1u64 << 59],
+            1..2600,
+        ),
+        (opts, cap) in options(),
+    ) {
+        let mut t = 0u64;
+        let mut text = String::new();
+        for (i, g) in gaps.iter().enumerate() {
+            t = t.saturating_add(*g);
+            text += &format!("{t} 0 {i} 8 1\n");
+        }
+        check(text.clone().into_bytes(), Some(TraceFormat::Ssdsim), opts.clone(), cap)?;
+        let opts = TraceOptions { skip: 0, limit: None, ..opts };
+        let mut p = TraceParser::new("jumpy", Box::new(Cursor::new(text)), None, &opts, u64::MAX).unwrap();
+        let delivered = p.by_ref().filter(|r| r.is_ok()).count() as u64;
+        let s = p.summary();
+        prop_assert_eq!(s.requests, delivered);
+        prop_assert!(s.outlier_lines.len() as u64 == s.changes.outliers.min(10));
+        if opts.outliers != OutlierPolicy::Cut {
+            prop_assert!(delivered == gaps.len() as u64 || s.errors_skipped > 0 || !s.complete);
+        }
     }
 
     #[test]
