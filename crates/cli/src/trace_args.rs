@@ -101,7 +101,7 @@ pub struct TraceArgs {
     /// first request).
     #[arg(long)]
     pub no_rebase: bool,
-    /// Multiply timestamps by this exact factor (`trace.time_scale`; 0.5 or 1/2 = twice as fast).
+    /// Multiply timestamps by this exact factor (`trace.time_scale`; 0.5, 1/2 or 5e-1 = twice as fast).
     #[arg(long, value_name = "X")]
     pub time_scale: Option<TimeScale>,
     /// Keep only this device (`trace.devices`; repeatable).
@@ -141,8 +141,9 @@ pub struct TraceArgs {
     #[arg(long, value_name = "EVENT", value_parser = blkparse_parser())]
     pub blkparse_event: Option<BlkparseEvent>,
     /// Absurd arrival gaps (> 1 h and > 1000 × the 99.9th-percentile gap): warn (default),
-    /// cut (drop the request) or clamp (replace the gap by the typical gap)
-    /// (`trace.outliers`).
+    /// cut (drop the requests blamed: the smaller side of the gap, looking ahead up to 1024
+    /// requests) or clamp (close the gap to the typical gap) (`trace.outliers`;
+    /// docs/traces.md).
     #[arg(long, value_name = "MODE", value_parser = outliers_parser())]
     pub outliers: Option<OutlierPolicy>,
     /// Accept a trace that yields no request (`trace.allow_empty`; default: an error

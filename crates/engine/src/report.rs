@@ -118,7 +118,8 @@ impl TraceInfo {
             let _ = writeln!(s, "  coarse timestamps: {res}; {crowd}");
         }
         if t.outliers > 0 {
-            let _ = writeln!(s, "  outliers: {} absurd arrival gaps (see warnings)", t.outliers);
+            let _ =
+                writeln!(s, "  outliers: {} requests beyond absurd arrival gaps (see warnings)", t.outliers);
         }
         for w in &self.warnings {
             let _ = writeln!(s, "  warning: {w}");
@@ -581,7 +582,7 @@ pub struct EventReport {
 }
 
 /// Version of the JSON report schema (see the module docs).
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 
 /// The simulated device and policies, in words (issue #8, item 16).
 #[derive(Clone, Debug, Serialize, PartialEq, JsonSchema)]

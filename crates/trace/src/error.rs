@@ -86,15 +86,16 @@ pub enum TraceError {
         line: u64,
         /// The timestamp field's name in the format's specification.
         field: &'static str,
-        /// The late request's timestamp as its line writes it.
-        text: String,
+        /// The late request's timestamp as its line writes it (boxed strings keep the
+        /// error, and every `Result` carrying it, small).
+        text: Box<str>,
         /// The line of the request already released (the latest released so far).
         earlier_line: u64,
         /// The tar member holding `earlier_line`, when not the late request's.
         earlier_in: Option<Arc<str>>,
         /// Its timestamp in the same unit and with as many fraction digits as `text`
         /// (its line was read and dropped long before: the value, not its bytes).
-        earlier_text: String,
+        earlier_text: Box<str>,
         /// The reorder window, in requests.
         window: u32,
     },

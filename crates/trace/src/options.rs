@@ -271,7 +271,7 @@ impl Default for TimeScale {
 
 impl FromStr for TimeScale {
     type Err = String;
-    /// `"2"`, `"0.5"`, `"1/3"`, `"2.5/7"`, `"1e3"`, `"2.5e-3"` — exact (see [`exact_ratio`]).
+    /// `"2"`, `"0.5"`, `"1/3"`, `"2.5/7"`, `"1e3"`, `"2.5e-3"` — exact (see `exact_ratio`).
     fn from_str(s: &str) -> Result<TimeScale, String> {
         let shown = s.trim();
         match exact_ratio(shown) {

@@ -103,7 +103,8 @@ pub struct WorkloadChanges {
     pub time_resolution_ns: u64,
     /// The largest number of consecutive requests sharing one arrival instant.
     pub max_same_instant: u64,
-    /// Absurd arrival gaps found (see `trace.outliers`).
+    /// Requests blamed for absurd arrival gaps, plus the first request of each long run
+    /// after a gap reported but not blamed (see `trace.outliers`, docs/traces.md).
     pub outliers: u64,
 }
 
@@ -605,8 +606,8 @@ impl TraceParser {
             file: self.name.clone(),
             line: p.line,
             field: written.field,
-            earlier_text: time_like(earlier_ns, written.unit, text.as_bytes()),
-            text,
+            earlier_text: time_like(earlier_ns, written.unit, text.as_bytes()).into(),
+            text: text.into(),
             earlier_line,
             earlier_in: None,
             window: self.opts.reorder_window,

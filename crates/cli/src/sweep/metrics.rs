@@ -15,7 +15,7 @@ const SCHEMA_VERSION: u32 = 12;
 
 /// The report's JSON schema, as checked in (the engine's `report_schema` test keeps the
 /// file equal to the schema generated from the report types).
-const SCHEMA: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/report-schema/v12.json"));
+const SCHEMA: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/report-schema/v13.json"));
 
 /// Where the metric names are listed, for error messages.
 pub fn schema_file() -> String {
