@@ -1175,7 +1175,7 @@ const OTHER_ITEMS: &[Case] = &[
     // The warning is part of the report (text summary and JSON), not of stderr.
     Case {
         code: 0,
-        stdout: &["outliers: 1 absurd arrival gaps", "line 4"],
+        stdout: &["outliers: 1 requests beyond absurd arrival gaps", "line 4"],
         ..trace(
             "item 2: outlier timestamp warned",
             &["run", "--preset", "mbm", "--format", "ssdsim", "@t"],

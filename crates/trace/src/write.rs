@@ -13,15 +13,25 @@ use crate::{IoRequest, TraceFormat};
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// The format cannot represent this request exactly.
-    #[error("request {number} (counting from 1, after any transforms) cannot be written as {format}: {why}", number = index + 1)]
+    #[error(
+        "request {number} (counting from 1, after any transforms) cannot be written as {format}: {why}; \
+         the request: {request}",
+        number = index + 1
+    )]
     Unrepresentable {
         /// Target format.
         format: TraceFormat,
         /// 0-based index of the request (the message counts from 1, as line numbers do).
         index: u64,
-        /// What does not fit.
+        /// What does not fit, and how to make it fit.
         why: String,
+        /// The request in words (arrival, operation, size, offset, device): the numbers
+        /// the reason is about.
+        request: String,
     },
+    /// A comment line was asked of a format that has none ([`TraceFormat::comments`]).
+    #[error("{0} has no comment lines (write a format that has, e.g. ssdsim or mqsim)")]
+    NoComments(TraceFormat),
     /// The format has no writer.
     #[error("no writer for format {0} (convert to {list})", list = writable_list())]
     NotWritable(TraceFormat),
@@ -61,11 +71,7 @@ impl<W: Write> TraceWriter<W> {
         }
         if let Some(c) = comment {
             if !format.comments() {
-                return Err(WriteError::Unrepresentable {
-                    format,
-                    index: 0,
-                    why: "the format has no comment lines".into(),
-                });
+                return Err(WriteError::NoComments(format));
             }
             assert!(!c.contains('\n'), "a comment is one line");
             writeln!(out, "# {c}")?;
@@ -82,6 +88,14 @@ impl<W: Write> TraceWriter<W> {
             format: self.format,
             index: self.index,
             why: why.into(),
+            request: format!(
+                "arrival {} ns, {:?} of {} B at byte {}, device {}",
+                r.arrival.as_ns(),
+                r.op,
+                r.size_bytes,
+                r.offset_bytes,
+                r.device
+            ),
         };
         if r.size_bytes == 0 {
             return Err(fail("zero-length request"));
@@ -127,9 +141,14 @@ mod tests {
         // Regression (new-user trial finding 6): the message counted from 0.
         let e = w.write(&IoRequest { arrival: TraceTime(150), ..r }).unwrap_err().to_string();
         assert!(
-            e.starts_with("request 2 (counting from 1, after any transforms) cannot be written as msr"),
+            e.starts_with("request 2 (counting from 1, after any transforms) cannot be written as msr")
+                && e.contains("(convert to ssdsim or mqsim, which keep ns)")
+                && e.ends_with("the request: arrival 150 ns, Read of 8192 B at byte 4096, device 2"),
             "{e}"
         );
+        let mut w = TraceWriter::new(Vec::new(), TraceFormat::Mqsim).unwrap();
+        let e = w.write(&IoRequest { offset_bytes: 100, ..r }).unwrap_err().to_string();
+        assert!(e.contains("multiples of 512 bytes (align the requests outward: --align 512)"), "{e}");
         let e = TraceWriter::new(Vec::new(), TraceFormat::Generic).err().unwrap();
         assert!(e.to_string().contains("convert to ssdsim, mqsim, msr"), "{e}");
     }

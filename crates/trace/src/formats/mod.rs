@@ -572,7 +572,9 @@ pub(crate) fn decimal(out: &mut dyn Write, ns: u64, unit_ns: u64, digits: usize)
 /// Offset and size in sectors, if both are whole sectors.
 pub(crate) fn sectors(r: &IoRequest) -> Result<(u64, u64), WriteFail> {
     if r.offset_bytes % SECTOR_BYTES != 0 || r.size_bytes % SECTOR_BYTES != 0 {
-        return Err(WriteFail::Unrepresentable("offset and size must be multiples of 512 bytes"));
+        return Err(WriteFail::Unrepresentable(
+            "offset and size must be multiples of 512 bytes (align the requests outward: --align 512)",
+        ));
     }
     Ok((r.offset_bytes / SECTOR_BYTES, r.size_bytes / SECTOR_BYTES))
 }
@@ -582,14 +584,18 @@ pub(crate) fn is_read(r: &IoRequest) -> Result<bool, WriteFail> {
     match r.op {
         IoOp::Read => Ok(true),
         IoOp::Write => Ok(false),
-        IoOp::Trim => Err(WriteFail::Unrepresentable("the format has no trim")),
+        IoOp::Trim => {
+            Err(WriteFail::Unrepresentable("the format has no trim (convert to blkparse, which has)"))
+        }
     }
 }
 
 /// The format has no device column.
 pub(crate) fn device0(r: &IoRequest) -> Result<(), WriteFail> {
     if r.device != 0 {
-        return Err(WriteFail::Unrepresentable("the format has no device column (fold devices first)"));
+        return Err(WriteFail::Unrepresentable(
+            "the format has no device column (fold devices first: --fold-devices, or keep one: --device ID)",
+        ));
     }
     Ok(())
 }

@@ -28,7 +28,9 @@ impl Format for Msr {
     fn write(&self, out: &mut dyn Write, r: &IoRequest, _: u64) -> Result<(), WriteFail> {
         let t = r.arrival.as_ns();
         if t % 100 != 0 {
-            return Err(WriteFail::Unrepresentable("MSR timestamps are 100 ns ticks"));
+            return Err(WriteFail::Unrepresentable(
+                "MSR timestamps are 100 ns ticks (convert to ssdsim or mqsim, which keep ns)",
+            ));
         }
         let op = if is_read(r)? { "Read" } else { "Write" };
         writeln!(out, "{},lamina,{},{op},{},{},0", t / 100, r.device, r.offset_bytes, r.size_bytes)?;

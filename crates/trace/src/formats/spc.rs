@@ -28,7 +28,9 @@ impl Format for Spc {
     }
     fn write(&self, out: &mut dyn Write, r: &IoRequest, _: u64) -> Result<(), WriteFail> {
         if r.offset_bytes % SECTOR_BYTES != 0 {
-            return Err(WriteFail::Unrepresentable("SPC addresses are 512-byte LBAs"));
+            return Err(WriteFail::Unrepresentable(
+                "SPC addresses are 512-byte LBAs (align the requests outward: --align 512)",
+            ));
         }
         let s = r.offset_bytes / SECTOR_BYTES;
         let op = if is_read(r)? { "r" } else { "w" };

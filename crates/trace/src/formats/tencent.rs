@@ -28,7 +28,9 @@ impl Format for Tencent {
     fn write(&self, out: &mut dyn Write, r: &IoRequest, _: u64) -> Result<(), WriteFail> {
         let t = r.arrival.as_ns();
         if t % 1_000_000_000 != 0 {
-            return Err(WriteFail::Unrepresentable("Tencent timestamps are whole seconds"));
+            return Err(WriteFail::Unrepresentable(
+                "Tencent timestamps are whole seconds (convert to ssdsim or mqsim, which keep ns)",
+            ));
         }
         let (s, n) = sectors(r)?;
         let op = if is_read(r)? { 0 } else { 1 };
