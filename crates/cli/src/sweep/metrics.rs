@@ -11,7 +11,7 @@ use lamina_engine::stats::percentile_of_key;
 /// The schema version [`SCHEMA`] is; a unit test keeps it equal to the engine's
 /// `report::SCHEMA_VERSION` (fields are only ever added, so an older file would refuse
 /// new metrics).
-const SCHEMA_VERSION: u32 = 12;
+const SCHEMA_VERSION: u32 = 13;
 
 /// The report's JSON schema, as checked in (the engine's `report_schema` test keeps the
 /// file equal to the schema generated from the report types).
