@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use lamina_engine::config::ConfigBuilder;
+use lamina_engine::config::{ConfigBuilder, KeyOrigins};
 use lamina_engine::{LatencyLog, SimulationBuilder};
 
 use crate::out::{self, OutputFile};
@@ -97,13 +97,12 @@ impl DeviceArgs {
     }
 
     /// [`Self::config`], with where each source set its keys (for errors found after
-    /// the config was built: [`KeyOrigins::locate`]).
+    /// the config was built: [`locate_memory_refusal`]).
     pub fn config_with_origins(
         &self,
         defaults: &[&str],
         late: Vec<String>,
     ) -> anyhow::Result<(lamina_engine::config::SimConfig, Vec<String>, KeyOrigins)> {
-        let mut origins = KeyOrigins::default();
         let mut files = Vec::with_capacity(self.configs.len());
         let mut tables = Vec::with_capacity(self.configs.len());
         for path in &self.configs {
@@ -143,17 +142,14 @@ impl DeviceArgs {
         for s in defaults {
             b = b.set(s)?;
             sources.push(format!("default {s}"));
-            origins.assignment(format!("default {s}"), s);
         }
-        for ((name, text), table) in files.iter().zip(tables) {
+        for (name, text) in &files {
             b = b.toml(name, text)?;
             sources.push(format!("file {name}"));
-            origins.given.push((name.clone(), Given::File { text: text.clone(), table }));
         }
         // Each flag named as itself in errors about its key, as in the sources.
         let mut flag = |b: ConfigBuilder, origin: String, assignment: &str| {
             let b = b.set_from(&origin, assignment);
-            origins.assignment(origin.clone(), assignment);
             sources.push(origin);
             b
         };
@@ -169,85 +165,34 @@ impl DeviceArgs {
         for s in &self.sets {
             b = b.set(s)?;
             sources.push(format!("--set {s}"));
-            origins.assignment(format!("--set {}", s.trim()), s);
         }
-        Ok((b.build_checked()?, sources, origins))
+        let (cfg, origins) = b.build_checked_with_origins()?;
+        Ok((cfg, sources, origins))
     }
 }
 
-/// Where the config sources set their keys, lowest precedence first: for an error the
-/// engine finds when it builds the simulation, after the config's own record of origins
-/// is gone (the memory limit's), so that it names `FILE:LINE` or the flag as every other
-/// config error does.
-#[derive(Default)]
-pub struct KeyOrigins {
-    given: Vec<(String, Given)>,
-}
-
-/// What one config source gave.
-enum Given {
-    /// A config file: its text (for line numbers) and its keys.
-    File { text: String, table: toml::Table },
-    /// One dotted key (`--set`, `--verify`, a trace flag): it and every key under it.
-    Key(String),
-}
-
-impl KeyOrigins {
-    fn assignment(&mut self, origin: String, assignment: &str) {
-        let key = assignment.split_once('=').map_or(assignment, |(k, _)| k).trim();
-        self.given.push((origin, Given::Key(key.to_owned())));
-    }
-
-    /// Where the value of dotted `key` was given: `FILE:LINE`, `--set …` or the flag;
-    /// `None` when no source gave it (the preset's or the default value).
-    pub fn origin_of(&self, key: &str) -> Option<String> {
-        self.given.iter().rev().find_map(|(origin, given)| match given {
-            Given::Key(k) => (key == k || key.strip_prefix(k.as_str()).is_some_and(|r| r.starts_with('.')))
-                .then(|| origin.clone()),
-            Given::File { text, table } => {
-                let mut t = table;
-                let mut parts = key.split('.').peekable();
-                while let Some(part) = parts.next() {
-                    match t.get(part)? {
-                        toml::Value::Table(sub) if parts.peek().is_some() => t = sub,
-                        // The key, or a value that holds it whole (`geometry = { … }`).
-                        _ => {
-                            return Some(
-                                lamina_engine::config::line_of(text, key)
-                                    .map_or(origin.clone(), |l| format!("{origin}:{l}")),
-                            );
-                        }
-                    }
-                }
-                // `key` names a table the file gives.
-                Some(origin.clone())
-            }
-        })
-    }
-
-    /// `e`, if it is a memory-limit refusal, led by where the keys that drove its
-    /// estimate were given (`FILE:LINE`, `--set …`, `--verify`; several joined by
-    /// commas), or by the preset when none was: the engine's message names the keys, their
-    /// values and the limit, but cannot know where they came from.
-    pub fn locate(&self, e: anyhow::Error, preset: Option<&str>) -> anyhow::Error {
-        use lamina_engine::budget::BudgetError;
-        use lamina_engine::{BuildError, RunTraceError};
-        let Some(RunTraceError::Build(BuildError::Budget(BudgetError::Memory { drivers, .. }))) =
-            e.downcast_ref::<RunTraceError>()
-        else {
-            return e;
-        };
-        let mut at: Vec<String> = Vec::new();
-        for o in drivers.iter().filter_map(|k| self.origin_of(k)) {
-            if !at.contains(&o) {
-                at.push(o);
-            }
+/// `e`, if it is a memory-limit refusal, led by where the keys that drove its estimate
+/// were given (`FILE:LINE`, `--set …`, `--verify`; several joined by commas), or by the
+/// preset when none was: the engine's message names the keys, their values and the
+/// limit, but the simulation it comes from no longer knows where they were given.
+pub fn locate_memory_refusal(origins: &KeyOrigins, e: anyhow::Error, preset: Option<&str>) -> anyhow::Error {
+    use lamina_engine::budget::BudgetError;
+    use lamina_engine::{BuildError, RunTraceError};
+    let Some(RunTraceError::Build(BuildError::Budget(BudgetError::Memory { drivers, .. }))) =
+        e.downcast_ref::<RunTraceError>()
+    else {
+        return e;
+    };
+    let mut at: Vec<String> = Vec::new();
+    for o in drivers.iter().filter_map(|k| origins.origin_of(k)) {
+        if !at.contains(&o) {
+            at.push(o);
         }
-        match (at.is_empty(), preset) {
-            (false, _) => e.context(at.join(", ")),
-            (true, Some(p)) => e.context(format!("preset {p} (its own values)")),
-            (true, None) => e,
-        }
+    }
+    match (at.is_empty(), preset) {
+        (false, _) => e.context(at.join(", ")),
+        (true, Some(p)) => e.context(format!("preset {p} (its own values)")),
+        (true, None) => e,
     }
 }
 
@@ -291,8 +236,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let mut log_out = args.output.latency_log.as_deref().map(OutputFile::create).transpose()?;
     let (cfg, sources, origins) = args.device.config_with_origins(&[], args.trace_opts.config_sets()?)?;
     let log = log_out.as_mut().map(|f| f.stream().map(LatencyLog::new)).transpose()?;
-    let (mut report, log) =
-        replay(&cfg, &args.trace, log).map_err(|e| origins.locate(e, cfg.preset.as_deref()))?;
+    let (mut report, log) = replay(&cfg, &args.trace, log)
+        .map_err(|e| locate_memory_refusal(&origins, e, cfg.preset.as_deref()))?;
     report.config_sources = sources;
     // The log is finished before the summary, but its failure reported after it (the
     // results stand; only the log is lost).
@@ -422,23 +367,5 @@ mod tests {
         assert!(names_a_device(&args(&["--set", "nand.geometry.channels=2"]), &[]));
         assert!(names_a_device(&args(&[]), &file("[nand.timing]\nt_r = 1")));
         assert!(names_a_device(&args(&[]), &file("preset = \"pen\"")));
-    }
-
-    #[test]
-    fn key_origins_name_the_last_source_that_gave_a_key() {
-        let mut o = KeyOrigins::default();
-        let text =
-            "seed = 1\n[nand]\ngeometry = { channels = 2,\n  blocks_per_plane = 4 }\n[host]\nverify = true\n";
-        o.given.push(("f.toml".into(), Given::File { text: text.into(), table: text.parse().unwrap() }));
-        assert_eq!(o.origin_of("nand.geometry.blocks_per_plane").as_deref(), Some("f.toml:4"));
-        assert_eq!(o.origin_of("nand.geometry").as_deref(), Some("f.toml:3"));
-        assert_eq!(o.origin_of("host.verify").as_deref(), Some("f.toml:6"));
-        assert_eq!(o.origin_of("nand.geometry.pages_per_block"), None);
-        o.assignment("--set nand.geometry.channels=8".into(), "nand.geometry.channels=8");
-        o.assignment("--set host={ verify = false }".into(), "host={ verify = false }");
-        assert_eq!(o.origin_of("nand.geometry.channels").as_deref(), Some("--set nand.geometry.channels=8"));
-        assert_eq!(o.origin_of("host.verify").as_deref(), Some("--set host={ verify = false }"));
-        assert_eq!(o.origin_of("nand.geometry.channels_x"), None, "a key only shares the prefix");
-        assert_eq!(o.origin_of("seed").as_deref(), Some("f.toml:1"));
     }
 }

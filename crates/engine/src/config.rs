@@ -298,10 +298,84 @@ pub enum ConfigError {
 #[derive(Default)]
 pub struct ConfigBuilder {
     doc: toml::Table,
+    /// Where each key was given (for errors naming file and line).
+    origins: KeyOrigins,
+}
+
+/// Where the keys of a config were given: the sources a [`ConfigBuilder`] merged (a
+/// config file with its text, a `--set`, a flag standing for a key) and the source that
+/// last set each dotted leaf key. The builder names `FILE:LINE` or the flag in its own
+/// errors with it; [`ConfigBuilder::build_checked_with_origins`] hands it on for errors
+/// found after the config was built (the CLI's memory-limit refusals).
+#[derive(Clone, Debug, Default)]
+pub struct KeyOrigins {
     /// The sources merged so far: name and, for a TOML document, its text.
     sources: Vec<(String, Option<String>)>,
-    /// The source that last set each dotted leaf key (for errors naming file and line).
+    /// The source that last set each dotted leaf key.
     origin: std::collections::BTreeMap<String, usize>,
+}
+
+impl KeyOrigins {
+    /// Record source `name` (with its TOML `text`, if a document) as the origin of every
+    /// leaf of `table` under the dotted `prefix`.
+    fn record(&mut self, name: String, text: Option<&str>, prefix: &str, table: &toml::Table) {
+        self.sources.push((name, text.map(str::to_owned)));
+        let id = self.sources.len() - 1;
+        fn walk(
+            origin: &mut std::collections::BTreeMap<String, usize>,
+            prefix: &str,
+            t: &toml::Table,
+            id: usize,
+        ) {
+            for (k, v) in t {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                if let toml::Value::Table(sub) = v {
+                    walk(origin, &key, sub, id);
+                } else {
+                    origin.insert(key, id);
+                }
+            }
+        }
+        walk(&mut self.origin, prefix, table, id);
+    }
+
+    /// The source that gave dotted `key` itself, or a leaf under it (a table key, e.g.
+    /// an unknown field's parent).
+    fn source_of(&self, key: &str) -> Option<usize> {
+        if let Some(&id) = self.origin.get(key) {
+            return Some(id);
+        }
+        let under = format!("{key}.");
+        self.origin.range(under.clone()..).next().filter(|(o, _)| o.starts_with(&under)).map(|(_, &id)| id)
+    }
+
+    /// `FILE:LINE` of `key` in source `id` when it is a document that writes the key,
+    /// else the source's name (`--set …`, a flag).
+    fn place(&self, id: usize, key: &str) -> String {
+        let (name, text) = &self.sources[id];
+        match text.as_deref().and_then(|t| line_of(t, key)) {
+            Some(line) => format!("{name}:{line}"),
+            None => name.clone(),
+        }
+    }
+
+    /// Where the value of dotted `key` was given: `FILE:LINE`, `--set …` or the flag;
+    /// `None` when no source gave it or a key under it (the preset's or a default value).
+    pub fn origin_of(&self, key: &str) -> Option<String> {
+        self.source_of(key).map(|id| self.place(id, key))
+    }
+
+    /// [`Self::origin_of`] of `key`, or else of the nearest enclosing key given: where an
+    /// error about `key` should point.
+    fn nearest_origin_of(&self, key: &str) -> Option<String> {
+        let mut k = key;
+        loop {
+            if let Some(id) = self.source_of(k) {
+                return Some(self.place(id, k));
+            }
+            k = k.rsplit_once('.')?.0;
+        }
+    }
 }
 
 impl ConfigBuilder {
@@ -319,7 +393,7 @@ impl ConfigBuilder {
     /// Merge a TOML document (e.g. a config file's contents).
     pub fn toml(mut self, source_name: &str, text: &str) -> Result<Self, ConfigError> {
         let table = Self::parse_toml(source_name, text)?;
-        self.note_origin(source_name.into(), Some(text), "", &table);
+        self.origins.record(source_name.into(), Some(text), "", &table);
         merge(&mut self.doc, table);
         Ok(self)
     }
@@ -347,57 +421,6 @@ impl ConfigBuilder {
         })
     }
 
-    /// Record source `name` (with its TOML `text`, if a document) as the origin of every
-    /// leaf of `table` under the dotted `prefix`.
-    fn note_origin(&mut self, name: String, text: Option<&str>, prefix: &str, table: &toml::Table) {
-        self.sources.push((name, text.map(str::to_owned)));
-        let id = self.sources.len() - 1;
-        fn walk(
-            origin: &mut std::collections::BTreeMap<String, usize>,
-            prefix: &str,
-            t: &toml::Table,
-            id: usize,
-        ) {
-            for (k, v) in t {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                if let toml::Value::Table(sub) = v {
-                    walk(origin, &key, sub, id);
-                } else {
-                    origin.insert(key, id);
-                }
-            }
-        }
-        walk(&mut self.origin, prefix, table, id);
-    }
-
-    /// Where the value of dotted `key` (or of the nearest enclosing key given) came
-    /// from: `FILE:LINE` for a config file, `--set …` for an override; `None` for a
-    /// preset's or a default value.
-    fn origin_of(&self, key: &str) -> Option<String> {
-        let mut k = key;
-        let id = loop {
-            if let Some(&id) = self.origin.get(k) {
-                break id;
-            }
-            // A table key (e.g. an unknown field's parent): any leaf under it.
-            let under = format!("{k}.");
-            if let Some((_, &id)) =
-                self.origin.range(under.clone()..).next().filter(|(o, _)| o.starts_with(&under))
-            {
-                break id;
-            }
-            k = k.rsplit_once('.')?.0;
-        };
-        let (name, text) = &self.sources[id];
-        match text {
-            Some(text) => Some(match line_of(text, k) {
-                Some(line) => format!("{name}:{line}"),
-                None => name.clone(),
-            }),
-            None => Some(name.clone()),
-        }
-    }
-
     /// `e`, with the file and line (or `--set`) of the key it names, when known.
     fn located(&self, e: ConfigError) -> ConfigError {
         let key = match &e {
@@ -405,7 +428,7 @@ impl ConfigBuilder {
             ConfigError::Parse { message, .. } => key_of_message(message),
             _ => None,
         };
-        match (key.and_then(|k| self.origin_of(&k)), e) {
+        match (key.and_then(|k| self.origins.nearest_origin_of(&k)), e) {
             (Some(origin), ConfigError::Parse { message, .. }) => {
                 ConfigError::Parse { source_name: origin, message }
             }
@@ -447,7 +470,7 @@ impl ConfigBuilder {
         leaf.insert(parts[parts.len() - 1].to_owned(), value.clone());
         let parent = parts[..parts.len() - 1].join(".");
         table.insert(parts[parts.len() - 1].to_owned(), value);
-        self.note_origin(origin.to_owned(), None, &parent, &leaf);
+        self.origins.record(origin.to_owned(), None, &parent, &leaf);
         Ok(self)
     }
 
@@ -464,10 +487,16 @@ impl ConfigBuilder {
     /// simulation with the built-in FTL checks about the config, with errors that say
     /// where the key was given like every other (`FILE:LINE` or `--set …`). The command
     /// line loads configs with this.
-    pub fn build_checked(mut self) -> Result<SimConfig, ConfigError> {
+    pub fn build_checked(self) -> Result<SimConfig, ConfigError> {
+        self.build_checked_with_origins().map(|(cfg, _)| cfg)
+    }
+
+    /// [`Self::build_checked`], with where each key was given, for errors found later
+    /// (a memory-limit refusal when the simulation is built).
+    pub fn build_checked_with_origins(mut self) -> Result<(SimConfig, KeyOrigins), ConfigError> {
         let cfg = self.resolve()?;
         cfg.check_against_device().map_err(|e| self.located(e))?;
-        Ok(cfg)
+        Ok((cfg, self.origins))
     }
 
     fn resolve(&mut self) -> Result<SimConfig, ConfigError> {
@@ -613,9 +642,8 @@ fn key_of_message(message: &str) -> Option<String> {
 }
 
 /// The 1-based line of dotted `key` in TOML `text` (its value's line; a table's header
-/// line), if the text writes the key: how config errors name `FILE:LINE`, here and in
-/// the CLI's errors found after the config was built (a memory-limit refusal).
-pub fn line_of(text: &str, key: &str) -> Option<usize> {
+/// line), if the text writes the key: how [`KeyOrigins`] names `FILE:LINE`.
+fn line_of(text: &str, key: &str) -> Option<usize> {
     let doc = toml::de::DeTable::parse(text).ok()?;
     let mut table = doc.get_ref();
     let parts: Vec<&str> = key.split('.').collect();
@@ -812,5 +840,28 @@ impl SimConfig {
     /// The resolved config as TOML (what the report records).
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("config serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_origins_name_the_last_source_that_gave_a_key() {
+        let text =
+            "seed = 1\n[nand]\ngeometry = { channels = 2,\n  blocks_per_plane = 4 }\n[host]\nverify = true\n";
+        let b = ConfigBuilder::new().toml("f.toml", text).unwrap();
+        let o = &b.origins;
+        assert_eq!(o.origin_of("nand.geometry.blocks_per_plane").as_deref(), Some("f.toml:4"));
+        assert_eq!(o.origin_of("nand.geometry").as_deref(), Some("f.toml:3"));
+        assert_eq!(o.origin_of("host.verify").as_deref(), Some("f.toml:6"));
+        assert_eq!(o.origin_of("nand.geometry.pages_per_block"), None);
+        let b = b.set("nand.geometry.channels=8").unwrap().set("host={ verify = false }").unwrap();
+        let o = &b.origins;
+        assert_eq!(o.origin_of("nand.geometry.channels").as_deref(), Some("--set nand.geometry.channels=8"));
+        assert_eq!(o.origin_of("host.verify").as_deref(), Some("--set host={ verify = false }"));
+        assert_eq!(o.origin_of("nand.geometry.channels_x"), None, "a key only shares the prefix");
+        assert_eq!(o.origin_of("seed").as_deref(), Some("f.toml:1"));
     }
 }
