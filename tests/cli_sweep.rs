@@ -1007,3 +1007,59 @@ fn bad_input_to_sweep_and_merge_exits_2_before_any_run() {
     );
     assert!(!dir.path().join("new").exists());
 }
+
+/// A run over the memory limit was refused only when its turn came, after the runs
+/// before it in the plan had spent their time; now every pending run is checked first.
+/// Runs that fit alone but not together get a note about `--threads`.
+#[test]
+fn a_run_over_the_memory_limit_is_refused_before_any_run_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("mem.toml");
+    let text = |values: &str| {
+        format!(
+            "name = \"mem\"\ntrace_root = {:?}\ntraces = [\"traces/demo.trace\"]\npreset = \"mbm\"\n\
+             metrics = [\"all.mean_ns\"]\n\n[[axis]]\nkey = \"nand.geometry.blocks_per_plane\"\nvalues = {values}\n",
+            root().display().to_string()
+        )
+    };
+    std::fs::write(&spec, text("[2048, 60000, 80000]")).unwrap();
+    let out = dir.path().join("out");
+    let sweep_with = |limit: &str, threads: &str| {
+        lamina()
+            .env("LAMINA_MAX_MEMORY", limit)
+            .arg("sweep")
+            .arg(&spec)
+            .arg("--out")
+            .arg(&out)
+            .args(["--threads", threads])
+            .output()
+            .unwrap()
+    };
+    let o = sweep_with("12GiB", "1");
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = failed(o);
+    for want in [
+        "none of the runs was started: 2 cannot be built here (run 1 (trace=traces/demo.trace, \
+         nand.geometry.blocks_per_plane=60000), run 2 (trace=traces/demo.trace, nand.geometry.blocks_per_plane=80000)); \
+         the first of them: run 1 (",
+        "more than the limit of 12.0 GiB",
+    ] {
+        assert!(err.contains(want), "want {want:?} in:\n{err}");
+    }
+    let runs = out.join("runs");
+    let finished = std::fs::read_dir(&runs).map_or(0, |d| d.count());
+    assert_eq!(finished, 0, "no run may have finished: {err}");
+    // Each fits alone under 16 GiB (9.6 and 14.5 GiB at full footprint), the two
+    // largest not together.
+    std::fs::write(&spec, text("[2048, 40000, 60000]")).unwrap();
+    let o = sweep_with("16GiB", "2");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("note: the 2 largest runs need up to ") && err.contains("give fewer --threads"),
+        "{err}"
+    );
+    let o = sweep_with("16GiB", "1");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success() && !err.contains("give fewer --threads"), "{err}");
+}

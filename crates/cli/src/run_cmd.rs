@@ -87,17 +87,9 @@ impl DeviceArgs {
     /// Resolve the config: the preset (or the default device), then `defaults` (the
     /// command's own settings, which config files and `--set` may override), the config
     /// files, `--seed`, `--verify`, `late` (settings from other flags), and `--set` last.
-    /// Returns the config and where it came from, lowest precedence first.
-    pub fn config(
-        &self,
-        defaults: &[&str],
-        late: Vec<String>,
-    ) -> anyhow::Result<(lamina_engine::config::SimConfig, Vec<String>)> {
-        self.config_with_origins(defaults, late).map(|(cfg, sources, _)| (cfg, sources))
-    }
-
-    /// [`Self::config`], with where each source set its keys (for errors found after
-    /// the config was built: [`locate_memory_refusal`]).
+    /// Returns the config, where it came from (lowest precedence first) and where each
+    /// source set its keys (for errors found after the config was built:
+    /// [`locate_memory_refusal`]).
     pub fn config_with_origins(
         &self,
         defaults: &[&str],
@@ -171,16 +163,20 @@ impl DeviceArgs {
     }
 }
 
-/// `e`, if it is a memory-limit refusal, led by where the keys that drove its estimate
+/// `e`, if it is a memory-limit refusal (a replay's
+/// [`lamina_engine::RunTraceError::Build`] or a [`lamina_engine::BuildError`] of its own), led by where the keys that drove its estimate
 /// were given (`FILE:LINE`, `--set …`, `--verify`; several joined by commas), or by the
 /// preset when none was: the engine's message names the keys, their values and the
 /// limit, but the simulation it comes from no longer knows where they were given.
 pub fn locate_memory_refusal(origins: &KeyOrigins, e: anyhow::Error, preset: Option<&str>) -> anyhow::Error {
     use lamina_engine::budget::BudgetError;
     use lamina_engine::{BuildError, RunTraceError};
-    let Some(RunTraceError::Build(BuildError::Budget(BudgetError::Memory { drivers, .. }))) =
-        e.downcast_ref::<RunTraceError>()
-    else {
+    // A replay's build fails inside its run; `lamina serve` builds its simulation itself.
+    let built = match e.downcast_ref::<RunTraceError>() {
+        Some(RunTraceError::Build(b)) => Some(b),
+        _ => e.downcast_ref::<BuildError>(),
+    };
+    let Some(BuildError::Budget(BudgetError::Memory { drivers, .. })) = built else {
         return e;
     };
     let mut at: Vec<String> = Vec::new();

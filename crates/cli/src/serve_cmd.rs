@@ -103,13 +103,15 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut log_out = args.output.latency_log.as_deref().map(OutputFile::create).transpose()?;
     let mut record_out = args.record.as_deref().map(OutputFile::create).transpose()?;
     let config_out = args.record.as_deref().map(|p| OutputFile::create(&config_path(p))).transpose()?;
-    let (cfg, sources) = args.device.config(SERVE_DEFAULTS, Vec::new())?;
+    let (cfg, sources, origins) = args.device.config_with_origins(SERVE_DEFAULTS, Vec::new())?;
     check_servable(&cfg)?;
     let mut builder = SimulationBuilder::new(cfg.clone());
     if let Some(f) = log_out.as_mut() {
         builder = builder.latency_log(LatencyLog::new(f.stream()?));
     }
-    let mut sim = builder.build()?;
+    let mut sim = builder
+        .build()
+        .map_err(|e| crate::run_cmd::locate_memory_refusal(&origins, e.into(), cfg.preset.as_deref()))?;
     sim.precondition().map_err(|e| anyhow::anyhow!("preconditioning: {e}"))?;
     let record = match (&args.record, record_out.as_mut()) {
         (Some(path), Some(f)) => Some(RecordTo { sink: f.stream()?, format: record_format(&args, path) }),

@@ -283,16 +283,13 @@ fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
         seed: a.seed,
         device: a.device,
     };
-    let generator = Generator::new(cfg).map_err(|e| {
+    let generator = Generator::new(cfg).map_err(|e| match e {
         // The sizes and the read ratio were checked above; what is left is the footprint
         // against the sizes (and the rate, whose message names it).
-        if e.starts_with("footprint") {
-            usage(format!(
-                "--footprint: {e}; give a --footprint of at least the largest request, or smaller --sizes"
-            ))
-        } else {
-            usage(e)
-        }
+        lamina_trace::GenError::Footprint { .. } => usage(format!(
+            "--footprint: {e}; give a --footprint of at least the largest request, or smaller --sizes"
+        )),
+        e => usage(e.to_string()),
     })?;
     let out = OutputFile::create(&a.output)?;
     let comment = a.closed_loop.then(|| closed_loop_comment(a.closed_loop_depth));

@@ -235,7 +235,7 @@ fn a_memory_limit_refusal_names_its_source_its_drivers_and_where_they_were_given
         "set by the environment variable LAMINA_MAX_MEMORY=1000000",
         "nand.geometry 4 channels × 2 chips_per_channel × 2 dies_per_chip × 2 planes_per_die × 2048 blocks_per_plane",
         "less ftl.overprovisioning = ",
-        "not the trace",
+        "not the workload",
         "give fewer nand.geometry.blocks_per_plane (now 2048)",
         "raise LAMINA_MAX_MEMORY from 1000000 to ",
     ] {
@@ -258,4 +258,39 @@ fn a_memory_limit_refusal_names_its_source_its_drivers_and_where_they_were_given
         line.contains("× 4096 blocks_per_plane × 512 pages_per_block") && line.contains("(host.verify)"),
         "{line}"
     );
+}
+
+/// Item 8: `lamina serve` led its memory-limit refusal with nothing (only `run` said
+/// where the keys were given), and `LAMINA_MAX_MEMORY` took only a bare byte count.
+#[test]
+fn serve_locates_its_memory_refusal_and_the_limit_takes_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::write(&file, toml_setting("nand.geometry.blocks_per_plane", "4096")).unwrap();
+    let f = file.to_str().unwrap();
+    let o = lamina()
+        .env("LAMINA_MAX_MEMORY", "1MiB")
+        .args(["serve", "--config", f, "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let line = stderr(&o).lines().next().unwrap_or_default().to_owned();
+    let at = format!("error: {f}:3: nand.geometry.blocks_per_plane: this configuration needs about ");
+    assert!(line.starts_with(&at), "want {at:?} first in: {line}");
+    for want in ["limit of 1.0 MiB", "LAMINA_MAX_MEMORY=1MiB", "raise LAMINA_MAX_MEMORY from 1MiB to "] {
+        assert!(line.contains(want), "want {want:?} in: {line}");
+    }
+    // Units: IEC and bare letters are powers of 1024, SI units of 1000.
+    for (limit, shown) in
+        [("2G", "limit of 2.0 GiB"), ("3 GiB", "limit of 3.0 GiB"), ("1000kB", "limit of 976.6 KiB")]
+    {
+        let o = lamina()
+            .env("LAMINA_MAX_MEMORY", limit)
+            .args(["run", "-q", "--preset", "mbm", "--set", "nand.geometry.blocks_per_plane=100000"])
+            .arg(demo())
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert!(err.contains(shown), "LAMINA_MAX_MEMORY={limit}: want {shown:?} in: {err}");
+    }
 }

@@ -196,6 +196,12 @@ impl LimitSource {
 }
 
 impl MemoryLimit {
+    /// The limit in bytes this resolves to now (`None`: no limit), read as
+    /// [`crate::SimulationBuilder::build`] reads it (`LAMINA_MAX_MEMORY`, else `MemTotal`).
+    pub fn bytes(self) -> Result<Option<u64>, BudgetError> {
+        Ok(self.resolve()?.map(|(bytes, _)| bytes))
+    }
+
     fn resolve(self) -> Result<Option<(u64, LimitSource)>, BudgetError> {
         match self {
             MemoryLimit::Bytes(b) => Ok(Some((b, LimitSource::Builder))),
@@ -204,7 +210,7 @@ impl MemoryLimit {
                 if let Some(v) = std::env::var_os(MAX_MEMORY_ENV) {
                     let text = v.to_string_lossy().into_owned();
                     let bytes =
-                        text.trim().parse::<u64>().map_err(|_| BudgetError::BadLimit(text.clone()))?;
+                        lamina_trace::parse_bytes(&text).map_err(|_| BudgetError::BadLimit(text.clone()))?;
                     return Ok(Some((bytes, LimitSource::Env(text.trim().to_owned()))));
                 }
                 Ok(mem_total().map(|b| (b, LimitSource::MemTotal)))
@@ -234,7 +240,7 @@ pub enum BudgetError {
     },
     /// The configuration needs more memory than the limit.
     #[error(
-        "{key}: this configuration needs about {} of memory when the trace touches every logical page, \
+        "{key}: this configuration needs about {} of memory when the workload touches every logical page, \
          more than the limit of {} {detail}",
         human_bytes(*.needed_bytes),
         human_bytes(*.limit_bytes)
@@ -257,7 +263,10 @@ pub enum BudgetError {
         detail: String,
     },
     /// `LAMINA_MAX_MEMORY` is not a number of bytes.
-    #[error("LAMINA_MAX_MEMORY={0:?}: expected a whole number of bytes, e.g. 17179869184 for 16 GiB")]
+    #[error(
+        "LAMINA_MAX_MEMORY={0:?}: expected a whole number of bytes with an optional unit, e.g. 17179869184, 16GiB \
+         or 16G (KiB, MiB, GiB, TiB and bare k, M, G, T are powers of 1024; kB, MB, GB, TB powers of 1000)"
+    )]
     BadLimit(String),
 }
 
@@ -403,7 +412,7 @@ const GEOMETRY_KEYS: [&str; 6] = [
 
 /// The refusal of `budget` (over `limit`, from `source`): the limit and where it came
 /// from, what the estimate follows (the device's size, with the keys and values that
-/// make it; not the trace, which is streamed), the three largest parts with their keys,
+/// make it; not the workload, which is streamed), the three largest parts with their keys,
 /// and remedies that exist: a key to change, or the limit to raise.
 fn over_limit(
     cfg: &SimConfig,
@@ -449,8 +458,8 @@ fn over_limit(
         limit_bytes: limit,
         drivers: drivers.into_boxed_slice(),
         detail: format!(
-            "({source}). The estimate follows the device's size, {}; not the trace: a trace is streamed, its \
-             footprint unknown until its end, so a trace of few requests is refused alike. Largest parts: {shown}. \
+            "({source}). The estimate follows the device's size, {}; not the workload: a trace (or a served \
+             client's requests) is streamed, its footprint unknown until its end, so a few requests are refused alike. Largest parts: {shown}. \
              To fit, {}",
             device_size(cfg, g, logical_pages, builtin_ftl),
             remedies.join(", or ")
@@ -567,7 +576,7 @@ mod tests {
             &format!("{lp} logical pages of 8192 bytes"),
             "nand.geometry 4 channels × 2 chips_per_channel × 2 dies_per_chip × 2 planes_per_die × 2048 \
              blocks_per_plane × 1024 pages_per_block, less ftl.overprovisioning = ",
-            "not the trace",
+            "not the workload",
             "set host.verify = false",
             "give fewer nand.geometry.blocks_per_plane (now 2048)",
             &format!("raise LAMINA_MAX_MEMORY from 1000000 to {enough} "),

@@ -104,6 +104,15 @@ impl SimulationBuilder {
         self
     }
 
+    /// The checks [`Self::build`] runs before it allocates anything — geometry and FTL
+    /// validity, index widths, the write buffer's size, and the memory estimate against
+    /// the limit ([`crate::budget`]) — without building: a caller about to build many
+    /// simulations (a sweep) can refuse one that would fail before it builds any.
+    /// Returns the memory estimate. Reads the host's limit as `build` does.
+    pub fn check(&self) -> Result<crate::budget::MemoryBudget, BuildError> {
+        crate::budget::check(self)
+    }
+
     /// Validate every section and assemble the device, FTL and policies. Nothing is
     /// allocated before the memory budget passes ([`crate::budget`]).
     pub fn build(self) -> Result<Simulation, BuildError> {

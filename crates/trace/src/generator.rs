@@ -463,15 +463,41 @@ impl ZipfTable {
     }
 }
 
+/// Why [`Generator::new`] refused a configuration: which setting, and what is wrong
+/// with it (its text names the setting as [`GenConfig`] calls it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GenError {
+    /// `sizes` is invalid ([`SizeDist::validate`]).
+    #[error("sizes: {0}")]
+    Sizes(String),
+    /// `write_sizes` is invalid.
+    #[error("write sizes: {0}")]
+    WriteSizes(String),
+    /// `read_ppm` is above 1,000,000.
+    #[error("read ratio above 1")]
+    ReadRatio,
+    /// `footprint_bytes` cannot hold the largest request (or the sizes' common unit).
+    #[error("footprint {footprint} B is smaller than the largest request ({largest} B)")]
+    Footprint {
+        /// The configured footprint in bytes.
+        footprint: u64,
+        /// The largest request size the size distributions can give, in bytes.
+        largest: u64,
+    },
+    /// The arrival rate cannot give `requests` arrivals in the time representable.
+    #[error("rate {0}")]
+    Rate(String),
+}
+
 impl Generator {
     /// A generator; checks the configuration.
-    pub fn new(cfg: GenConfig) -> Result<Generator, String> {
-        cfg.sizes.validate()?;
+    pub fn new(cfg: GenConfig) -> Result<Generator, GenError> {
+        cfg.sizes.validate().map_err(GenError::Sizes)?;
         if let Some(w) = &cfg.write_sizes {
-            w.validate().map_err(|e| format!("write sizes: {e}"))?;
+            w.validate().map_err(GenError::WriteSizes)?;
         }
         if cfg.read_ppm > 1_000_000 {
-            return Err("read ratio above 1".into());
+            return Err(GenError::ReadRatio);
         }
         let dists = std::iter::once(&cfg.sizes).chain(cfg.write_sizes.as_ref());
         let sizes: Vec<u64> = dists.clone().flat_map(SizeDist::sizes).collect();
@@ -484,13 +510,10 @@ impl Generator {
             .fold(4096, gcd);
         let unit = sizes.iter().fold(gcd(step, 4096), |g, &s| gcd(g, s));
         if cfg.footprint_bytes < max_size || cfg.footprint_bytes < unit {
-            return Err(format!(
-                "footprint {} B is smaller than the largest request ({max_size} B)",
-                cfg.footprint_bytes
-            ));
+            return Err(GenError::Footprint { footprint: cfg.footprint_bytes, largest: max_size });
         }
         let blocks = cfg.footprint_bytes / unit;
-        cfg.arrival.check(cfg.requests).map_err(|e| format!("rate {e}"))?;
+        cfg.arrival.check(cfg.requests).map_err(GenError::Rate)?;
         let mean_q32 = match cfg.arrival {
             Arrival::Poisson { num, den } => mean_q32(num, den),
             Arrival::ClosedLoop => 0,
@@ -651,7 +674,7 @@ mod tests {
             Generator::new(GenConfig { write_sizes: None, ..cfg() }).unwrap().collect();
         assert_eq!(same, again);
         let bad = GenConfig { write_sizes: Some(SizeDist::Set(vec![])), ..cfg() };
-        assert!(Generator::new(bad).err().unwrap().starts_with("write sizes:"));
+        assert!(matches!(Generator::new(bad), Err(GenError::WriteSizes(_))));
     }
 
     /// Regression (new-user trial finding 3): `--rate 1e12` put every arrival at 0 and
@@ -680,7 +703,9 @@ mod tests {
         // The limits themselves work: 1 ns mean gaps, and the lowest rate for 5 requests.
         let at = |rate: &str, requests| {
             let c = GenConfig { requests, arrival: Arrival::poisson(rate).unwrap(), ..cfg() };
-            Generator::new(c).map(|g| g.map(|r| r.arrival.as_ns()).collect::<Vec<u64>>())
+            Generator::new(c)
+                .map(|g| g.map(|r| r.arrival.as_ns()).collect::<Vec<u64>>())
+                .map_err(|e| e.to_string())
         };
         let fast = at("1e9", 10_000).unwrap();
         let span = *fast.last().unwrap() as f64;

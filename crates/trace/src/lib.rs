@@ -46,7 +46,9 @@ use serde::{Deserialize, Serialize};
 
 pub use error::{Problem, TraceError};
 pub use formats::TraceFormat;
-pub use generator::{Arrival, GenConfig, Generator, MAX_RATE_IOPS, Pattern, SizeDist, closed_loop_comment};
+pub use generator::{
+    Arrival, GenConfig, GenError, Generator, MAX_RATE_IOPS, Pattern, SizeDist, closed_loop_comment,
+};
 pub use input::{STDIN_NAME, STDIN_PATH, TraceInput, display_name, is_stdin, is_stream};
 pub use num::parse_bytes;
 pub use options::{

@@ -469,9 +469,54 @@ pub fn execute(plan: &Plan, out: &Path, exec: &ExecArgs) -> anyhow::Result<bool>
         out.display()
     );
 
+    // A run that cannot be built here (over this machine's memory limit) is refused
+    // before any run starts, not after the runs before it in the plan have spent their time.
+    let mut unbuildable: Vec<anyhow::Error> = Vec::new();
+    let mut needs: Vec<u64> = Vec::with_capacity(pending.len());
+    for &i in &pending {
+        match lamina_engine::SimulationBuilder::new(plan.runs[i].cfg.clone()).check() {
+            Ok(budget) => needs.push(budget.full_bytes()),
+            Err(e) => {
+                let r = &info.runs[i];
+                let axes: Vec<String> =
+                    info.axes.iter().zip(&r.labels).map(|(a, l)| format!("{a}={l}")).collect();
+                unbuildable.push(anyhow::Error::new(e).context(format!(
+                    "run {} ({})",
+                    r.index,
+                    axes.join(", ")
+                )));
+            }
+        }
+    }
+    let runs: Vec<String> = unbuildable.iter().map(|e| e.to_string()).collect();
+    if let Some(first) = unbuildable.into_iter().next() {
+        return Err(match runs.len() {
+            1 => first.context("none of the runs was started"),
+            n => first.context(format!(
+                "none of the runs was started: {n} cannot be built here ({}); the first of them",
+                runs.join(", ")
+            )),
+        });
+    }
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if threads == 0 {
         return Err(usage("--threads must be at least 1"));
+    }
+    // Each run fits the limit alone; `threads` of them run at once.
+    needs.sort_unstable_by(|a, b| b.cmp(a));
+    let together: u64 = needs.iter().take(threads).sum();
+    if let Ok(Some(limit)) = lamina_engine::budget::MemoryLimit::Host.bytes()
+        && threads > 1
+        && together > limit
+    {
+        eprintln!(
+            "note: the {} largest runs need up to {} together when their traces touch every logical page, more \
+             than the memory limit of {} (LAMINA_MAX_MEMORY, else this machine's memory), and --threads {threads} \
+             may run them at once; give fewer --threads if the traces write most of their devices",
+            needs.len().min(threads),
+            lamina_engine::budget::human_bytes(together),
+            lamina_engine::budget::human_bytes(limit)
+        );
     }
     let pool =
         rayon::ThreadPoolBuilder::new().num_threads(threads).build().context("starting worker threads")?;
