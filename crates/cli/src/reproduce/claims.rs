@@ -15,7 +15,8 @@ ratio at the second axis value over the ratio at the first, minus 1; for an *up 
 best configuration's ratio instead of the geometric mean). **reproduced**: ours moves in \
 the paper's direction and by at least three quarters of the paper's magnitude (at least 1 % when the paper \
 gives only a direction); **direction only**: the right direction, but less than three quarters of the \
-paper's magnitude or under 1 %; \
+paper's magnitude or under 1 %; a reproduced change at least twice the paper's says so beside the \
+verdict (*N× the paper's change*: the direction holds, the number does not); \
 **not reproduced**: no change or the other direction; for a claim that two systems are *about equal* \
 (direction *about equal*): **reproduced** when ours lies within 10 percentage points of the paper's change, \
 else **not reproduced**; **not evaluated**: the experiment lacks the runs (a policy, a metric, or the \
@@ -268,6 +269,16 @@ pub fn to_json(rows: &[ClaimRow]) -> String {
     serde_json::to_string_pretty(&rows).expect("claims serialize") + "\n"
 }
 
+/// How many times the paper's change a reproduced change is, when at least twice it
+/// (a claim reproduced in direction whose number is far from the paper's).
+fn oversized(r: &ClaimRow) -> Option<f64> {
+    let (Some(paper), Some(ours)) = (r.paper_change, r.our_change) else {
+        return None;
+    };
+    let times = ours / paper;
+    (r.verdict == "reproduced" && r.direction != Direction::About.name() && times >= 2.0).then_some(times)
+}
+
 /// The claims as a markdown table (printed at the end and in the index).
 pub fn to_markdown(rows: &[ClaimRow]) -> String {
     let mut s = String::from(
@@ -279,7 +290,11 @@ pub fn to_markdown(rows: &[ClaimRow]) -> String {
             Some(_) => pct(r.paper_change),
             None => format!("{} (no number)", r.direction),
         };
-        let note = r.note.as_ref().map_or_else(String::new, |n| format!(" ({n})"));
+        let note = match (&r.note, oversized(r)) {
+            (Some(n), _) => format!(" ({n})"),
+            (None, Some(times)) => format!(" ({times:.1}× the paper's change)"),
+            (None, None) => String::new(),
+        };
         let _ = writeln!(
             s,
             "| {} | {} | {} | {paper} | {} | **{}**{} |",
@@ -297,6 +312,36 @@ pub fn to_markdown(rows: &[ClaimRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reproduced_change_far_beyond_the_papers_says_so() {
+        let row = |paper: f64, ours: f64, direction: Direction| {
+            let verdict = verdict(direction, Some(paper), ours);
+            ClaimRow {
+                id: "c".into(),
+                claim: "c".into(),
+                metric: "write_wait.mean_ns".into(),
+                comparison: "ocr / static".into(),
+                direction: direction.name().into(),
+                paper_change: Some(paper),
+                our_change: Some(ours),
+                verdict: verdict.into(),
+                scope: String::new(),
+                note: None,
+            }
+        };
+        let md = to_markdown(&[
+            row(-0.062, -0.239, Direction::Lower),
+            row(-0.038, -0.054, Direction::Lower),
+            row(0.10, 0.25, Direction::Higher),
+            row(0.035, 0.13, Direction::About),
+        ]);
+        let lines: Vec<&str> = md.lines().skip(2).collect();
+        assert!(lines[0].ends_with("| -23.9 % | **reproduced** (3.9× the paper's change) |"), "{md}");
+        assert!(lines[1].ends_with("| -5.4 % | **reproduced** |"), "{md}");
+        assert!(lines[2].ends_with("| +25.0 % | **reproduced** (2.5× the paper's change) |"), "{md}");
+        assert!(lines[3].ends_with("| +13.0 % | **reproduced** |"), "{md}");
+    }
 
     #[test]
     fn verdicts_follow_the_rules() {
