@@ -315,3 +315,43 @@ table_groups = 11
     ];
     assert_holds(&["run.panic", "run.error"], &cfg, &reqs);
 }
+
+// Swarm seed 30818 (run.panic: "2 requests never completed"; remapping with
+// `join_in_flight = false`, the sprinkler scheduler, dynamic placement). A completed
+// read of a remap page finishes the reads that joined it in a loop; a request finished
+// there admits the next one from the host queue at once, and that request's two pages
+// of the same remap page queued a new read of it (the die busy with another read) and
+// joined it. The loop then put its emptied list back over the page's joiners, dropping
+// that join: the request's second page never completed. Built by hand from the
+// debugging of the seed: lpns 1 and 2 written; 7 partial reads make the group {lpn 1
+// unit 1, lpn 2 unit 0} reach the threshold, so it is copied to a remap page; then, 3
+// requests at a time: X (lpn 3) is sensing, A's read of the remap page queues, B joins
+// it, Z (lpn 4) and D (both units, two pages) wait; X's completion admits Z, queued
+// behind A's read; A's read completes and finishes B, which admits D.
+#[test]
+fn a_request_admitted_while_joiners_finish_keeps_its_join() {
+    let cfg = config(
+        "[nand.geometry]\npartial_read_bytes = 2048\n[host]\nqueue_depth = 3\n\
+         [remap]\npolicy = \"micropages\"\nwindow = 100000000\nthreshold = 3\njoin_in_flight = false\npages = 4\n",
+    );
+    let (r, w) = (IoOp::Read, IoOp::Write);
+    let us = |t: u64| t * 1000;
+    let mut reqs = vec![req(0, w, 4096, 4 * 4096)];
+    for i in 0..3 {
+        reqs.push(req(us(3000 + 400 * i), r, 6144, 2048));
+        reqs.push(req(us(3200 + 400 * i), r, 8192, 2048));
+    }
+    reqs.push(req(us(4400), r, 6144, 2048));
+    reqs.extend([
+        req(us(6000), r, 12288, 4096),
+        req(us(6001), r, 6144, 2048),
+        req(us(6002), r, 8192, 2048),
+        req(us(6003), r, 16384, 4096),
+        req(us(6004), r, 6144, 4096),
+    ]);
+    assert_holds(&["run.panic", "run.error"], &cfg, &reqs);
+    // The scenario is the one described: one copy, and both joins happened.
+    let report = check::run(&cfg, &reqs).unwrap();
+    let remap = report.remap.expect("remapping on");
+    assert_eq!((remap.copies, remap.hits, remap.merged), (1, 4, 2), "{remap:?}");
+}

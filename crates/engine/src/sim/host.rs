@@ -429,7 +429,12 @@ impl Simulation {
             t.link = f.slot;
             self.place_and_push(t)?;
         }
-        self.host.flushes = flushes;
+        // The buffer goes back for reuse unless flushes were asked for meanwhile (a
+        // completion inside the pushes may admit a write; its flushes must not be
+        // dropped: the remap joiners' bug of swarm seed 30818 was this pattern).
+        if self.host.flushes.is_empty() {
+            self.host.flushes = flushes;
+        }
         self.end_batch(batch)
     }
 

@@ -152,10 +152,16 @@ impl Simulation {
             self.finish_sub(req, 1, a)?;
         }
         let r = self.remap.as_mut().expect("remap on");
-        let mut joiners = joiners;
-        joiners.clear();
         let p = r.page_mut(page);
-        p.joiners = joiners;
+        // The list's buffer goes back for reuse, unless a read joined meanwhile: a
+        // completion above admits the next queued host request at once, and its read of
+        // this page may queue a new read of it that later reads join (swarm seed 30818:
+        // putting the buffer back dropped that join, and its request never completed).
+        if p.joiners.is_empty() {
+            let mut joiners = joiners;
+            joiners.clear();
+            p.joiners = joiners;
+        }
         assert!(p.in_flight > 0, "remap page {page}: a read completed that was not in flight");
         p.in_flight -= 1;
         if p.in_flight == 0 && !p.late.is_empty() {
