@@ -14,7 +14,9 @@ use crate::report::{
 use crate::sim::{RunError, Simulation};
 use crate::stats::MeanVar;
 use crate::table::LpnTable;
-use crate::trace::{IoRequest, TraceError, TraceInput, TraceParser, TraceReader, TraceSummary};
+use crate::trace::{
+    IoRequest, RequestSource, TraceError, TraceInput, TraceParser, TraceReader, TraceSummary,
+};
 
 /// A config that cannot be turned into a simulation.
 #[derive(Debug, thiserror::Error)]
@@ -599,24 +601,22 @@ impl<R: std::io::Read> std::io::Read for CountingRead<R> {
 
 /// Passes requests through unchanged, calling `progress` every [`PROGRESS_EVERY`]
 /// requests and once at the end.
-struct ProgressIter<'a, I> {
-    inner: I,
+struct ProgressIter<'a, S> {
+    inner: S,
     state: Progress,
     bytes: std::sync::Arc<std::sync::atomic::AtomicU64>,
     progress: &'a mut dyn FnMut(&Progress),
 }
 
-impl<I: Iterator<Item = Result<IoRequest, TraceError>>> Iterator for ProgressIter<'_, I> {
-    type Item = Result<IoRequest, TraceError>;
-
-    /// Inlined into the replay's look-ahead, as the reader's own `next` (a request
-    /// returned through memory by a call was a store-forwarding stall per request); the
-    /// progress calls are out of line.
+impl<S: RequestSource> RequestSource for ProgressIter<'_, S> {
+    /// Inlined into the replay's look-ahead, as the reader's own `next_request` (a
+    /// request returned through memory by a call was a store-forwarding stall per
+    /// request); the progress calls are out of line.
     #[inline(always)]
-    fn next(&mut self) -> Option<Self::Item> {
-        let item = self.inner.next();
+    fn next_request(&mut self) -> Option<IoRequest> {
+        let item = self.inner.next_request();
         match &item {
-            Some(Ok(r)) => {
+            Some(r) => {
                 self.state.requests += 1;
                 self.state.latest_arrival =
                     self.state.latest_arrival.max(lamina_nand_model::SimTime(r.arrival.as_ns()));
@@ -624,7 +624,6 @@ impl<I: Iterator<Item = Result<IoRequest, TraceError>>> Iterator for ProgressIte
                     self.report();
                 }
             }
-            Some(Err(_)) => {}
             None if !self.state.done => {
                 self.state.done = true;
                 self.report();
@@ -632,6 +631,10 @@ impl<I: Iterator<Item = Result<IoRequest, TraceError>>> Iterator for ProgressIte
             None => {}
         }
         item
+    }
+
+    fn take_error(&mut self) -> Option<TraceError> {
+        self.inner.take_error()
     }
 }
 
@@ -688,7 +691,7 @@ pub fn run_built_cached(
         let file_bytes = parsed.file_bytes();
         let bytes = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(file_bytes));
         let state = Progress { total_bytes: Some(file_bytes), ..Progress::default() };
-        sim.run(ProgressIter { inner: &mut cursor, state, bytes, progress })?;
+        sim.run_source(ProgressIter { inner: &mut cursor, state, bytes, progress })?;
         // Only regular files are cached.
         return Ok(finish(cfg, sim, file_name(path), &cursor.summary()));
     }
@@ -705,7 +708,7 @@ pub fn run_built_cached(
     let counted = CountingRead { inner: file, count: bytes.clone() };
     let mut reader = TraceReader::from_reader(input.name(), counted, None, &cfg.trace, cap)?;
     let state = Progress { total_bytes, ..Progress::default() };
-    sim.run(ProgressIter { inner: &mut reader, state, bytes, progress })?;
+    sim.run_source(ProgressIter { inner: &mut reader, state, bytes, progress })?;
     // A pipe's file name (`63` of `/dev/fd/63`) says nothing: name it whole (`stdin` for `-`).
     let name = if input.is_spooled() { input.name().to_owned() } else { file_name(path) };
     Ok(finish(cfg, sim, name, &reader.summary()))

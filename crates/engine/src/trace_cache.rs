@@ -119,6 +119,27 @@ impl ParsedCursor {
     }
 }
 
+impl crate::trace::RequestSource for ParsedCursor {
+    #[inline]
+    fn next_request(&mut self) -> Option<IoRequest> {
+        match self.trace.requests.get(self.next) {
+            Some(&r) => {
+                self.next += 1;
+                Some(r)
+            }
+            None => {
+                self.finished = true;
+                None
+            }
+        }
+    }
+
+    /// Never an error (see the type).
+    fn take_error(&mut self) -> Option<TraceError> {
+        None
+    }
+}
+
 impl Iterator for ParsedCursor {
     type Item = Result<IoRequest, TraceError>;
 

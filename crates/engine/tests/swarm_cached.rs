@@ -1,7 +1,8 @@
 //! The swarm (see `swarm.rs`) with the page FTL's cached mapping: every seed whose drawn
 //! FTL is the per-plane page FTL without replication runs again with `ftl.mapping =
 //! "cached"` and a small CMT (0–63 entries, drawn from the seed; odd seeds with
-//! `ftl.mapping_entry = "geometry"`), under `host.verify` and the swarm's invariants. `LAMINA_SWARM_SEEDS=n` runs more seeds.
+//! `ftl.mapping_entry = "geometry"`), under `host.verify` and the swarm's invariants. `LAMINA_SWARM_SEEDS=n` runs more seeds,
+//! `LAMINA_SWARM_START=k` starts at seed `k` (default 0).
 
 mod swarm_harness;
 
@@ -9,10 +10,12 @@ use swarm_harness::{Scenario, check};
 
 #[test]
 fn swarm_with_the_cached_mapping() {
-    let n = std::env::var("LAMINA_SWARM_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(300u64);
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    let n = env("LAMINA_SWARM_SEEDS").unwrap_or(300);
+    let start = env("LAMINA_SWARM_START").unwrap_or(0);
     check::quiet_panics();
     let (mut ran, mut failures) = (0, Vec::new());
-    for seed in 0..n {
+    for seed in start..start + n {
         let Ok(s) = Scenario::from_seed(seed) else { continue };
         let mut cfg = s.config.clone();
         let f = &mut cfg.ftl;

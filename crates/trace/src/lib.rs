@@ -58,7 +58,7 @@ pub use options::{
 pub use parser::{
     COARSE_RESOLUTION_NS, CROWDED_INSTANT, GEN_COMMENT, TraceParser, TraceSummary, WorkloadChanges,
 };
-pub use reader::TraceReader;
+pub use reader::{RequestSource, Results, TraceReader};
 pub use source::Compression;
 
 /// Bytes per sector in every sector-addressed format.

@@ -37,6 +37,8 @@ pub struct TraceReader {
     finished: bool,
     cancel: Arc<AtomicBool>,
     declaration: Option<Arc<str>>,
+    /// The error [`RequestSource::next_request`] stopped at, until taken.
+    error: Option<TraceError>,
 }
 
 impl TraceReader {
@@ -85,6 +87,7 @@ impl TraceReader {
             finished: false,
             cancel,
             declaration,
+            error: None,
         })
     }
 
@@ -192,6 +195,107 @@ impl TraceReader {
     }
 }
 
+/// A stream of requests that holds its error aside, for a consumer that moves every
+/// request through its own buffers (the replay's look-ahead): its requests come as plain
+/// [`IoRequest`]s, not as the `Result<IoRequest, TraceError>` of an iterator. Moving such
+/// a `Result` (the request behind the error's niche, at an offset that depends on
+/// [`TraceError`]'s layout) made the compiler copy it in pieces whose loads straddled
+/// stores just made, which a store buffer cannot forward: a stall per request that
+/// came back whenever the error type changed (docs/performance.md, "Round of 2026-12-03").
+pub trait RequestSource {
+    /// The next request; `None` at the end of the trace or at an error
+    /// ([`RequestSource::take_error`] tells which). After `None` it stays `None`.
+    fn next_request(&mut self) -> Option<IoRequest>;
+
+    /// The error the stream stopped at (once; `None` after a clean end, or before the
+    /// stream ended).
+    fn take_error(&mut self) -> Option<TraceError>;
+}
+
+impl<S: RequestSource + ?Sized> RequestSource for &mut S {
+    #[inline(always)]
+    fn next_request(&mut self) -> Option<IoRequest> {
+        (**self).next_request()
+    }
+
+    fn take_error(&mut self) -> Option<TraceError> {
+        (**self).take_error()
+    }
+}
+
+/// Any iterator of `Result<IoRequest, TraceError>` as a [`RequestSource`]: its requests
+/// up to its first error (kept for [`RequestSource::take_error`]) or its end.
+#[derive(Debug)]
+pub struct Results<I> {
+    inner: I,
+    error: Option<TraceError>,
+    done: bool,
+}
+
+impl<I> Results<I> {
+    /// Wrap `inner`.
+    pub fn new(inner: I) -> Results<I> {
+        Results { inner, error: None, done: false }
+    }
+}
+
+impl<I: Iterator<Item = Result<IoRequest, TraceError>>> RequestSource for Results<I> {
+    #[inline]
+    fn next_request(&mut self) -> Option<IoRequest> {
+        if self.done {
+            return None;
+        }
+        match self.inner.next() {
+            Some(Ok(r)) => Some(r),
+            Some(Err(e)) => {
+                self.error = Some(e);
+                self.done = true;
+                None
+            }
+            None => {
+                self.done = true;
+                None
+            }
+        }
+    }
+
+    fn take_error(&mut self) -> Option<TraceError> {
+        self.error.take()
+    }
+}
+
+impl RequestSource for TraceReader {
+    /// The request at hand inlined into the caller's loop, as [`Iterator::next`]; the
+    /// next batch, the end or an error out of line.
+    #[inline(always)]
+    fn next_request(&mut self) -> Option<IoRequest> {
+        if let Some(r) = self.batch.next() {
+            self.delivered += 1;
+            return Some(r);
+        }
+        self.next_request_batch()
+    }
+
+    fn take_error(&mut self) -> Option<TraceError> {
+        self.error.take()
+    }
+}
+
+impl TraceReader {
+    /// [`RequestSource::next_request`] once the batch at hand is used up.
+    #[cold]
+    #[inline(never)]
+    fn next_request_batch(&mut self) -> Option<IoRequest> {
+        match self.next_batch()? {
+            Ok(r) => Some(r),
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        }
+    }
+}
+
 impl Drop for TraceReader {
     fn drop(&mut self) {
         // Stops the thread's final digest pass; a blocked send fails once `rx` drops.
@@ -223,6 +327,47 @@ mod tests {
         assert!(s.complete);
         assert_eq!(s.requests, 10_000);
         assert_eq!(s.format, TraceFormat::Ssdsim);
+    }
+
+    /// The request source yields what the iterator yields, and keeps the error aside.
+    #[test]
+    fn request_source_matches_the_iterator() {
+        let mut text: String =
+            (0..5_000u64).map(|i| format!("{} 0 {} 8 {}\n", i * 10, i * 8, i % 2)).collect();
+        text.push_str("50000 0 16 8 x\n");
+        let open = |text: &str| {
+            TraceReader::from_reader(
+                "s",
+                Cursor::new(text.to_owned()),
+                None,
+                &TraceOptions::default(),
+                u64::MAX,
+            )
+            .unwrap()
+        };
+        let items: Vec<_> = open(&text).collect();
+        let Some(Err(want)) = items.last() else { panic!("the trace ends with an error") };
+        let want = want.to_string();
+        let mut src = open(&text);
+        for item in &items[..items.len() - 1] {
+            assert!(src.take_error().is_none(), "no error before the stream stops");
+            assert_eq!(src.next_request().as_ref(), item.as_ref().ok());
+        }
+        assert_eq!(src.next_request(), None);
+        assert_eq!(src.take_error().map(|e| e.to_string()), Some(want.clone()));
+        assert!(src.take_error().is_none(), "the error is taken once");
+        assert_eq!(src.next_request(), None);
+        assert_eq!(src.summary().requests, items.len() as u64 - 1);
+        // Any iterator of results, through `Results`: the same.
+        let mut wrapped = Results::new(open(&text));
+        assert_eq!(std::iter::from_fn(|| wrapped.next_request()).count(), items.len() - 1);
+        assert_eq!(wrapped.take_error().map(|e| e.to_string()), Some(want));
+        assert_eq!(wrapped.next_request(), None);
+        text.truncate(text.len() - "50000 0 16 8 x\n".len());
+        let mut clean = open(&text);
+        assert_eq!(std::iter::from_fn(|| clean.next_request()).count(), 5_000);
+        assert!(clean.take_error().is_none());
+        assert!(clean.summary().complete);
     }
 
     #[test]

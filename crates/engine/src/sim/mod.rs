@@ -302,6 +302,14 @@ impl Simulation {
     where
         I: Iterator<Item = Result<IoRequest, crate::trace::TraceError>>,
     {
+        self.run_source(crate::trace::Results::new(trace))
+    }
+
+    /// [`Simulation::run`] on a [`RequestSource`](crate::trace::RequestSource) (e.g. a
+    /// [`TraceReader`](crate::trace::TraceReader)): the same replay, with the requests
+    /// taken as plain values rather than as an iterator's `Result`s (faster; see the
+    /// trait).
+    pub fn run_source<S: crate::trace::RequestSource>(&mut self, trace: S) -> Result<(), RunError> {
         // The statistics may be recorded on a second thread meanwhile; it is joined
         // before `run` returns, error or not (`stats_thread.rs`).
         crate::stats_thread::arm(&mut self.host.stats);
@@ -310,11 +318,8 @@ impl Simulation {
         replayed
     }
 
-    /// [`Simulation::run`]'s loop.
-    fn replay<I>(&mut self, trace: I) -> Result<(), RunError>
-    where
-        I: Iterator<Item = Result<IoRequest, crate::trace::TraceError>>,
-    {
+    /// [`Simulation::run_source`]'s loop.
+    fn replay<S: crate::trace::RequestSource>(&mut self, trace: S) -> Result<(), RunError> {
         self.mark_baseline();
         let mut trace = Lookahead::new(trace);
         let closed = self.cfg.host.mode == HostMode::Closed;
@@ -557,13 +562,14 @@ pub(crate) fn pb_of_range(pages_per_block: u32, r: lamina_ftl::PageRange) -> u32
 /// reach the engine exactly as from the iterator itself; a trace error ends the window
 /// (the engine stops at it) and is handed over after every request read before it.
 ///
-/// The window holds plain requests, not the iterator's `Result`s: moving a
-/// `Result<IoRequest, TraceError>` (the request at an 8-byte offset behind the error's
-/// niche) through the window made the copies read 16 bytes across two narrower stores
-/// that had just been written, which a store buffer cannot forward
-/// (docs/performance.md, "Round of 2026-11-29 (third session)").
-struct Lookahead<I: Iterator> {
-    inner: I,
+/// The window holds plain requests, taken from a [`RequestSource`](crate::trace::RequestSource),
+/// not an iterator's `Result`s: moving a `Result<IoRequest, TraceError>` (the request at
+/// an offset behind the error's niche) through the window made the copies read 16 bytes
+/// across narrower stores that had just been written, which a store buffer cannot
+/// forward (docs/performance.md, "Round of 2026-11-29 (third session)" and "Round of
+/// 2026-12-03").
+struct Lookahead<S> {
+    inner: S,
     buf: std::collections::VecDeque<IoRequest>,
     /// The error the trace ended with: due after every request in `buf`.
     err: Option<crate::trace::TraceError>,
@@ -589,10 +595,7 @@ enum Ahead<'a> {
     End,
 }
 
-impl<I> Lookahead<I>
-where
-    I: Iterator<Item = Result<IoRequest, crate::trace::TraceError>>,
-{
+impl<S: crate::trace::RequestSource> Lookahead<S> {
     /// Requests held ahead at most.
     const WINDOW: usize = 48;
     /// Requests read per refill (a refill comes when this many have been taken): a
@@ -602,7 +605,7 @@ where
     /// Pages warmed per request at most.
     const PAGES_PER_REQUEST: u64 = warm::PAGES_PER_REQUEST;
 
-    fn new(inner: I) -> Self {
+    fn new(inner: S) -> Self {
         Lookahead {
             inner,
             buf: std::collections::VecDeque::with_capacity(Self::WINDOW),
@@ -618,13 +621,9 @@ where
     /// What comes next, without taking it.
     fn peek(&mut self) -> Ahead<'_> {
         if self.buf.is_empty() && !self.done {
-            match self.inner.next() {
-                Some(Ok(r)) => self.buf.push_back(r),
-                Some(Err(e)) => {
-                    self.err = Some(e);
-                    self.done = true;
-                }
-                None => self.done = true,
+            match self.inner.next_request() {
+                Some(r) => self.buf.push_back(r),
+                None => self.stop(),
             }
         }
         match self.buf.front() {
@@ -632,6 +631,13 @@ where
             None if self.err.is_some() => Ahead::Error,
             None => Ahead::End,
         }
+    }
+
+    /// The source stopped: at its end, or at the error it then holds.
+    #[cold]
+    fn stop(&mut self) {
+        self.err = self.inner.take_error();
+        self.done = true;
     }
 
     /// Take the next request (after [`Lookahead::peek`] saw one).
@@ -661,16 +667,15 @@ where
         let new = &mut self.pages[slot];
         new.clear();
         while self.buf.len() < Self::WINDOW && !self.done {
-            match self.inner.next() {
-                Some(Ok(r)) => {
+            match self.inner.next_request() {
+                Some(r) => {
                     new.push(&r, pages, logical_pages);
                     self.buf.push_back(r);
                 }
-                Some(Err(e)) => {
-                    self.err = Some(e);
+                None => {
+                    self.err = self.inner.take_error();
                     self.done = true;
                 }
-                None => self.done = true,
             }
         }
         // Filled one and two refills before this one.
@@ -682,7 +687,7 @@ where
 #[cfg(test)]
 mod lookahead_tests {
     use super::*;
-    use crate::trace::{TraceError, TraceTime};
+    use crate::trace::{Results, TraceError, TraceTime};
 
     fn req(i: u64, offset: u64, size: u64) -> Result<IoRequest, TraceError> {
         Ok(IoRequest {
@@ -696,9 +701,9 @@ mod lookahead_tests {
 
     /// Everything the window hands over, in order, as text: the requests, then the
     /// error or the end.
-    fn drain<I>(la: &mut Lookahead<I>, mut step: impl FnMut(&mut Lookahead<I>)) -> Vec<String>
+    fn drain<S>(la: &mut Lookahead<S>, mut step: impl FnMut(&mut Lookahead<S>)) -> Vec<String>
     where
-        I: Iterator<Item = Result<IoRequest, TraceError>>,
+        S: crate::trace::RequestSource,
     {
         let mut got = Vec::new();
         loop {
@@ -728,7 +733,7 @@ mod lookahead_tests {
         // The engine stops at the error: nothing after it is handed over.
         let expect: Vec<String> = items[..=70].iter().map(|x| format!("{x:?}")).collect();
         for period in [1, 2, 3, 7] {
-            let mut la = Lookahead::new(items.clone().into_iter());
+            let mut la = Lookahead::new(Results::new(items.clone().into_iter()));
             let mut warmed = Vec::new();
             let mut step = 0u64;
             let got = drain(&mut la, |la| {
@@ -750,7 +755,7 @@ mod lookahead_tests {
             // most PAGES_PER_REQUEST are warmed.
             let first = &warmed[0];
             let mut want = Vec::new();
-            type L = Lookahead<std::vec::IntoIter<Result<IoRequest, TraceError>>>;
+            type L = Lookahead<Results<std::vec::IntoIter<Result<IoRequest, TraceError>>>>;
             for i in 1..L::WINDOW as u64 {
                 let n = (1 + i % 40).min(L::PAGES_PER_REQUEST);
                 want.extend((3 * i..3 * i + n).map(Lpn));
@@ -764,7 +769,7 @@ mod lookahead_tests {
     fn ends_after_the_last_request() {
         let items: Vec<_> = (0..10).map(|i| req(i, i * 4096, 4096)).collect();
         let expect: Vec<String> = items.iter().map(|x| format!("{x:?}")).collect();
-        let mut la = Lookahead::new(items.into_iter());
+        let mut la = Lookahead::new(Results::new(items.into_iter()));
         assert_eq!(drain(&mut la, |la| la.refill(pages::PageMath::new(4096), 1 << 20, |_| ())), expect);
     }
 
@@ -774,7 +779,7 @@ mod lookahead_tests {
         let mut w = req(1, 8 * 4096, 2 * 4096).unwrap();
         w.op = IoOp::Write;
         let items = vec![req(0, 0, 4096), Ok(w), req(2, 4 * 4096, 4096)];
-        let mut la = Lookahead::new(items.into_iter());
+        let mut la = Lookahead::new(Results::new(items.into_iter()));
         let (mut writes, mut reads) = (Vec::new(), Vec::new());
         la.refill(pages::PageMath::new(4096), 1 << 20, |s| {
             (writes, reads) = (s.new.writes.to_vec(), s.new.reads.to_vec())
@@ -789,9 +794,9 @@ mod lookahead_tests {
     /// is taken.
     #[test]
     fn batches_pass_the_stages_in_order_before_they_are_taken() {
-        type L = Lookahead<std::vec::IntoIter<Result<IoRequest, TraceError>>>;
+        type L = Lookahead<Results<std::vec::IntoIter<Result<IoRequest, TraceError>>>>;
         let items: Vec<_> = (0..400).map(|i| req(i, i * 4096, 4096)).collect();
-        let mut la = Lookahead::new(items.into_iter());
+        let mut la = Lookahead::new(Results::new(items.into_iter()));
         // Per request (page i = request i): refill count at its new, middle, next stage.
         let mut at = vec![[None; STAGES]; 400];
         let mut refills = 0;
@@ -832,7 +837,8 @@ mod lookahead_tests {
 
     #[test]
     fn wraps_pages_beyond_the_logical_space() {
-        let mut la = Lookahead::new(vec![req(0, 0, 4096), req(1, 10 * 4096, 3 * 4096)].into_iter());
+        let mut la =
+            Lookahead::new(Results::new(vec![req(0, 0, 4096), req(1, 10 * 4096, 3 * 4096)].into_iter()));
         let mut warmed = Vec::new();
         la.peek();
         la.refill(pages::PageMath::new(4096), 11, |s| {
