@@ -198,10 +198,10 @@ impl TraceReader {
 /// A stream of requests that holds its error aside, for a consumer that moves every
 /// request through its own buffers (the replay's look-ahead): its requests come as plain
 /// [`IoRequest`]s, not as the `Result<IoRequest, TraceError>` of an iterator. Moving such
-/// a `Result` (the request behind the error's niche, at an offset that depends on
-/// [`TraceError`]'s layout) made the compiler copy it in pieces whose loads straddled
-/// stores just made, which a store buffer cannot forward: a stall per request that
-/// came back whenever the error type changed (docs/performance.md, "Round of 2026-12-03").
+/// a 120-byte `Result` per request let the compiler copy it in pieces whose loads
+/// straddled stores just made, which a store buffer cannot forward: a stall per request
+/// that came and went with unrelated code changes (docs/performance.md, "Round of
+/// 2026-12-03").
 pub trait RequestSource {
     /// The next request; `None` at the end of the trace or at an error
     /// ([`RequestSource::take_error`] tells which). After `None` it stays `None`.
