@@ -145,16 +145,7 @@ impl Iterator for ParsedCursor {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        match self.trace.requests.get(self.next) {
-            Some(&r) => {
-                self.next += 1;
-                Some(Ok(r))
-            }
-            None => {
-                self.finished = true;
-                None
-            }
-        }
+        crate::trace::RequestSource::next_request(self).map(Ok)
     }
 }
 

@@ -37,7 +37,8 @@ pub struct TraceReader {
     finished: bool,
     cancel: Arc<AtomicBool>,
     declaration: Option<Arc<str>>,
-    /// The error [`RequestSource::next_request`] stopped at, until taken.
+    /// The error the stream stopped at, until taken ([`RequestSource::take_error`], or
+    /// as the iterator's last item).
     error: Option<TraceError>,
 }
 
@@ -147,30 +148,27 @@ fn pump(mut parser: TraceParser, tx: SyncSender<Msg>, cancel: &AtomicBool) {
 impl Iterator for TraceReader {
     type Item = Result<IoRequest, TraceError>;
 
-    /// The request at hand inlined into the caller's loop (a call returned it through
-    /// memory in pieces its caller read back whole: a store-forwarding stall on every
-    /// request of the replay's look-ahead); the next batch, the end or an error out of
-    /// line (`next_batch`).
-    #[inline(always)]
+    /// [`RequestSource::next_request`], with the error it stops at as the last item.
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(r) = self.batch.next() {
-            self.delivered += 1;
-            return Some(Ok(r));
+        match self.next_request() {
+            Some(r) => Some(Ok(r)),
+            None => self.error.take().map(Err),
         }
-        self.next_batch()
     }
 }
 
 impl TraceReader {
-    /// [`Iterator::next`] once the batch at hand is used up: wait for the next one (and
-    /// return its first request), or the end, or an error.
+    /// [`RequestSource::next_request`] once the batch at hand is used up: wait for the
+    /// next one (and return its first request), or the end, or an error (kept in
+    /// `error`).
     #[cold]
     #[inline(never)]
-    fn next_batch(&mut self) -> Option<Result<IoRequest, TraceError>> {
+    fn next_batch(&mut self) -> Option<IoRequest> {
         loop {
             if let Some(r) = self.batch.next() {
                 self.delivered += 1;
-                return Some(Ok(r));
+                return Some(r);
             }
             if self.finished {
                 return None;
@@ -179,7 +177,8 @@ impl TraceReader {
                 Ok(Msg::Batch(b)) => self.batch = b.into_iter(),
                 Ok(Msg::Error(e)) => {
                     self.finished = true;
-                    return Some(Err(e));
+                    self.error = Some(e);
+                    return None;
                 }
                 Ok(Msg::Done(s)) => {
                     self.finished = true;
@@ -188,7 +187,8 @@ impl TraceReader {
                 }
                 Err(_) => {
                     self.finished = true;
-                    return Some(Err(TraceError::ReaderStopped { file: self.name.clone() }));
+                    self.error = Some(TraceError::ReaderStopped { file: self.name.clone() });
+                    return None;
                 }
             }
         }
@@ -265,34 +265,21 @@ impl<I: Iterator<Item = Result<IoRequest, TraceError>>> RequestSource for Result
 }
 
 impl RequestSource for TraceReader {
-    /// The request at hand inlined into the caller's loop, as [`Iterator::next`]; the
-    /// next batch, the end or an error out of line.
+    /// The request at hand inlined into the caller's loop (a call returned it through
+    /// memory in pieces its caller read back whole: a store-forwarding stall on every
+    /// request of the replay's look-ahead); the next batch, the end or an error out of
+    /// line (`next_batch`).
     #[inline(always)]
     fn next_request(&mut self) -> Option<IoRequest> {
         if let Some(r) = self.batch.next() {
             self.delivered += 1;
             return Some(r);
         }
-        self.next_request_batch()
+        self.next_batch()
     }
 
     fn take_error(&mut self) -> Option<TraceError> {
         self.error.take()
-    }
-}
-
-impl TraceReader {
-    /// [`RequestSource::next_request`] once the batch at hand is used up.
-    #[cold]
-    #[inline(never)]
-    fn next_request_batch(&mut self) -> Option<IoRequest> {
-        match self.next_batch()? {
-            Ok(r) => Some(r),
-            Err(e) => {
-                self.error = Some(e);
-                None
-            }
-        }
     }
 }
 

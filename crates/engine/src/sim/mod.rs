@@ -673,6 +673,7 @@ impl<S: crate::trace::RequestSource> Lookahead<S> {
                     self.buf.push_back(r);
                 }
                 None => {
+                    // `stop`, inline: `new` borrows the ring meanwhile.
                     self.err = self.inner.take_error();
                     self.done = true;
                 }
