@@ -6,7 +6,48 @@
 
 mod swarm_harness;
 
+use lamina_engine::config::SimConfig;
+use lamina_engine::trace::IoRequest;
 use swarm_harness::{Scenario, check};
+
+/// Seed `seed`'s swarm scenario with the cached mapping, `None` if the seed draws another
+/// FTL or no room for the translation pages.
+fn cached_scenario(seed: u64) -> Option<(SimConfig, Vec<IoRequest>)> {
+    let s = Scenario::from_seed(seed).ok()?;
+    let mut cfg = s.config.clone();
+    let f = &mut cfg.ftl;
+    if f.kind != lamina_ftl::FtlKind::Page
+        || f.allocation != lamina_ftl::Allocation::PerPlane
+        || f.replication != lamina_ftl::Replication::None
+    {
+        return None;
+    }
+    f.mapping = lamina_ftl::Mapping::Cached;
+    f.cmt_entries = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58;
+    if seed % 2 == 1 {
+        // MQSim's entry sizes: another translation-page size on every drawn device.
+        f.mapping_entry = lamina_ftl::MappingEntry::Geometry;
+    }
+    let geometry = cfg.nand.validate().expect("drawn device is valid").geometry().clone();
+    if f.validate(&geometry).is_err() {
+        return None; // no room for the translation pages at the drawn over-provisioning
+    }
+    Some((cfg, s.requests))
+}
+
+/// Seeds that failed once, replayed in every run (each also has a hand-built test in
+/// `swarm_regressions.rs` where one could be shrunk): 23480 and 28303 (a GC job queued
+/// on an idle die never ran), 28268 (a GC move read a page the same dispatch was still to
+/// program). docs/testing.md.
+#[test]
+fn cached_swarm_seeds_that_failed_once() {
+    check::quiet_panics();
+    for seed in [23480, 28303, 28268] {
+        let (cfg, requests) = cached_scenario(seed).expect("the seed still draws a cached-mapping scenario");
+        let violations = check::check(&cfg, &requests);
+        assert!(violations.is_empty(), "seed {seed}: {violations:?}");
+    }
+}
 
 #[test]
 fn swarm_with_the_cached_mapping() {
@@ -16,27 +57,9 @@ fn swarm_with_the_cached_mapping() {
     check::quiet_panics();
     let (mut ran, mut failures) = (0, Vec::new());
     for seed in start..start + n {
-        let Ok(s) = Scenario::from_seed(seed) else { continue };
-        let mut cfg = s.config.clone();
-        let f = &mut cfg.ftl;
-        if f.kind != lamina_ftl::FtlKind::Page
-            || f.allocation != lamina_ftl::Allocation::PerPlane
-            || f.replication != lamina_ftl::Replication::None
-        {
-            continue;
-        }
-        f.mapping = lamina_ftl::Mapping::Cached;
-        f.cmt_entries = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58;
-        if seed % 2 == 1 {
-            // MQSim's entry sizes: another translation-page size on every drawn device.
-            f.mapping_entry = lamina_ftl::MappingEntry::Geometry;
-        }
-        let geometry = cfg.nand.validate().expect("drawn device is valid").geometry().clone();
-        if f.validate(&geometry).is_err() {
-            continue; // no room for the translation pages at the drawn over-provisioning
-        }
+        let Some((cfg, requests)) = cached_scenario(seed) else { continue };
         ran += 1;
-        let violations = check::check(&cfg, &s.requests);
+        let violations = check::check(&cfg, &requests);
         if !violations.is_empty() {
             eprintln!(
                 "seed {seed} (cmt_entries {}, {:?}): {violations:?}",

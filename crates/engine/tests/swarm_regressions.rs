@@ -355,3 +355,37 @@ fn a_request_admitted_while_joiners_finish_keeps_its_join() {
     let remap = report.remap.expect("remapping on");
     assert_eq!((remap.copies, remap.hits, remap.merged), (1, 4, 2), "{remap:?}");
 }
+
+// Cached-mapping swarm seeds 23480 and 28303: a GC job never ran (`gc.erases`: one more
+// job than erases). A host read's translation evicted a dirty mapping entry and queued
+// its translation page's write-back (flash work the engine runs as a GC job; a real GC
+// job when the plane is also short of free blocks) on the page's home plane, on another
+// die than the read's. That die was idle and nothing else arrived on it; only a die's own
+// completions offered it its queued jobs, so the job waited until the run ended. Shrunk
+// by hand: two dies, a one-entry CMT, a write of LPN 128 (translation page 1, whose home
+// plane is on die 1; the data and the translation pages land on die 0), then a read of
+// LPN 2 on die 0 whose miss evicts LPN 128's dirty entry. Before the fix the write-back
+// of translation page 1 never ran (one translation-page write for two dirty evictions).
+#[test]
+fn write_back_queued_on_an_idle_die_runs() {
+    let cfg = config(
+        r#"
+[nand.geometry]
+dies_per_chip = 2
+blocks_per_plane = 16
+pages_per_block = 32
+page_size_bytes = 512
+
+[ftl]
+mapping = "cached"
+cmt_entries = 1
+"#,
+    );
+    let page = 512;
+    let reqs = [req(0, IoOp::Write, 128 * page, page), req(10_000_000, IoOp::Read, 2 * page, page)];
+    let r = check::run(&cfg, &reqs).expect("run");
+    let m = r.mapping.as_ref().expect("cached mapping report");
+    assert_eq!(m.dirty_evictions, 2, "the scenario changed: {m:?}");
+    assert_eq!(m.translation_page_writes, 2, "a write-back never ran: {m:?}");
+    assert_holds(&["gc.erases", "run.panic", "run.error"], &cfg, &reqs);
+}

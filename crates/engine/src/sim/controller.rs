@@ -438,6 +438,11 @@ pub(crate) struct Controller {
     deferring: bool,
     deferred: Vec<DieId>,
     deferred_mark: Vec<bool>,
+    /// Dies that were idle when a GC job was queued on them from outside their own
+    /// completions (another die's write, a translation's write-back): nothing else would
+    /// offer them the job, so they are dispatched once the present step ends
+    /// ([`Simulation::wake_idle_gc_dies`]).
+    pub(super) idle_gc: Vec<DieId>,
     /// Admission's lookup of the read being pushed: its logical page, where it was
     /// mapped and the FTL's [`lamina_ftl::Ftl::lookup_epoch`] then. The read's issue uses
     /// it instead of a second lookup while the epoch reads the same (taken by the next
@@ -512,6 +517,7 @@ impl Controller {
             read_hint: None,
             deferred: Vec::new(),
             deferred_mark: vec![false; geo.total_dies() as usize],
+            idle_gc: Vec::new(),
             chip_last_issue: vec![(SimTime::MAX, u32::MAX); geo.total_chips() as usize],
             addrs: Vec::new(),
             ids: Vec::new(),
@@ -1002,6 +1008,37 @@ impl Simulation {
     pub(super) fn die_idle_now(&self, die: DieId) -> bool {
         let d = &self.ctl.dies[die.idx()];
         !d.busy(self.ctl.cur_key) && d.parked.is_empty() && self.device.is_die_idle(die, self.now)
+    }
+
+    /// A GC job was just queued on `die`: if no completion of the die will offer it
+    /// (the die is idle), have it offered — with the batch being queued, or once the
+    /// present step ends ([`Self::wake_idle_gc_dies`]). Queued from the die's own
+    /// completions, the job is offered by the `dispatch` that follows them; queued from
+    /// elsewhere (a write refused on another die, a cached mapping's write-back), it was
+    /// left waiting until the end of the run (swarm_cached seeds 23480 and 28303).
+    pub(super) fn wake_for_gc(&mut self, die: DieId) {
+        if self.ctl.dies[die.idx()].busy(self.ctl.cur_key) {
+            return;
+        }
+        if self.ctl.deferring {
+            if !self.ctl.deferred_mark[die.idx()] {
+                self.ctl.deferred_mark[die.idx()] = true;
+                self.ctl.deferred.push(die);
+            }
+        } else if !self.ctl.idle_gc.contains(&die) {
+            self.ctl.idle_gc.push(die);
+        }
+    }
+
+    /// Offer the dies of [`Self::wake_for_gc`] their queued work, in the order their GC
+    /// jobs were queued (a die busy by now is offered it by its completion).
+    #[cold]
+    pub(super) fn wake_idle_gc_dies(&mut self) -> Result<(), RunError> {
+        while !self.ctl.idle_gc.is_empty() {
+            let die = self.ctl.idle_gc.remove(0);
+            self.dispatch(die, false)?;
+        }
+        Ok(())
     }
 
     /// Start queueing a batch of transactions (a request's pages, a batch of flushes):

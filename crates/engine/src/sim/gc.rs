@@ -55,6 +55,25 @@ pub(crate) struct GcTime {
     pub translation_write_ns: u64,
 }
 
+/// Where a move without copy-back taken after `earlier` (this dispatch's steps) reads
+/// page `from`: if an earlier move of the dispatch programs `from`, that move's own
+/// source. The dispatch issues its reads before its programs, so `from` is still erased
+/// when the read is issued; the earlier source holds the same data and is not erased
+/// before the dispatch's reads (its block's erase, if in the dispatch, comes after
+/// them). It happens with the cached mapping: GC relocates a translation page and, in
+/// the same dispatch, another plane's write-back job reads it for its
+/// read-modify-write (cached-mapping swarm seed 28268; docs/model.md, "GC steps").
+fn source_of(earlier: &[Work], from: PageAddr) -> PageAddr {
+    earlier
+        .iter()
+        .rev()
+        .find_map(|w| match *w {
+            Work::Move { from: src, to, .. } if to == from => Some(src),
+            _ => None,
+        })
+        .unwrap_or(from)
+}
+
 /// One step taken from a job, waiting to be grouped into commands.
 #[derive(Clone, Copy, Debug)]
 enum Work {
@@ -111,6 +130,7 @@ impl Simulation {
             let queued_before = self.ctl.dies[die.idx()].queues.gc.len();
             self.ctl.dies[die.idx()].queues.gc.push_back(GcJobRef { plane, seq });
             self.touch_lazy(die);
+            self.wake_for_gc(die);
             if self.gc_timeline.is_some() {
                 self.note_gc_job_started(die, plane, queued_before);
             }
@@ -173,12 +193,11 @@ impl Simulation {
                     }
                     GcStep::Move { lpn, from, to, copyback, batch_with_next } => {
                         let translation = lpn.0 >= self.gc.translation_base;
-                        work[w] = Work::Move {
-                            from: self.geo.addr(from),
-                            to: self.geo.addr(to),
-                            copyback,
-                            translation,
-                        };
+                        let mut from = self.geo.addr(from);
+                        if !copyback {
+                            from = source_of(&work[..w], from);
+                        }
+                        work[w] = Work::Move { from, to: self.geo.addr(to), copyback, translation };
                         w += 1;
                         batch_with_next
                     }
@@ -481,5 +500,33 @@ fn aligned(x: &Work, y: &Work) -> bool {
         }
         (Work::Erase { block: b1 }, Work::Erase { block: b2 }) => same_die(b1, b2) && b1.block == b2.block,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(plane: u32, block: u32, page: u32) -> PageAddr {
+        PageAddr { plane, block, page, ..PageAddr::default() }
+    }
+
+    fn mv(from: PageAddr, to: PageAddr) -> Work {
+        Work::Move { from, to, copyback: false, translation: true }
+    }
+
+    #[test]
+    fn a_move_from_a_page_this_dispatch_programs_reads_that_moves_source() {
+        let (a, b, c, d) = (page(1, 9, 7), page(1, 10, 0), page(0, 4, 1), page(0, 5, 2));
+        // Untouched pages read where they are.
+        assert_eq!(source_of(&[], b), b);
+        assert_eq!(source_of(&[mv(a, b)], d), d);
+        // B is programmed by the first move: read A.
+        assert_eq!(source_of(&[mv(a, b)], b), a);
+        // A chain (A→B, then B→C, read as A→C): C's reader reads A too.
+        let chain = [mv(a, b), mv(source_of(&[mv(a, b)], b), c)];
+        assert_eq!(source_of(&chain, c), a);
+        // A first program has no source to read instead: not a move, not matched.
+        assert_eq!(source_of(&[Work::Program { to: b }], b), b);
     }
 }

@@ -409,6 +409,7 @@ impl Simulation {
             self.arrivals_open = false;
             self.ctl.cur_key = after_events_at(self.now);
             self.end_batch(true)?;
+            self.after_step()?;
         }
         Ok(())
     }
@@ -421,7 +422,15 @@ impl Simulation {
         self.now = t;
         self.ctl.cur_key = self.events.popped_key();
         self.events_processed += 1;
-        self.handle(ev)
+        self.handle(ev)?;
+        self.after_step()
+    }
+
+    /// What a step (an event, an arrival, the close of an instant's arrivals) leaves to
+    /// do: offer idle dies the GC jobs queued on them meanwhile.
+    #[inline]
+    fn after_step(&mut self) -> Result<(), RunError> {
+        if self.ctl.idle_gc.is_empty() { Ok(()) } else { self.wake_idle_gc_dies() }
     }
 
     /// A request arrives now or later (arrival ≥ now).
@@ -440,7 +449,8 @@ impl Simulation {
         if self.host.stats.first_arrival.is_none() {
             self.host.stats.first_arrival = Some(arrival);
         }
-        self.arrive(r)
+        self.arrive(r)?;
+        self.after_step()
     }
 
     // ------------------------------------------------------------ stepping API
