@@ -997,6 +997,18 @@ const MAIN: &[Case] = &[
             &["unknown trace format \"nosuch\"", "known: ssdsim"],
         )
     },
+    // The request MSR cannot hold (150 ns is not a whole 100 ns tick) is named by its
+    // position after the reorder window and by its own input line (4: after a comment
+    // line, and released before line 3's later request).
+    trace(
+        "trace convert: unrepresentable request names its input line",
+        &["trace", "convert", "--to", "msr", "-o", "@out", "@t"],
+        "# header\n0 0 8 8 1\n300 0 16 8 0\n150 0 24 8 1\n",
+        &[
+            "request 2 (counting from 1, after any transforms) cannot be written as msr",
+            "it comes from line 4 of",
+        ],
+    ),
     set(
         "trace convert to generic",
         &["trace", "convert", "--to", "generic", "-o", "@out", "@demo"],

@@ -9,7 +9,7 @@ use lamina_engine::trace::stats::{StatsAccumulator, TraceStats};
 use lamina_engine::trace::write::{TraceWriter, WriteError};
 use lamina_engine::trace::{
     Arrival, GenConfig, Generator, IoRequest, Pattern, SizeDist, TraceError, TraceFormat, TraceOptions,
-    TraceReader, TraceSummary, closed_loop_comment,
+    TraceParser, TraceReader, TraceSummary, closed_loop_comment,
 };
 
 use crate::exit::usage;
@@ -301,22 +301,25 @@ fn gen_trace(a: &GenArgs) -> anyhow::Result<()> {
         );
     }
     let comment = comment.filter(|_| a.format.comments());
-    write_trace(out, &a.output, a.format, comment.as_deref(), generator.map(Ok))
+    write_trace(out, &a.output, a.format, comment.as_deref(), generator.map(Ok), &|_| None)
 }
 
 /// Write `requests` in `format` to `out` (prepared before the first request is read;
-/// put in place only when all were written).
+/// put in place only when all were written). `place_of(i)` says where request `i`
+/// (0-based) came from in an input trace, for the error of a request the format cannot
+/// represent.
 fn write_trace<I>(
     mut out: OutputFile,
     path: &Path,
     format: TraceFormat,
     comment: Option<&str>,
     requests: I,
+    place_of: &dyn Fn(u64) -> Option<String>,
 ) -> anyhow::Result<()>
 where
     I: Iterator<Item = Result<IoRequest, TraceError>>,
 {
-    let fail = |e| write_failure(e, path);
+    let fail = |e| write_failure(e, path, place_of);
     let mut w = TraceWriter::with_comment(BufWriter::new(out.writer()), format, comment).map_err(fail)?;
     for r in requests {
         w.write(&r?).map_err(fail)?;
@@ -325,14 +328,34 @@ where
     out.commit()
 }
 
-/// A failed trace write: an unrepresentable request is bad input; a closed standard
-/// output ends the command quietly.
-fn write_failure(e: WriteError, path: &Path) -> anyhow::Error {
+/// A failed trace write: an unrepresentable request is bad input (with the input line it
+/// came from, when `place_of` knows it); a closed standard output ends the command
+/// quietly.
+fn write_failure(e: WriteError, path: &Path, place_of: &dyn Fn(u64) -> Option<String>) -> anyhow::Error {
     match e {
         WriteError::Io(e) if path.as_os_str() == "-" => out::stdout_error(e),
         WriteError::Io(e) => anyhow::Error::new(e).context(format!("writing {}", path.display())),
+        WriteError::Unrepresentable { index, .. } => match place_of(index) {
+            Some(place) => usage(format!("{e}; it comes from {place}")),
+            None => usage(e.to_string()),
+        },
         other => usage(other.to_string()),
     }
+}
+
+/// Where request `index` (0-based, after the transforms) of `input` comes from: the
+/// trace parsed again on this thread up to that request (only on an error's path, so
+/// the conversion itself keeps its parsing thread). `None` for a pipe, which cannot be
+/// read twice, or if the second pass fails.
+fn input_place(input: &Path, opts: &TraceOptions, cap: u64, index: u64) -> Option<String> {
+    if lamina_engine::trace::is_stream(input).unwrap_or(true) {
+        return None;
+    }
+    let mut p = TraceParser::open(input, opts, cap).ok()?;
+    for _ in 0..=index {
+        p.next()?.ok()?;
+    }
+    p.last_request_place()
 }
 
 /// Convert a trace. A generated trace's `# lamina-trace-gen:` declaration (closed-loop
@@ -355,7 +378,8 @@ fn convert(a: &ConvertArgs) -> anyhow::Result<()> {
     }
     let comment = declaration.filter(|_| a.to.comments());
     let carried = comment.is_some();
-    write_trace(out, &a.output, a.to, comment.as_deref(), reader.by_ref())?;
+    let place_of = |i| input_place(&a.input, &opts, cap, i);
+    write_trace(out, &a.output, a.to, comment.as_deref(), reader.by_ref(), &place_of)?;
     let summary = reader.summary();
     if !carried && summary.generated_with.is_some() && a.to.comments() {
         eprintln!(

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::Read;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -162,6 +163,8 @@ pub struct TraceParser {
     window: VecDeque<Pending>,
     /// The latest request released by the reorder window: (time, line).
     released: Option<(u64, u64)>,
+    /// The line of the latest request delivered (0: none yet).
+    last_line: u64,
     /// The outlier check, holding requests while it looks ahead.
     outliers: OutlierCheck<Pending>,
     /// Whether the outlier check was told the stream ended.
@@ -180,6 +183,33 @@ pub struct TraceParser {
 }
 
 impl TraceParser {
+    /// Open a trace file for one synchronous pass (`-` is standard input): what
+    /// [`crate::TraceReader::open`] parses on a background thread, parsed here on the
+    /// caller's, so that [`TraceParser::last_request_place`] follows the requests taken.
+    pub fn open(
+        path: &Path,
+        opts: &TraceOptions,
+        logical_capacity_bytes: u64,
+    ) -> Result<TraceParser, TraceError> {
+        let src = crate::input::open_once(path)?;
+        TraceParser::new(&crate::input::display_name(path), src, None, opts, logical_capacity_bytes)
+    }
+
+    /// Where the request last returned came from: `line N of FILE` (`line N of
+    /// FILE:MEMBER` inside a tar archive, while the archive's member list still covers the
+    /// line); `None` before the first request. A request the reorder window or the
+    /// outlier check held is placed at its own line, not at the line read last.
+    pub fn last_request_place(&self) -> Option<String> {
+        if self.last_line == 0 {
+            return None;
+        }
+        let member = self.summary.tar.then(|| self.notes.locate(self.last_line)).flatten();
+        Some(match member {
+            Some((m, l)) => format!("line {l} of {}:{m}", self.name),
+            None => format!("line {} of {}", self.last_line, self.name),
+        })
+    }
+
     /// Open `reader` (any compression, tar), detect the format unless `format` or
     /// `opts.format` names it, and prepare to parse. `logical_capacity_bytes` is the
     /// simulated logical capacity (`u64::MAX`: no capacity transform).
@@ -295,6 +325,7 @@ impl TraceParser {
             notes: source.notes,
             window: VecDeque::with_capacity(opts.reorder_window.min(1 << 16) as usize + 1),
             released: None,
+            last_line: 0,
             outliers: OutlierCheck::new(opts.outliers),
             outliers_ended: false,
             outlier_places: Vec::new(),
@@ -632,6 +663,7 @@ impl TraceParser {
             scale: self.opts.time_scale.to_string(),
         })?;
         self.summary.requests += 1;
+        self.last_line = p.line;
         self.resolution.add(arrival);
         Ok(IoRequest {
             arrival: TraceTime(arrival),
@@ -1042,6 +1074,33 @@ mod tests {
         }
         let s = p.summary();
         (out, err, s)
+    }
+
+    /// Each request is placed at its own line: after comment and blank lines, and when
+    /// the reorder window releases it after a later line (`trace convert` names it).
+    #[test]
+    fn the_last_request_is_placed_at_its_own_line() {
+        let text = "# header\n10 0 0 1 1\n\n30 0 1 1 1\n20 0 2 1 1\n40 0 3 1 1\n";
+        let mut p = TraceParser::new(
+            "t.trace",
+            Box::new(Cursor::new(text.to_owned())),
+            None,
+            &TraceOptions::default(),
+            u64::MAX,
+        )
+        .unwrap();
+        assert_eq!(p.last_request_place(), None);
+        let mut got = Vec::new();
+        while let Some(r) = p.next() {
+            got.push((r.unwrap().offset_bytes / 512, p.last_request_place().unwrap()));
+        }
+        let want = [
+            (0, "line 2 of t.trace"),
+            (2, "line 5 of t.trace"),
+            (1, "line 4 of t.trace"),
+            (3, "line 6 of t.trace"),
+        ];
+        assert_eq!(got, want.map(|(o, l)| (o, l.to_owned())));
     }
 
     #[test]
