@@ -255,8 +255,16 @@ pub struct RemapPage {
     /// A redirected read queued but not yet issued (engine transaction id), which later
     /// reads of the page join; `u32::MAX` = none.
     pub queued_read: u32,
-    /// Host requests whose page read joined `queued_read` (finished with it).
+    /// Host requests whose page read joined `queued_read` (finished with it). When that
+    /// read is issued they move to `flights`.
     pub joiners: Vec<u32>,
+    /// The redirected reads of this page in flight (issued, not completed): each one's
+    /// transaction sequence number and the host requests that joined it while it was
+    /// queued (or, for a register read, that joined the read before it in flight), which
+    /// finish with it. Kept per read: with `join_in_flight = false` a second read of the
+    /// page can be queued — and joined — while the first is in flight, and those joiners
+    /// must not finish when the first completes (swarm seed 46774).
+    pub flights: Vec<(u64, Vec<u32>)>,
     /// Redirected reads of this page issued and not yet completed.
     pub in_flight: u32,
     /// Host requests whose page read joined a read in flight: served when it completes.
@@ -450,6 +458,7 @@ impl RemapTable {
                     readers: 0,
                     queued_read: u32::MAX,
                     joiners: Vec::new(),
+                    flights: Vec::new(),
                     in_flight: 0,
                     late: Vec::new(),
                     late_range: (u32::MAX, 0),
@@ -584,7 +593,9 @@ impl RemapTable {
             p.state = PageState::Free;
             p.n = 0;
             p.queued_read = u32::MAX;
-            debug_assert!(p.joiners.is_empty() && p.late.is_empty() && p.in_flight == 0);
+            debug_assert!(
+                p.joiners.is_empty() && p.flights.is_empty() && p.late.is_empty() && p.in_flight == 0
+            );
             self.counters.freed += 1;
             self.to_free.push(page);
             // Keep handing out the lowest free index (deterministic, compact).

@@ -389,3 +389,166 @@ cmt_entries = 1
     assert_eq!(m.translation_page_writes, 2, "a write-back never ran: {m:?}");
     assert_holds(&["gc.erases", "run.panic", "run.error"], &cfg, &reqs);
 }
+
+// Swarm seed 46774 (found 2026-12-03 running seeds 44000..48000): `physics.read_min`, a
+// host read of 1 KiB finished 8,969 ns after it was admitted, below the device's smallest
+// tR (46 us). Under `remap.policy = "micropages"` with `join_in_flight = false`, a read of
+// a remap page issued while an earlier read of the same page was still in flight was
+// queued, and later reads joined that queued read — but every joiner of the page was kept
+// in one list, which the earlier read's completion emptied: the joiners of the queued
+// read finished with the read before it (traced: joined at 40,650,015 ns, finished at
+// 40,658,984 ns when the earlier read completed; the read they had joined was issued
+// then and completed at 40,766,740 ns). Joiners are now kept per read in flight
+// (`RemapPage::flights`). Shrunk from 1458 requests to these 65 by the swarm's delta
+// debugging on the seed's device; fails without the fix.
+#[test]
+fn joiners_of_a_queued_remap_read_finish_with_it() {
+    let cfg = ConfigBuilder::new()
+        .toml(
+            "seed-46774",
+            r#"
+[nand.geometry]
+channels = 1
+chips_per_channel = 2
+dies_per_chip = 2
+planes_per_die = 2
+blocks_per_plane = 6
+pages_per_block = 6
+page_size_bytes = 4096
+partial_read_bytes = 2048
+cell_type = "tlc"
+layers = 1
+page_type_order = "grouped"
+
+[nand.timing]
+t_cmd = 180
+t_r = [46000, 113000, 106000]
+t_prog = 1825000
+t_bers = 4465000
+t_dbsy = 107
+bus = { width_bits = 8, rate_mts = 1300 }
+
+[nand.timing.layer_speed]
+ratio = 1.0
+curve = "geometric"
+slow_end = "top"
+
+[ftl]
+kind = "tbm"
+overprovisioning = 0.7
+gc_threshold = { free_blocks = 4 }
+striping_order = "CDPW"
+victim_tie_break = "oldest"
+copyback = true
+wear_leveling = true
+allocation = "per-plane"
+
+[sched]
+scheduler = "fcfs"
+multiplane_width = 2
+window = 3
+suspend_threshold = 1956000
+placement = "static"
+arbiter = "read-first"
+gc = "preemptible"
+
+[sched.lacr]
+pending_write_layer = "mean"
+read_scope = "die"
+include_own_write = false
+
+[buffer]
+size_bytes = 0
+flush_watermark = 0.93
+dram_latency = 0
+
+[host]
+mode = "closed"
+queue_depth = 35
+closed_loop_depth = 20
+read_modify_write = true
+unwritten_reads = "prefill"
+verify = true
+
+[remap]
+policy = "micropages"
+window = 3196000
+group_units = 0
+threshold = 1
+join_in_flight = false
+pages = 23
+table_groups = 65536
+"#,
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let reqs = [
+        req(20840673, IoOp::Read, 6144, 2560),
+        req(20932358, IoOp::Read, 2048, 3072),
+        req(20972567, IoOp::Read, 142848, 4096),
+        req(21043324, IoOp::Read, 148480, 1024),
+        req(21076471, IoOp::Read, 2048, 3584),
+        req(21076660, IoOp::Read, 51712, 3072),
+        req(21099242, IoOp::Read, 0, 4096),
+        req(21105073, IoOp::Read, 4096, 2048),
+        req(21153061, IoOp::Read, 167936, 4096),
+        req(21182963, IoOp::Read, 167936, 4096),
+        req(21195122, IoOp::Read, 6656, 3584),
+        req(21223442, IoOp::Read, 5632, 3072),
+        req(21260182, IoOp::Read, 3584, 4096),
+        req(21306095, IoOp::Read, 110592, 4096),
+        req(21315818, IoOp::Read, 114688, 4096),
+        req(21470044, IoOp::Read, 101376, 3584),
+        req(21512808, IoOp::Read, 98304, 4096),
+        req(21535188, IoOp::Read, 2048, 4096),
+        req(21544735, IoOp::Read, 4096, 4096),
+        req(21547610, IoOp::Read, 6144, 2048),
+        req(21589349, IoOp::Read, 8192, 4096),
+        req(21611748, IoOp::Read, 12288, 1536),
+        req(21630708, IoOp::Write, 4096, 4096),
+        req(21652219, IoOp::Read, 75264, 512),
+        req(21672556, IoOp::Read, 101888, 2560),
+        req(21680658, IoOp::Read, 102400, 4096),
+        req(21728739, IoOp::Read, 20480, 4096),
+        req(21760868, IoOp::Read, 24576, 4096),
+        req(21907471, IoOp::Read, 4608, 1024),
+        req(21934179, IoOp::Read, 3072, 2048),
+        req(21988671, IoOp::Read, 7680, 2048),
+        req(21996517, IoOp::Read, 6144, 2560),
+        req(22005522, IoOp::Read, 7168, 2048),
+        req(22033507, IoOp::Read, 148480, 3584),
+        req(22052989, IoOp::Read, 151552, 4096),
+        req(22090288, IoOp::Read, 4608, 4096),
+        req(22131519, IoOp::Read, 101376, 4096),
+        req(22138405, IoOp::Read, 105472, 512),
+        req(22170923, IoOp::Read, 105984, 2048),
+        req(22226575, IoOp::Read, 108032, 3584),
+        req(22524318, IoOp::Read, 167424, 4096),
+        req(22529975, IoOp::Read, 3072, 2048),
+        req(22600705, IoOp::Write, 4096, 4096),
+        req(22628703, IoOp::Read, 6144, 2560),
+        req(22658185, IoOp::Read, 4096, 4096),
+        req(22678293, IoOp::Read, 2560, 1536),
+        req(22697996, IoOp::Read, 92672, 3584),
+        req(22964116, IoOp::Read, 4096, 4096),
+        req(22982640, IoOp::Read, 5632, 2048),
+        req(23021789, IoOp::Read, 77824, 4096),
+        req(23096953, IoOp::Read, 3072, 3072),
+        req(23127676, IoOp::Read, 6144, 3072),
+        req(23169942, IoOp::Read, 4096, 4096),
+        req(23192433, IoOp::Read, 8192, 4096),
+        req(23208000, IoOp::Read, 0, 4096),
+        req(23260463, IoOp::Read, 0, 4096),
+        req(23301073, IoOp::Read, 0, 4096),
+        req(23303594, IoOp::Read, 4096, 4096),
+        req(23356454, IoOp::Read, 0, 4096),
+        req(23411252, IoOp::Read, 4096, 4096),
+        req(23435595, IoOp::Read, 7168, 1536),
+        req(23451031, IoOp::Read, 8192, 4096),
+        req(23479393, IoOp::Read, 12288, 4096),
+        req(23517195, IoOp::Read, 77824, 4096),
+        req(23551966, IoOp::Read, 8704, 1024),
+    ];
+    assert_holds(&["physics.read_min", "run.panic", "run.error"], &cfg, &reqs);
+}

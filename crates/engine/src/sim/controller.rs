@@ -1657,9 +1657,9 @@ impl Simulation {
             self.note_suspension(timing);
         }
         for &t in ids {
-            let (kind, req, lpn, link) = {
+            let (kind, req, lpn, link, seq) = {
                 let x = self.ctl.txns.get(t);
-                (x.kind, x.req, x.lpn, x.link)
+                (x.kind, x.req, x.lpn, x.link, x.seq)
             };
             if kind == TxnKind::RmwRead {
                 self.ctl.counters.rmw_reads += 1;
@@ -1675,6 +1675,9 @@ impl Simulation {
                     let p = self.remap.as_mut().expect("remap on").page_mut(link >> 8);
                     p.queued_read = NIL;
                     p.in_flight += 1;
+                    // The requests that joined it while it was queued finish with it.
+                    let joiners = std::mem::take(&mut p.joiners);
+                    p.flights.push((seq, joiners));
                 }
             }
             self.mark_start(req);
@@ -1693,8 +1696,9 @@ impl Simulation {
         &mut self,
         mut t: Txn,
         ppa: lamina_nand_model::Ppa,
-    ) -> Result<(), RunError> {
+    ) -> Result<u64, RunError> {
         t.seq = self.ctl.next_seq();
+        let seq = t.seq;
         t.enq = self.now;
         t.gc_mark = self.ctl.dies[t.die.idx()].gc_busy_until(self.now);
         t.translated = true;
@@ -1710,7 +1714,7 @@ impl Simulation {
         let id = self.ctl.txns.insert(t);
         self.mark_start(req);
         self.new_op(die, timing.done, &[id], None, Phases::of(&timing));
-        Ok(())
+        Ok(seq)
     }
 
     /// Issue the read command `picks` (positions in the die's read queue) describe: one
@@ -2461,7 +2465,7 @@ impl Simulation {
             // Remapping's work (docs/policies.md, "Remapping").
             TxnKind::Read if tx.req == NIL => self.remap_copy_read_done(tx.link >> 8),
             TxnKind::Read => {
-                self.remap_read_done(tx.link, a)?;
+                self.remap_read_done(tx.link, tx.seq, a)?;
                 self.finish_sub(tx.req, 1, a)
             }
             TxnKind::Write => {

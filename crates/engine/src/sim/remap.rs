@@ -141,27 +141,25 @@ impl Simulation {
         self.remap_trim_freed();
     }
 
-    /// A redirected read (or register read) of remap page `link >> 8` completed with
-    /// attribution `a`: the reads that joined it while queued complete too; the reads
-    /// that joined it in flight get their bytes now; the page is no longer pinned by it.
-    pub(super) fn remap_read_done(&mut self, link: u32, a: &Attribution) -> Result<(), RunError> {
+    /// A redirected read (or register read) of remap page `link >> 8`, transaction
+    /// sequence number `seq`, completed with attribution `a`: the reads that joined it
+    /// while queued complete too (its own entry of the page's `flights`, not the joiners
+    /// of a later read of the page queued meanwhile); the reads that joined it in flight
+    /// get their bytes now; the page is no longer pinned by it.
+    pub(super) fn remap_read_done(&mut self, link: u32, seq: u64, a: &Attribution) -> Result<(), RunError> {
         let page = link >> 8;
         let r = self.remap.as_mut().expect("remap on");
-        let joiners = std::mem::take(&mut r.page_mut(page).joiners);
+        let p = r.page_mut(page);
+        let pos = p.flights.iter().position(|f| f.0 == seq).expect("a completed remap read is in flight");
+        // Taken out first: a completion below admits the next queued host request at
+        // once, whose read of this page may queue, and be joined by, a new read (swarm
+        // seed 30818).
+        let (_, joiners) = p.flights.remove(pos);
         for &req in &joiners {
             self.finish_sub(req, 1, a)?;
         }
         let r = self.remap.as_mut().expect("remap on");
         let p = r.page_mut(page);
-        // The list's buffer goes back for reuse, unless a read joined meanwhile: a
-        // completion above admits the next queued host request at once, and its read of
-        // this page may queue a new read of it that later reads join (swarm seed 30818:
-        // putting the buffer back dropped that join, and its request never completed).
-        if p.joiners.is_empty() {
-            let mut joiners = joiners;
-            joiners.clear();
-            p.joiners = joiners;
-        }
         assert!(p.in_flight > 0, "remap page {page}: a read completed that was not in flight");
         p.in_flight -= 1;
         if p.in_flight == 0 && !p.late.is_empty() {
@@ -203,7 +201,12 @@ impl Simulation {
             let r = self.remap.as_mut().expect("remap on");
             r.counters.register_reads += 1;
             r.page_mut(page).in_flight += 1;
-            self.issue_register_read(t, ppa)
+            let seq = self.issue_register_read(t, ppa)?;
+            // The late readers but the first finish with the register read.
+            let p = self.remap.as_mut().expect("remap on").page_mut(page);
+            let joiners = std::mem::take(&mut p.joiners);
+            p.flights.push((seq, joiners));
+            Ok(())
         } else {
             self.remap.as_mut().expect("remap on").counters.register_misses += 1;
             self.push_txn(&mut t)
