@@ -263,10 +263,9 @@ pub struct RemapPage {
     /// queued (or, for a register read, that joined the read before it in flight), which
     /// finish with it. Kept per read: with `join_in_flight = false` a second read of the
     /// page can be queued — and joined — while the first is in flight, and those joiners
-    /// must not finish when the first completes (swarm seed 46774).
+    /// must not finish when the first completes (swarm seed 46774). Empty when no read
+    /// of the page is in flight.
     pub flights: Vec<(u64, Vec<u32>)>,
-    /// Redirected reads of this page issued and not yet completed.
-    pub in_flight: u32,
     /// Host requests whose page read joined a read in flight: served when it completes.
     pub late: Vec<u32>,
     /// Byte range `[lo, hi)` of the page the `late` reads need.
@@ -459,7 +458,6 @@ impl RemapTable {
                     queued_read: u32::MAX,
                     joiners: Vec::new(),
                     flights: Vec::new(),
-                    in_flight: 0,
                     late: Vec::new(),
                     late_range: (u32::MAX, 0),
                     generation: 0,
@@ -593,9 +591,7 @@ impl RemapTable {
             p.state = PageState::Free;
             p.n = 0;
             p.queued_read = u32::MAX;
-            debug_assert!(
-                p.joiners.is_empty() && p.flights.is_empty() && p.late.is_empty() && p.in_flight == 0
-            );
+            debug_assert!(p.joiners.is_empty() && p.flights.is_empty() && p.late.is_empty());
             self.counters.freed += 1;
             self.to_free.push(page);
             // Keep handing out the lowest free index (deterministic, compact).

@@ -980,10 +980,7 @@ impl Simulation {
         }
         self.touch_lazy(die);
         if self.ctl.deferring {
-            if !self.ctl.deferred_mark[die.idx()] {
-                self.ctl.deferred_mark[die.idx()] = true;
-                self.ctl.deferred.push(die);
-            }
+            self.defer_die(die);
             return Ok(());
         }
         self.dispatch(die, is_read)
@@ -1021,12 +1018,19 @@ impl Simulation {
             return;
         }
         if self.ctl.deferring {
-            if !self.ctl.deferred_mark[die.idx()] {
-                self.ctl.deferred_mark[die.idx()] = true;
-                self.ctl.deferred.push(die);
-            }
+            self.defer_die(die);
         } else if !self.ctl.idle_gc.contains(&die) {
             self.ctl.idle_gc.push(die);
+        }
+    }
+
+    /// While a batch is being queued: offer `die` its work at [`Self::end_batch`] (once,
+    /// in first-touch order).
+    #[inline]
+    fn defer_die(&mut self, die: DieId) {
+        if !self.ctl.deferred_mark[die.idx()] {
+            self.ctl.deferred_mark[die.idx()] = true;
+            self.ctl.deferred.push(die);
         }
     }
 
@@ -1674,7 +1678,6 @@ impl Simulation {
                 if lpn >= self.remap_base {
                     let p = self.remap.as_mut().expect("remap on").page_mut(link >> 8);
                     p.queued_read = NIL;
-                    p.in_flight += 1;
                     // The requests that joined it while it was queued finish with it.
                     let joiners = std::mem::take(&mut p.joiners);
                     p.flights.push((seq, joiners));

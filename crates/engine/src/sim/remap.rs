@@ -72,7 +72,7 @@ impl Simulation {
             self.mark_start(req);
             return Ok(true);
         }
-        if self.cfg.remap.join_in_flight && r.page(rd.page).in_flight > 0 {
+        if self.cfg.remap.join_in_flight && !r.page(rd.page).flights.is_empty() {
             // A read of the page is already sensing or sending: wait for it, then take
             // these bytes from the page register (`serve_late_reads`).
             r.counters.joined_in_flight += 1;
@@ -150,7 +150,11 @@ impl Simulation {
         let page = link >> 8;
         let r = self.remap.as_mut().expect("remap on");
         let p = r.page_mut(page);
-        let pos = p.flights.iter().position(|f| f.0 == seq).expect("a completed remap read is in flight");
+        let pos = p
+            .flights
+            .iter()
+            .position(|f| f.0 == seq)
+            .unwrap_or_else(|| panic!("remap page {page}: a read completed that was not in flight"));
         // Taken out first: a completion below admits the next queued host request at
         // once, whose read of this page may queue, and be joined by, a new read (swarm
         // seed 30818).
@@ -160,9 +164,7 @@ impl Simulation {
         }
         let r = self.remap.as_mut().expect("remap on");
         let p = r.page_mut(page);
-        assert!(p.in_flight > 0, "remap page {page}: a read completed that was not in flight");
-        p.in_flight -= 1;
-        if p.in_flight == 0 && !p.late.is_empty() {
+        if p.flights.is_empty() && !p.late.is_empty() {
             // Pins the page for the waiting reads before this read unpins it.
             self.serve_late_reads(page)?;
         }
@@ -200,7 +202,6 @@ impl Simulation {
         if self.device.register_holds(ppa, lo, hi - lo) {
             let r = self.remap.as_mut().expect("remap on");
             r.counters.register_reads += 1;
-            r.page_mut(page).in_flight += 1;
             let seq = self.issue_register_read(t, ppa)?;
             // The late readers but the first finish with the register read.
             let p = self.remap.as_mut().expect("remap on").page_mut(page);
