@@ -7,7 +7,10 @@
 //!   (what CI runs);
 //! - `LAMINA_SWARM_SEEDS=n LAMINA_SWARM_START=k` runs seeds `k..k+n`;
 //! - `LAMINA_SWARM_SEED=s` runs the one seed `s` and prints its scenario;
-//! - `LAMINA_SWARM_STRICT=1` also fails on known bugs (`swarm_harness::KNOWN_BUGS`).
+//! - `LAMINA_SWARM_STRICT=1` also fails on known bugs (`swarm_harness::KNOWN_BUGS`);
+//! - `LAMINA_SWARM_SCALE=k` draws devices and traces up to k times larger
+//!   (`swarm_harness::scale`);
+//! - `LAMINA_SWARM_PROGRESS=1` prints each seed and its wall time as it runs.
 //!
 //! A failure prints the seed, the one command that replays it, the config as TOML and a
 //! summary of the trace.
@@ -103,6 +106,8 @@ fn swarm() {
     };
     check::quiet_panics();
     let shrink = std::env::var("LAMINA_SWARM_SHRINK").is_ok_and(|v| v == "1");
+    // Each seed's number before it runs and its wall time after (to find a slow seed).
+    let progress = std::env::var("LAMINA_SWARM_PROGRESS").is_ok_and(|v| v == "1");
     let began = std::time::Instant::now(); // wall time of the test only, never in results
     let mut failures = Vec::new();
     let mut known: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
@@ -110,6 +115,9 @@ fn swarm() {
     let mut slowest = (0.0f64, start);
     for seed in start..start.saturating_add(n) {
         let seed_began = std::time::Instant::now();
+        if progress {
+            eprint!("seed {seed} ... ");
+        }
         let scenario = match Scenario::from_seed(seed) {
             Ok(s) => s,
             Err(e) => {
@@ -122,10 +130,11 @@ fn swarm() {
             }
         };
         coverage.record(&scenario);
-        let (unknown, known_here) = scenario.check();
-        if single && unknown.is_empty() {
+        if single {
+            // Before the run, so a seed that runs long can be read while it runs.
             eprintln!("{}", scenario.describe(&[], &replay_command(seed)));
         }
+        let (unknown, known_here) = scenario.check();
         for (v, test) in &known_here {
             let seeds = known.entry(test).or_default();
             if seeds.last() != Some(&seed) {
@@ -151,6 +160,9 @@ fn swarm() {
             failures.push(seed);
         }
         let took = seed_began.elapsed().as_secs_f64();
+        if progress {
+            eprintln!("{took:.2} s");
+        }
         if took > slowest.0 {
             slowest = (took, seed);
         }

@@ -58,6 +58,22 @@ pub enum ReadScope {
     Die,
 }
 
+/// Which page of a queued read gives its array time in the estimate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadPage {
+    /// The page the read's logical page was mapped to when the read was queued: the
+    /// engine keeps running sums of the queues ([`DeviceView::pending_sums`]), so an
+    /// estimate costs O(dies + chips × planes per die) whatever the queue length.
+    #[default]
+    Queued,
+    /// The page it is mapped to at the decision (looked up again for every queued read
+    /// at every decision): what Lamina did until 2026-12-03. Differs from `queued` only
+    /// for reads whose page a write or GC relocated while they waited; costs a scan of
+    /// the queues per decision, quadratic in the queue length on a saturated trace.
+    Current,
+}
+
 /// Parameters of OCR and LaCR (a `[sched.lacr]` table when the engine exposes one).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -70,6 +86,8 @@ pub struct LacrParams {
     /// page it would get there, + transfer), not only the queue time ahead of it. Off by
     /// default: Eq. 1 and Algorithm 1 compare queue times only.
     pub include_own_write: bool,
+    /// Page of a queued read ([`ReadPage`]).
+    pub read_page: ReadPage,
 }
 
 /// What OCR or LaCR counted about its decisions ([`Placement::redirect_counters`]).
@@ -98,6 +116,125 @@ pub struct RedirectCounters {
     pub differing_gain_ns: u64,
 }
 
+/// What one pending transaction adds to its die's [`PendingSums`]. The engine keeps
+/// each transaction's entry while it is queued and takes the same entry off when it
+/// leaves, so the sums stay exact.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PendingEntry {
+    read: bool,
+    unmapped: bool,
+    plane_in_die: u8,
+    /// Reads: command plus transfer time; writes: transfer time, ns.
+    fixed_ns: u64,
+    /// Reads: array time of the page, [base (OCR), per-layer (LaCR)], ns (0 if unmapped).
+    array_ns: [u64; 2],
+}
+
+impl PendingEntry {
+    /// A read of `bytes` bytes of page `page` within its block (`None`: not mapped; the
+    /// estimate then takes the mean read time). Eq. 5 without the array time's flavour.
+    pub fn read(geo: &Geometry, t: &Timing, bytes: u32, page: Option<u32>) -> PendingEntry {
+        PendingEntry {
+            read: true,
+            unmapped: page.is_none(),
+            plane_in_die: 0,
+            fixed_ns: t.t_cmd_read.as_ns() + t.transfer(u64::from(bytes)).as_ns(),
+            array_ns: page
+                .map_or([0; 2], |p| [t.t_r[geo.page_type_of(p).index()].as_ns(), t.read_array(p).as_ns()]),
+        }
+    }
+
+    /// A program of `bytes` bytes bound for the die's plane of index `plane_in_die`
+    /// (< 64, as validation guarantees).
+    pub fn write(t: &Timing, bytes: u32, plane_in_die: u32) -> PendingEntry {
+        debug_assert!(plane_in_die < 64);
+        PendingEntry {
+            plane_in_die: plane_in_die as u8,
+            fixed_ns: t.transfer(u64::from(bytes)).as_ns(),
+            ..PendingEntry::default()
+        }
+    }
+
+    /// The entry of `op` (what a scan of the die's queue sees).
+    fn of(geo: &Geometry, t: &Timing, op: &PendingOp) -> PendingEntry {
+        if op.is_read {
+            PendingEntry::read(geo, t, op.bytes, op.page)
+        } else {
+            PendingEntry::write(t, op.bytes, geo.plane_index_in_die(op.plane))
+        }
+    }
+}
+
+/// Sums over a die's pending transactions: what OCR's and LaCR's queue-time estimate
+/// (Eq. 1–9) needs of them ([`DeviceView::pending_sums`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingSums {
+    /// Reads pending.
+    pub reads: u64,
+    /// Reads whose page was not mapped when queued.
+    pub reads_unmapped: u64,
+    /// Σ command and transfer time of the reads, ns.
+    pub read_fixed_ns: u64,
+    /// Σ array time of the mapped reads, [base, per-layer], ns.
+    pub read_array_ns: [u64; 2],
+    /// Σ transfer time of the programs, ns.
+    pub write_transfer_ns: u64,
+    /// Programs pending per plane of the die (by plane index within the die).
+    pub writes: [u32; 64],
+}
+
+impl Default for PendingSums {
+    fn default() -> PendingSums {
+        PendingSums {
+            reads: 0,
+            reads_unmapped: 0,
+            read_fixed_ns: 0,
+            read_array_ns: [0; 2],
+            write_transfer_ns: 0,
+            writes: [0; 64],
+        }
+    }
+}
+
+impl PendingSums {
+    /// Add a transaction's entry.
+    #[inline]
+    pub fn add(&mut self, e: &PendingEntry) {
+        if e.read {
+            self.reads += 1;
+            self.reads_unmapped += u64::from(e.unmapped);
+            self.read_fixed_ns += e.fixed_ns;
+            self.read_array_ns =
+                [self.read_array_ns[0] + e.array_ns[0], self.read_array_ns[1] + e.array_ns[1]];
+        } else {
+            self.write_transfer_ns += e.fixed_ns;
+            self.writes[usize::from(e.plane_in_die)] += 1;
+        }
+    }
+
+    /// Take off an entry added before (panics in debug builds if it was not).
+    #[inline]
+    pub fn remove(&mut self, e: &PendingEntry) {
+        if e.read {
+            self.reads -= 1;
+            self.reads_unmapped -= u64::from(e.unmapped);
+            self.read_fixed_ns -= e.fixed_ns;
+            self.read_array_ns =
+                [self.read_array_ns[0] - e.array_ns[0], self.read_array_ns[1] - e.array_ns[1]];
+        } else {
+            self.write_transfer_ns -= e.fixed_ns;
+            self.writes[usize::from(e.plane_in_die)] -= 1;
+        }
+    }
+
+    /// Σ read time (Eq. 5) of the reads for both flavours, the unmapped ones at the mean
+    /// array read time `mean_read` ([base, per-layer]).
+    fn read_time(&self, mean_read: [u64; 2]) -> [u64; 2] {
+        let f = |i: usize| self.read_fixed_ns + self.read_array_ns[i] + self.reads_unmapped * mean_read[i];
+        [f(0), f(1)]
+    }
+}
+
 /// OCR / LaCR chip redirection (see the module docs).
 #[derive(Clone, Debug)]
 pub struct ChipRedirect {
@@ -116,6 +253,11 @@ pub struct ChipRedirect {
     chip_est: Vec<[u64; 2]>,
     /// Mean array (read, program) time per page, per flavour, computed on first use.
     means: Option<[(u64, u64); 2]>,
+    /// Per flavour: `prog_prefix[f][i]` = Σ array program time of a block's pages
+    /// `0..i` (with `means`): a plane's queued writes in O(1).
+    prog_prefix: [Vec<u64>; 2],
+    /// A die's sums, scanned (scratch, for views that keep none).
+    scratch: PendingSums,
     counters: RedirectCounters,
 }
 
@@ -140,6 +282,8 @@ impl ChipRedirect {
             channel_gc: Vec::new(),
             chip_est: Vec::new(),
             means: None,
+            prog_prefix: [Vec::new(), Vec::new()],
+            scratch: PendingSums::default(),
             counters: RedirectCounters::default(),
         }
     }
@@ -158,30 +302,6 @@ impl ChipRedirect {
         self.die_estimate(view, die, plane_in_die)[usize::from(self.layer_aware)]
     }
 
-    /// Array read time of `page` (or the mean) for the flavour `aware`.
-    fn read_array(&self, geo: &Geometry, t: &Timing, page: Option<u32>, aware: bool) -> u64 {
-        match page {
-            Some(p) if aware => t.read_array(p).as_ns(),
-            Some(p) => t.t_r[geo.page_type_of(p).index()].as_ns(),
-            None => self.means.expect("prepared")[usize::from(aware)].0,
-        }
-    }
-
-    /// Array program time of `page` (or the mean) for the flavour `aware`.
-    fn program_array(&self, geo: &Geometry, t: &Timing, page: Option<u32>, aware: bool) -> u64 {
-        match page {
-            Some(p) if aware => t.program_array(p).as_ns(),
-            Some(p) => t.t_prog[geo.page_type_of(p).index()].as_ns(),
-            None => self.means.expect("prepared")[usize::from(aware)].1,
-        }
-    }
-
-    /// Eq. 5: command + array + transfer, for both flavours (OCR, LaCR).
-    fn read_time(&self, geo: &Geometry, t: &Timing, op: &PendingOp) -> [u64; 2] {
-        let fixed = t.t_cmd_read.as_ns() + t.transfer(op.bytes as u64).as_ns();
-        [false, true].map(|aware| fixed + self.read_array(geo, t, op.page, aware))
-    }
-
     /// The counters of the decisions so far.
     pub fn counters(&self) -> RedirectCounters {
         self.counters
@@ -194,12 +314,15 @@ impl ChipRedirect {
         if self.means.is_none() {
             let ppb = geo.pages_per_block();
             let (mut r, mut w) = ([0u64; 2], [0u64; 2]);
+            self.prog_prefix = [vec![0], vec![0]];
             for p in 0..ppb {
                 let ty = geo.page_type_of(p).index();
                 r[0] += t.t_r[ty].as_ns();
                 w[0] += t.t_prog[ty].as_ns();
                 r[1] += t.read_array(p).as_ns();
                 w[1] += t.program_array(p).as_ns();
+                self.prog_prefix[0].push(w[0]);
+                self.prog_prefix[1].push(w[1]);
             }
             let n = ppb as u64;
             self.means = Some([(r[0] / n, w[0] / n), (r[1] / n, w[1] / n)]);
@@ -209,6 +332,7 @@ impl ChipRedirect {
         self.channel_reads.resize(nc, [0; 2]);
         self.channel_gc.clear();
         self.channel_gc.resize(nc, false);
+        let mean_read = self.mean_read();
         for d in 0..geo.total_dies() {
             let die = DieId(d);
             let ch = geo.channel_of_die(die).idx();
@@ -216,72 +340,118 @@ impl ChipRedirect {
                 self.channel_gc[ch] = true;
             }
             if self.params.read_scope == ReadScope::Channel {
-                let mut sum = [0u64; 2];
-                view.for_each_pending(die, &mut |op| {
-                    if op.is_read {
-                        let r = self.read_time(geo, t, &op);
-                        sum = [sum[0] + r[0], sum[1] + r[1]];
-                    }
-                });
+                self.refresh(view, die);
+                let sum = view.pending_sums(die).unwrap_or(&self.scratch).read_time(mean_read);
                 let c = &mut self.channel_reads[ch];
                 *c = [c[0] + sum[0], c[1] + sum[1]];
             }
         }
     }
 
+    /// Mean array read time, [base, per-layer] (after [`Self::prepare`]).
+    fn mean_read(&self) -> [u64; 2] {
+        let m = self.means.expect("prepared");
+        [m[0].0, m[1].0]
+    }
+
+    /// Make `die`'s pending sums available: the view's, or else scanned into
+    /// `self.scratch` (`view.pending_sums(die).unwrap_or(&self.scratch)` then reads
+    /// them). In debug builds the view's are checked against a scan (all but the reads'
+    /// array times, which the view takes at queueing and a scan from the mapping now).
+    fn refresh(&mut self, view: &dyn DeviceView, die: DieId) {
+        let kept = view.pending_sums(die);
+        if kept.is_none() || cfg!(debug_assertions) {
+            scan_sums(view, die, &mut self.scratch);
+        }
+        if let Some(k) = kept {
+            let s = &self.scratch;
+            debug_assert!(
+                (k.reads, k.read_fixed_ns, k.write_transfer_ns, &k.writes)
+                    == (s.reads, s.read_fixed_ns, s.write_transfer_ns, &s.writes),
+                "pending sums of die {} out of step with its queues: kept {k:?}, scanned {s:?}",
+                die.0
+            );
+        }
+    }
+
+    /// Σ array program time, per flavour, of `n` writes to consecutive pages from page
+    /// `first` of a block, wrapping to page 0 of a new block (after [`Self::prepare`]).
+    fn program_run(&self, first: u32, n: u64) -> [u64; 2] {
+        let ppb = (self.prog_prefix[0].len() - 1) as u64;
+        let first = u64::from(first) % ppb;
+        let (cycles, rest) = (n / ppb, n % ppb);
+        let run = |pre: &[u64]| {
+            let at = |i: u64| pre[i as usize];
+            let partial = if first + rest <= ppb {
+                at(first + rest) - at(first)
+            } else {
+                (at(ppb) - at(first)) + at(first + rest - ppb)
+            };
+            cycles * at(ppb) + partial
+        };
+        [run(&self.prog_prefix[0]), run(&self.prog_prefix[1])]
+    }
+
     /// Eq. 1 for `die` (after [`Self::prepare`]), for both flavours (OCR, LaCR); the new
     /// write would go to its plane `plane_in_die`.
-    fn die_estimate(&self, view: &dyn DeviceView, die: DieId, plane_in_die: u32) -> [u64; 2] {
+    fn die_estimate(&mut self, view: &dyn DeviceView, die: DieId, plane_in_die: u32) -> [u64; 2] {
         let geo = view.geometry();
         let t = view.timing();
-        let ppb = geo.pages_per_block();
         let first_plane = die.0 * geo.planes_per_die();
         let tracked = self.params.pending_write_layer == PendingWriteLayer::Tracked;
-        // Writes queued ahead per plane of the die (planes_per_die ≤ 64 by validation).
-        let mut ahead = [0u32; 64];
-        let mut reads = [0u64; 2];
-        let mut writes = [0u64; 2];
-        view.for_each_pending(die, &mut |op| {
-            if op.is_read {
-                if self.params.read_scope == ReadScope::Die {
-                    let r = self.read_time(geo, t, &op);
-                    reads = [reads[0] + r[0], reads[1] + r[1]];
-                }
-                return;
-            }
-            let page = if tracked {
-                let i = (op.plane.0 - first_plane) as usize;
-                let k = ahead[i];
-                ahead[i] += 1;
-                view.next_write_page(op.plane).map(|p| ((p as u64 + k as u64) % ppb as u64) as u32)
-            } else {
-                None
-            };
-            // Eq. 9: W × speed(layer) + size × T_c.
-            let xfer = t.transfer(op.bytes as u64).as_ns();
-            for aware in [false, true] {
-                writes[usize::from(aware)] += self.program_array(geo, t, page, aware) + xfer;
-            }
-        });
-        if self.params.read_scope == ReadScope::Channel {
+        let mean_read = self.mean_read();
+        let mean_prog = self.means.map(|m| [m[0].1, m[1].1]).expect("prepared");
+        let read_scope = self.params.read_scope;
+        self.refresh(view, die);
+        let s = view.pending_sums(die).unwrap_or(&self.scratch);
+        let mut reads = if read_scope == ReadScope::Die { s.read_time(mean_read) } else { [0; 2] };
+        if read_scope == ReadScope::Channel {
             reads = self.channel_reads[geo.channel_of_die(die).idx()];
+        }
+        // Eq. 9 for the writes queued ahead: W × speed(layer) + size × T_c. A plane's
+        // k-th queued write gets its write pointer's page + k (`PendingWriteLayer`).
+        let mut writes = [s.write_transfer_ns; 2];
+        for (i, &n) in s.writes.iter().enumerate().take(geo.planes_per_die() as usize) {
+            if n == 0 {
+                continue;
+            }
+            let page = if tracked { view.next_write_page(PlaneId(first_plane + i as u32)) } else { None };
+            let array = match page {
+                Some(p) => self.program_run(p, u64::from(n)),
+                None => mean_prog.map(|m| m * u64::from(n)),
+            };
+            writes = [writes[0] + array[0], writes[1] + array[1]];
         }
         if self.params.include_own_write {
             let plane = PlaneId(first_plane + plane_in_die);
-            let k = ahead[plane_in_die as usize] as u64;
-            let page = view.next_write_page(plane).map(|p| ((p as u64 + k) % ppb as u64) as u32);
+            let k = u64::from(s.writes[plane_in_die as usize]);
+            let ppb = geo.pages_per_block() as u64;
+            let page = if tracked { view.next_write_page(plane) } else { None };
             let xfer = t.transfer(geo.page_size_bytes() as u64).as_ns();
-            for aware in [false, true] {
-                writes[usize::from(aware)] += self.program_array(geo, t, page, aware) + xfer;
-            }
+            let array = match page {
+                Some(p) => self.program_run(((u64::from(p) + k) % ppb) as u32, 1),
+                None => mean_prog,
+            };
+            writes = [writes[0] + array[0] + xfer, writes[1] + array[1] + xfer];
         }
         let gc = if view.die_gc_active(die) { t.t_bers.as_ns() } else { 0 };
         let remain = view.die_free_at(die).saturating_since(view.now()).as_ns();
-        [0, 1].map(|f| reads[f] + writes[f] + gc + remain)
+        [reads[0] + writes[0] + gc + remain, reads[1] + writes[1] + gc + remain]
     }
 }
 
+/// Scan `die`'s pending transactions into `out` (for views that keep no sums).
+fn scan_sums(view: &dyn DeviceView, die: DieId, out: &mut PendingSums) {
+    let (geo, t) = (view.geometry(), view.timing());
+    *out = PendingSums::default();
+    view.for_each_pending(die, &mut |op| out.add(&PendingEntry::of(geo, t, &op)));
+}
+
 impl Placement for ChipRedirect {
+    fn uses_pending_sums(&self) -> bool {
+        self.params.read_page == ReadPage::Queued
+    }
+
     fn place_write(&mut self, _lpn: Lpn, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {
         self.prepare(view);
         let geo = view.geometry();

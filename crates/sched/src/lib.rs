@@ -30,7 +30,10 @@ pub use controller::{
     QueuedTxn, RsCounters, SchedulerKind, SchedulerParams, Slot, SprinklerScheduler, TxnKind, TxnScheduler,
     Waiting, lone_eligible_class,
 };
-pub use lacr::{ChipRedirect, LacrParams, PendingWriteLayer, ReadScope, RedirectCounters};
+pub use lacr::{
+    ChipRedirect, LacrParams, PendingEntry, PendingSums, PendingWriteLayer, ReadPage, ReadScope,
+    RedirectCounters,
+};
 pub use mbm::{McsCounters, McsOverflow, McsParams, McsPlacement};
 pub use placement::{
     DynamicPlacement, PlacementKind, QueuePlacement, StatePlacement, StaticPlacement, UqPlacement,
@@ -73,6 +76,15 @@ pub trait DeviceView {
     /// Call `f` for each transaction waiting in the die's host queues (reads, then
     /// writes, each in FCFS order).
     fn for_each_pending(&self, die: DieId, f: &mut dyn FnMut(PendingOp));
+    /// Running sums over the transactions [`DeviceView::for_each_pending`] visits on
+    /// `die`, kept as they are queued and taken, so that OCR and LaCR estimate a die's
+    /// queue without visiting every transaction in it (a scan per placed write made a
+    /// saturated trace quadratic); `None` if the view keeps none (the policies then
+    /// scan). A read's page is the one it had when queued.
+    fn pending_sums(&self, die: DieId) -> Option<&PendingSums> {
+        let _ = die;
+        None
+    }
     /// True if a garbage-collection job is queued or running on the die.
     fn die_gc_active(&self, die: DieId) -> bool;
     /// Pages programmed on the die so far (host and GC).
@@ -132,6 +144,13 @@ pub trait Placement: Send {
     /// may take the static plane without asking (no device view built per write).
     /// Default: false.
     fn is_static(&self) -> bool {
+        false
+    }
+
+    /// True if the policy reads [`DeviceView::pending_sums`], so that the engine keeps
+    /// them (a cost on every queued transaction otherwise spent for nothing). Default:
+    /// false.
+    fn uses_pending_sums(&self) -> bool {
         false
     }
 }

@@ -8,8 +8,8 @@ use lamina_nand_model::{ChipId, DieId, Lpn, Nanos, PlaneId, SimTime, preset};
 use lamina_sched::mbm::parallelism_degree;
 use lamina_sched::mock::MockView;
 use lamina_sched::{
-    ChipRedirect, DeviceView, LacrParams, McsCounters, McsOverflow, McsParams, McsPlacement,
-    PendingWriteLayer, Placement, PlacementKind, ReadScope, RedirectCounters,
+    ChipRedirect, DeviceView, LacrParams, McsCounters, McsOverflow, McsParams, McsPlacement, PendingEntry,
+    PendingSums, PendingWriteLayer, Placement, PlacementKind, ReadScope, RedirectCounters,
 };
 use proptest::prelude::*;
 use std::collections::VecDeque;
@@ -692,4 +692,201 @@ fn rs_read_intensive_areas_take_the_static_layout() {
     assert_eq!(off.place_write(Lpn(31), PlaneId(21), &v), Some(PlaneId(0)));
     assert_eq!(off.mcs_counters().unwrap().read_intensive_areas, 0);
     assert!(McsParams { area_pages: 0, ..params }.validate().is_err());
+}
+
+/// A [`MockView`] that also answers [`DeviceView::pending_sums`], with sums built from
+/// its queues the way the engine keeps them (one entry added per queued transaction).
+struct Summed<'a> {
+    v: &'a MockView,
+    sums: Vec<PendingSums>,
+}
+
+impl<'a> Summed<'a> {
+    fn new(v: &'a MockView) -> Self {
+        let (g, t) = (v.geometry(), v.timing());
+        let sums = (0..g.total_dies())
+            .map(|d| {
+                let mut s = PendingSums::default();
+                v.for_each_pending(DieId(d), &mut |op| {
+                    let e = if op.is_read {
+                        PendingEntry::read(g, t, op.bytes, op.page)
+                    } else {
+                        PendingEntry::write(t, op.bytes, g.plane_index_in_die(op.plane))
+                    };
+                    s.add(&e);
+                    // Taking an entry off undoes adding it.
+                    let before = s.clone();
+                    s.add(&e);
+                    s.remove(&e);
+                    assert_eq!(s, before);
+                });
+                s
+            })
+            .collect();
+        Summed { v, sums }
+    }
+}
+
+impl DeviceView for Summed<'_> {
+    fn geometry(&self) -> &lamina_nand_model::Geometry {
+        self.v.geometry()
+    }
+    fn timing(&self) -> &lamina_nand_model::Timing {
+        self.v.timing()
+    }
+    fn now(&self) -> SimTime {
+        self.v.now()
+    }
+    fn die_idle(&self, die: DieId) -> bool {
+        self.v.die_idle(die)
+    }
+    fn channel_idle(&self, channel: lamina_nand_model::ChannelId) -> bool {
+        self.v.channel_idle(channel)
+    }
+    fn die_free_at(&self, die: DieId) -> SimTime {
+        self.v.die_free_at(die)
+    }
+    fn die_queue_len(&self, die: DieId) -> u32 {
+        self.v.die_queue_len(die)
+    }
+    fn for_each_pending(&self, die: DieId, f: &mut dyn FnMut(lamina_sched::PendingOp)) {
+        self.v.for_each_pending(die, f)
+    }
+    fn pending_sums(&self, die: DieId) -> Option<&PendingSums> {
+        Some(&self.sums[die.idx()])
+    }
+    fn die_gc_active(&self, die: DieId) -> bool {
+        self.v.die_gc_active(die)
+    }
+    fn die_writes(&self, die: DieId) -> u64 {
+        self.v.die_writes(die)
+    }
+    fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
+        self.v.next_write_page(plane)
+    }
+    fn lookup(&self, lpn: Lpn) -> Option<lamina_nand_model::Ppa> {
+        self.v.lookup(lpn)
+    }
+    fn next_write_addr(&self, plane: PlaneId) -> Option<(lamina_nand_model::BlockId, u32)> {
+        self.v.next_write_addr(plane)
+    }
+    fn ftl_picks_plane(&self, die: DieId) -> bool {
+        self.v.ftl_picks_plane(die)
+    }
+    fn die_row_room(&self, die: DieId) -> u32 {
+        self.v.die_row_room(die)
+    }
+}
+
+/// Eq. 1 for `die` summed one queued transaction at a time (the test's oracle): each
+/// read's command, transfer and array time (the mean if unmapped), each write's transfer
+/// and array time with the page its plane's write pointer gives it (the pointer plus the
+/// writes ahead on that plane, wrapping into a new block), GC and the remaining time.
+fn eq1_per_transaction(v: &MockView, die: DieId, plane_in_die: u32, p: LacrParams, aware: bool) -> u64 {
+    let (g, t) = (v.geometry(), v.timing());
+    let ppb = g.pages_per_block();
+    let mean = |f: &dyn Fn(u32) -> u64| (0..ppb).map(f).sum::<u64>() / u64::from(ppb);
+    let read_array = |page: u32| {
+        if aware { t.read_array(page).as_ns() } else { t.t_r[g.page_type_of(page).index()].as_ns() }
+    };
+    let prog_array = |page: u32| {
+        if aware { t.program_array(page).as_ns() } else { t.t_prog[g.page_type_of(page).index()].as_ns() }
+    };
+    let (mean_read, mean_prog) = (mean(&read_array), mean(&prog_array));
+    let read_time = |op: &lamina_sched::PendingOp| {
+        t.t_cmd_read.as_ns() + t.transfer(u64::from(op.bytes)).as_ns() + op.page.map_or(mean_read, read_array)
+    };
+    let tracked = p.pending_write_layer == PendingWriteLayer::Tracked;
+    let first_plane = die.0 * g.planes_per_die();
+    let page_of = |plane: PlaneId, ahead: u32| {
+        if tracked { v.next_write_page(plane).map(|n| (n + ahead) % ppb) } else { None }
+    };
+    let mut ahead = [0u32; 64];
+    let (mut reads, mut writes) = (0u64, 0u64);
+    v.for_each_pending(die, &mut |op| {
+        if op.is_read {
+            reads += if p.read_scope == ReadScope::Die { read_time(&op) } else { 0 };
+            return;
+        }
+        let i = (op.plane.0 - first_plane) as usize;
+        writes += page_of(op.plane, ahead[i]).map_or(mean_prog, prog_array)
+            + t.transfer(u64::from(op.bytes)).as_ns();
+        ahead[i] += 1;
+    });
+    if p.read_scope == ReadScope::Channel {
+        let ch = g.channel_of_die(die);
+        for d in (0..g.total_dies()).filter(|&d| g.channel_of_die(DieId(d)) == ch) {
+            v.for_each_pending(DieId(d), &mut |op| {
+                if op.is_read {
+                    reads += read_time(&op);
+                }
+            });
+        }
+    }
+    if p.include_own_write {
+        let plane = PlaneId(first_plane + plane_in_die);
+        let page = page_of(plane, ahead[plane_in_die as usize]);
+        writes += page.map_or(mean_prog, prog_array) + t.transfer(u64::from(g.page_size_bytes())).as_ns();
+    }
+    let gc = if v.die_gc_active(die) { t.t_bers.as_ns() } else { 0 };
+    reads + writes + gc + v.die_free_at(die).saturating_since(v.now()).as_ns()
+}
+
+proptest! {
+    /// OCR's and LaCR's estimate, from a scan of the queues or from kept sums (O(planes)
+    /// per die: a plane's queued writes summed from prefix sums over a block's pages,
+    /// wrapping into new blocks), equals Eq. 1 summed one transaction at a time, for
+    /// every option, both flavours, and queues long enough to wrap a block more than
+    /// once; and the decisions and their counters are the same either way.
+    #[test]
+    fn estimates_from_kept_sums_and_scans_follow_eq1(
+        ops in proptest::collection::vec((0u8..3, 0u32..16, 0u32..64, 1u32..=16384), 0..1200),
+        next in proptest::collection::vec(proptest::option::of(0u32..64), 16),
+        busy in proptest::collection::vec(0u64..3_000_000, 8),
+        gc in proptest::collection::vec(any::<bool>(), 8),
+        params in (any::<bool>(), any::<bool>(), any::<bool>()),
+    ) {
+        let mut v = lacr_view();
+        let planes = v.geometry().total_planes();
+        for (kind, plane, page, bytes) in ops {
+            // Half the writes on two planes: queues that wrap a block more than once.
+            let plane = PlaneId(if kind == 0 && page % 2 == 0 { plane % 2 } else { plane % planes });
+            let die = v.geometry().die_of_plane(plane).idx();
+            match kind {
+                0 => v.queue_write(plane),
+                1 => v.queue_read(plane, page, bytes),
+                _ => v.pending[die].push(lamina_sched::PendingOp { is_read: true, bytes, page: None, plane }),
+            }
+        }
+        for (p, n) in next.iter().enumerate().take(planes as usize) {
+            v.next_page[p] = *n;
+        }
+        for (d, b) in busy.iter().enumerate() {
+            v.die_free_at[d] = SimTime::ZERO + Nanos(*b);
+            v.gc[d] = gc[d] && d % 3 == 0;
+        }
+        let params = LacrParams {
+            pending_write_layer: if params.0 { PendingWriteLayer::Tracked } else { PendingWriteLayer::Mean },
+            read_scope: if params.1 { ReadScope::Channel } else { ReadScope::Die },
+            include_own_write: params.2,
+            ..LacrParams::default()
+        };
+        let s = Summed::new(&v);
+        for aware in [false, true] {
+            let make = || if aware { ChipRedirect::lacr(params) } else { ChipRedirect::ocr(params) };
+            let (mut scan, mut kept) = (make(), make());
+            for d in 0..v.geometry().total_dies() {
+                for plane_in_die in 0..v.geometry().planes_per_die() {
+                    let want = eq1_per_transaction(&v, DieId(d), plane_in_die, params, aware);
+                    prop_assert_eq!(scan.estimate(&v, DieId(d), plane_in_die), want, "scan, die {} plane {}", d, plane_in_die);
+                    prop_assert_eq!(kept.estimate(&s, DieId(d), plane_in_die), want, "kept, die {} plane {}", d, plane_in_die);
+                }
+            }
+            for i in 0..8 {
+                let p = PlaneId(i % planes);
+                prop_assert_eq!(scan.place_write(Lpn(i.into()), p, &v), kept.place_write(Lpn(i.into()), p, &s));
+            }
+            prop_assert_eq!(scan.counters(), kept.counters());
+        }
+    }
 }

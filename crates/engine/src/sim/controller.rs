@@ -13,8 +13,8 @@ use lamina_nand_model::{
     Timing,
 };
 use lamina_sched::{
-    Choice, Class, Decision, DeviceView, DieQueues, PendingOp, Placement, QueuedTxn, Slot, TxnKind,
-    TxnScheduler,
+    Choice, Class, Decision, DeviceView, DieQueues, PendingEntry, PendingOp, PendingSums, Placement,
+    QueuedTxn, Slot, TxnKind, TxnScheduler,
 };
 
 use super::{Event, NIL, RunError, Simulation};
@@ -384,6 +384,17 @@ pub struct PlacementCounters {
     last_sample: Option<(SimTime, u32, u32)>,
 }
 
+/// [`DeviceView::pending_sums`] kept up to date: every transaction that enters a die's
+/// read or write queue or its parked writes adds its [`PendingEntry`] to that die's sums
+/// ([`Simulation::pend_add`]), and takes the same entry off when it leaves
+/// ([`Simulation::pend_remove`]). Debug builds check the sums against a scan of the
+/// queues at every use (`lamina_sched::lacr`).
+pub(crate) struct PendingTrack {
+    /// Per transaction id: the die (+ 1; 0 = not pending) and the entry it added.
+    entries: Vec<(u32, PendingEntry)>,
+    dies: Vec<PendingSums>,
+}
+
 /// The controller room.
 pub(crate) struct Controller {
     pub(crate) txns: Slab<Txn>,
@@ -409,6 +420,9 @@ pub(crate) struct Controller {
     placement: Box<dyn Placement>,
     /// The placement's [`Placement::is_static`] (asked once).
     static_placement: bool,
+    /// The per-die sums of pending work, kept if the placement reads them
+    /// ([`Placement::uses_pending_sums`]: OCR, LaCR).
+    pub(super) pending: Option<PendingTrack>,
     decision: Decision,
     /// Host writes and flushes whose placement the policy deferred, FCFS.
     undecided: std::collections::VecDeque<Txn>,
@@ -501,6 +515,10 @@ impl Controller {
             write_translates,
             scheduler,
             static_placement: placement.is_static(),
+            pending: placement.uses_pending_sums().then(|| PendingTrack {
+                entries: Vec::new(),
+                dies: vec![PendingSums::default(); geo.total_dies() as usize],
+            }),
             placement,
             decision: Decision::default(),
             undecided: std::collections::VecDeque::new(),
@@ -545,6 +563,8 @@ struct View<'a> {
     now: SimTime,
     /// `Controller::cur_key`.
     cur: u128,
+    /// `Controller::pending`'s sums per die.
+    pending: Option<&'a [PendingSums]>,
 }
 
 impl DeviceView for View<'_> {
@@ -583,6 +603,9 @@ impl DeviceView for View<'_> {
             f(PendingOp { is_read, bytes, page, plane: tx.plane });
         }
     }
+    fn pending_sums(&self, die: DieId) -> Option<&PendingSums> {
+        self.pending.map(|p| &p[die.idx()])
+    }
     fn die_gc_active(&self, die: DieId) -> bool {
         !self.dies[die.idx()].queues.gc.is_empty()
     }
@@ -610,6 +633,16 @@ impl DeviceView for View<'_> {
             }
             _ => 1,
         }
+    }
+}
+
+/// [`Simulation::pend_remove`] with the sums kept.
+#[inline(never)]
+fn pend_remove_kept(p: &mut PendingTrack, id: u32) {
+    let (die, e) = std::mem::take(&mut p.entries[id as usize]);
+    debug_assert!(die != 0, "transaction {id} taken off the pending sums but never added");
+    if die != 0 {
+        p.dies[(die - 1) as usize].remove(&e);
     }
 }
 
@@ -690,6 +723,7 @@ impl Simulation {
             page_size: self.page_size,
             now: self.now,
             cur: self.ctl.cur_key,
+            pending: self.ctl.pending.as_ref().map(|p| &p.dies[..]),
         };
         let plane = self.ctl.placement.place_write(Lpn(lpn), static_plane, &view)?;
         assert!(plane.0 < self.geo.total_planes(), "placement returned plane {} out of range", plane.0);
@@ -978,12 +1012,64 @@ impl Simulation {
         } else {
             q.writes.push_back(t.queued(id))
         }
+        self.pend_add(id);
         self.touch_lazy(die);
         if self.ctl.deferring {
             self.defer_die(die);
             return Ok(());
         }
         self.dispatch(die, is_read)
+    }
+
+    /// Transaction `id` entered its die's read or write queue or parked writes: add it to
+    /// the die's pending sums, if kept ([`PendingTrack`]). A read's page is the one it
+    /// has now.
+    #[inline]
+    pub(super) fn pend_add(&mut self, id: u32) {
+        if self.ctl.pending.is_some() {
+            self.pend_add_kept(id);
+        }
+    }
+
+    #[inline(never)]
+    fn pend_add_kept(&mut self, id: u32) {
+        let tx = *self.ctl.txns.get(id);
+        let t = self.device.spec().timing();
+        let e = if tx.kind.is_read() {
+            let bytes = if tx.kind == TxnKind::Read { tx.len } else { self.page_size };
+            let page = self.ftl.lookup(Lpn(tx.lpn)).map(|p| self.geo.addr(p).page);
+            PendingEntry::read(&self.geo, t, bytes, page)
+        } else {
+            PendingEntry::write(t, self.page_size, self.geo.plane_index_in_die(tx.plane))
+        };
+        let p = self.ctl.pending.as_mut().expect("kept");
+        let i = id as usize;
+        if p.entries.len() <= i {
+            p.entries.resize(i + 1, (0, PendingEntry::default()));
+        }
+        debug_assert_eq!(p.entries[i].0, 0, "transaction {id} added to the pending sums twice");
+        p.entries[i] = (tx.die.0 + 1, e);
+        p.dies[tx.die.idx()].add(&e);
+    }
+
+    /// Transaction `id` left its die's queue or parked writes (issued, dropped, moved):
+    /// take its entry off the die's pending sums, if kept.
+    #[inline]
+    pub(super) fn pend_remove(&mut self, id: u32) {
+        if let Some(p) = self.ctl.pending.as_mut() {
+            pend_remove_kept(p, id);
+        }
+    }
+
+    /// Queued read `id` changed its byte range (a remap read widened by a joiner): its
+    /// entry again.
+    pub(super) fn pend_refresh(&mut self, id: u32) {
+        let queued =
+            self.ctl.pending.as_ref().is_some_and(|p| p.entries.get(id as usize).is_some_and(|e| e.0 != 0));
+        if queued {
+            self.pend_remove(id);
+            self.pend_add(id);
+        }
     }
 
     /// Host write `t` waits for its program: count it in the host's queued writes (once;
@@ -1110,6 +1196,7 @@ impl Simulation {
         } else {
             q.writes.push_front(tx.queued(t))
         }
+        self.pend_add(t);
         self.touch_lazy(tx.die);
     }
 
@@ -1219,6 +1306,7 @@ impl Simulation {
                     page_size: self.page_size,
                     now: self.now,
                     cur: self.ctl.cur_key,
+                    pending: self.ctl.pending.as_ref().map(|p| &p.dies[..]),
                 };
                 self.ctl.scheduler.schedule(&slot, &self.ctl.dies[die.idx()].queues, &view, &mut dec);
             }
@@ -1525,6 +1613,7 @@ impl Simulation {
         if dequeue {
             self.ctl.dies[die.idx()].queues.reads.pop_front();
             self.ctl.read_queue.removed(self.now, 1);
+            self.pend_remove(id);
         }
         let (off, len) = if tx.kind == TxnKind::RmwRead { (0, self.page_size) } else { (tx.offset, tx.len) };
         // The one-page read without building a command (the device's `read_page`).
@@ -1736,6 +1825,7 @@ impl Simulation {
             // unwritten host read double-counted a read page: swarm seed 247).
             self.ctl.dies[die.idx()].queues.reads.remove(picks[0] as usize);
             self.ctl.read_queue.removed(self.now, 1);
+            self.pend_remove(anchor_id);
             self.ctl.txns.remove(anchor_id);
             if tx.kind == TxnKind::Read && tx.req != NIL {
                 self.host.unwritten_reads += 1;
@@ -1759,6 +1849,7 @@ impl Simulation {
             // A write or GC moved the page to another die while the read was queued.
             self.ctl.dies[die.idx()].queues.reads.remove(picks[0] as usize);
             self.ctl.read_queue.removed(self.now, 1);
+            self.pend_remove(anchor_id);
             self.ctl.counters.read_redirects += 1;
             let mark = self.ctl.dies[at_die.idx()].gc_busy_until(self.now);
             let m = self.ctl.txns.get_mut(anchor_id);
@@ -1825,6 +1916,11 @@ impl Simulation {
         let mut ids = std::mem::take(&mut self.ctl.ids);
         take_picks(&mut self.ctl.dies[die.idx()].queues.reads, &pos[..n], &mut ids);
         self.ctl.read_queue.removed(self.now, n as u64);
+        if let Some(p) = self.ctl.pending.as_mut() {
+            for &t in &ids {
+                pend_remove_kept(p, t);
+            }
+        }
         if self.ctl.ftl_translates {
             for &t in &ids {
                 self.translate_joiner(t);
@@ -1907,6 +2003,7 @@ impl Simulation {
         }
         self.ctl.dies[die.idx()].queues.reads.remove(pos as usize);
         self.ctl.read_queue.removed(self.now, 1);
+        self.pend_remove(t);
         self.issue_translation_reads(t, &pages)?;
         self.ctl.ppas = pages;
         Ok(true)
@@ -1953,6 +2050,7 @@ impl Simulation {
         let read = !pages.is_empty();
         if read {
             self.ctl.dies[die.idx()].queues.writes.remove(pos as usize);
+            self.pend_remove(t);
             self.issue_translation_reads(t, &pages)?;
         }
         self.ctl.ppas = pages;
@@ -2032,6 +2130,7 @@ impl Simulation {
         }
         if dequeue {
             self.ctl.dies[die.idx()].queues.writes.pop_front();
+            self.pend_remove(id);
         }
         match self.ftl.write(Lpn(tx.lpn), tx.plane) {
             Ok(ppa) if dequeue && self.inlinable(tx) => {
@@ -2072,6 +2171,7 @@ impl Simulation {
         let tx = *self.ctl.txns.get(anchor);
         if self.needs_rmw(&tx) {
             self.ctl.dies[die.idx()].queues.writes.remove(picks[0] as usize);
+            self.pend_remove(anchor);
             self.start_rmw(anchor)?;
             return Ok(false);
         }
@@ -2099,6 +2199,11 @@ impl Simulation {
         self.ctl.ppas = scratch;
         let mut ids = std::mem::take(&mut self.ctl.ids);
         take_picks(&mut self.ctl.dies[die.idx()].queues.writes, &pos[..n], &mut ids);
+        if let Some(p) = self.ctl.pending.as_mut() {
+            for &t in &ids {
+                pend_remove_kept(p, t);
+            }
+        }
         // Allocate. A group goes to the FTL as one all-or-nothing write group (an FTL
         // may need the whole group to place it aligned); if it refuses, the anchor is
         // written alone (a refusal then takes the full-plane path) and the joiners go
@@ -2260,7 +2365,9 @@ impl Simulation {
         let rmw = Txn { kind: TxnKind::RmwRead, link: t, die, seq, ..tx };
         let rid = self.ctl.txns.insert(rmw);
         self.ctl.dies[tx.die.idx()].parked.push(t);
+        self.pend_add(t);
         self.ctl.dies[die.idx()].queues.reads.push_back(rmw.queued(rid));
+        self.pend_add(rid);
         self.ctl.read_queue.added(self.now, 1);
         self.touch_lazy(die);
         if die != tx.die {
@@ -2482,6 +2589,7 @@ impl Simulation {
                 let parked = &mut self.ctl.dies[wd.idx()].parked;
                 let pos = parked.iter().position(|&p| p == w).expect("parked read-modify-write");
                 parked.remove(pos);
+                self.pend_remove(w);
                 self.requeue_front(w);
                 // The write's die may be idle (the read ran on another die).
                 self.dispatch(wd, false)

@@ -225,6 +225,7 @@ impl Simulation {
             return Ok(false);
         }
         let id = self.ctl.dies[die.idx()].queues.writes.remove(pos as usize).expect("queued write").id;
+        self.pend_remove(id);
         self.ctl.txns.remove(id);
         self.realloc_dropped(tx.link);
         Ok(true)

@@ -69,6 +69,7 @@ impl Simulation {
                 }
                 None => debug_assert!(translating > 0, "a queued remap read is queued or translating"),
             }
+            self.pend_refresh(queued);
             self.mark_start(req);
             return Ok(true);
         }

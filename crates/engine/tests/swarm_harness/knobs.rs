@@ -222,7 +222,8 @@ pub struct PreconditionKnobs {
     stable_windows: u8,
 }
 
-/// Largest device the swarm draws, in pages: small enough for GC to start early.
+/// Largest device the swarm draws at scale 1, in pages: small enough for GC to start
+/// early. [`crate::swarm_harness::scale`] multiplies it.
 const MAX_DEVICE_PAGES: u32 = 8192;
 
 impl GeometryKnobs {
@@ -238,8 +239,9 @@ impl GeometryKnobs {
         let dies_per_chip = 1 + u32::from(self.dies) % 2;
         let planes = channels * chips_per_channel * dies_per_chip * planes_per_die;
         // 6 blocks is the least that leaves room above any threshold we draw (≤ 5 + 1).
-        let cap = (MAX_DEVICE_PAGES / (planes * pages_per_block)).max(6);
-        let blocks_per_plane = (6 + u32::from(self.blocks) % 27).min(cap);
+        let scale = super::scale();
+        let cap = (MAX_DEVICE_PAGES * scale / (planes * pages_per_block)).max(6);
+        let blocks_per_plane = (6 + u32::from(self.blocks) % 27 * scale).min(cap);
         let partial_read_bytes = self.partial_read.map(|p| page_size_bytes >> (p % 3));
         GeometryConfig {
             channels,
@@ -508,6 +510,11 @@ impl SchedKnobs {
         let _ = writeln!(s, "pending_write_layer = \"{}\"", if self.mean_layer { "mean" } else { "tracked" });
         let _ = writeln!(s, "read_scope = \"{}\"", if self.die_scope { "die" } else { "channel" });
         let _ = writeln!(s, "include_own_write = {}", self.include_own_write);
+        // From `window`'s bits above its `% 40`, so that no other knob's draw moved when
+        // this option came. Only at scale 1: `current` scans every queue per placed write,
+        // which takes minutes on the scaled swarm's overloads (docs/policies.md).
+        let current = self.window / 40 % 2 == 1 && super::scale() == 1;
+        let _ = writeln!(s, "read_page = \"{}\"", if current { "current" } else { "queued" });
     }
 }
 

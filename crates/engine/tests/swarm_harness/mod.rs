@@ -72,6 +72,23 @@ fn last_number(s: &str) -> Option<f64> {
     numbers(s).last().copied()
 }
 
+/// The swarm's scale (`LAMINA_SWARM_SCALE`, default 1): the largest device and the
+/// longest trace it draws are this many times those of the default swarm (8 k pages,
+/// 1,500 requests), and blocks per plane are drawn in steps of this size. The same seed
+/// draws the same knobs at every scale. At scale 1 no device holds enough logical pages
+/// for the forward map to switch to its flat table, and no run needs more than one batch of
+/// anything; a larger scale reaches those paths (docs/testing.md).
+pub fn scale() -> u32 {
+    static SCALE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *SCALE.get_or_init(|| match std::env::var("LAMINA_SWARM_SCALE") {
+        Err(_) => 1,
+        Ok(v) => match v.trim().parse::<u32>() {
+            Ok(k) if (1..=256).contains(&k) => k,
+            _ => panic!("LAMINA_SWARM_SCALE={v:?}: expected an integer from 1 to 256"),
+        },
+    })
+}
+
 /// Bytes of PRNG output the knobs are drawn from (`arbitrary` needs far fewer).
 const KNOB_BYTES: usize = 512;
 
@@ -169,5 +186,11 @@ fn configure(knobs: &Knobs) -> Result<(String, SimConfig, u64), String> {
 
 /// The one command that replays swarm seed `seed`.
 pub fn replay_command(seed: u64) -> String {
-    format!("LAMINA_SWARM_SEED={seed} cargo test --release -p lamina-engine --test swarm -- --nocapture")
+    let scale = match scale() {
+        1 => String::new(),
+        k => format!("LAMINA_SWARM_SCALE={k} "),
+    };
+    format!(
+        "{scale}LAMINA_SWARM_SEED={seed} cargo test --release -p lamina-engine --test swarm -- --nocapture"
+    )
 }

@@ -141,7 +141,7 @@ impl Workload {
             _ => between(rng, 1, span_pages.min(64)) * page,
         };
         Workload {
-            requests: between(rng, 20, 1_500),
+            requests: between(rng, 20, 1_500 * u64::from(super::scale())),
             arrival,
             mix: [between(rng, 0, 100), between(rng, 1, 100), trims],
             sub_page_percent: [0, 10, 50, 100][below(rng, 4) as usize],
