@@ -77,7 +77,7 @@ pub trait DeviceView {
     /// writes, each in FCFS order).
     fn for_each_pending(&self, die: DieId, f: &mut dyn FnMut(PendingOp));
     /// Running sums over the transactions [`DeviceView::for_each_pending`] visits on
-    /// `die`, kept as they are queued and taken, so that OCR and LaCR estimate a die's
+    /// `die`, kept as they are queued and taken, so that OCR, LaCR and MCS read a die's
     /// queue without visiting every transaction in it (a scan per placed write made a
     /// saturated trace quadratic); `None` if the view keeps none (the policies then
     /// scan). A read's page is the one it had when queued.

@@ -399,14 +399,27 @@ fn die_degree(view: &dyn DeviceView, die: DieId, static_idx: u32) -> (u32, Plane
         return none;
     }
     let (mut reads, mut writes, mut claimed) = (0u32, 0u32, 0u64);
-    view.for_each_pending(die, &mut |op| {
-        if op.is_read {
-            reads += 1;
-        } else {
-            writes += 1;
-            claimed |= 1u64 << (g.plane_index_in_die(op.plane) % 64);
-        }
-    });
+    let kept = view.pending_sums(die);
+    if kept.is_none() || cfg!(debug_assertions) {
+        view.for_each_pending(die, &mut |op| {
+            if op.is_read {
+                reads += 1;
+            } else {
+                writes += 1;
+                claimed |= 1u64 << (g.plane_index_in_die(op.plane) % 64);
+            }
+        });
+    }
+    if let Some(k) = kept {
+        // The same counts from the view's running sums: no visit per queued transaction
+        // (a request burst at one instant queued thousands on idle dies, and every
+        // placed write scanned them all).
+        let k_claimed =
+            k.writes.iter().enumerate().filter(|&(_, &n)| n > 0).fold(0u64, |m, (i, _)| m | 1 << i);
+        let k_counts = (k.reads as u32, k.writes.iter().sum::<u32>(), k_claimed);
+        debug_assert_eq!(k_counts, (reads, writes, claimed), "pending sums of die {} out of step", die.0);
+        (reads, writes, claimed) = k_counts;
+    }
     if reads > 0 {
         return none;
     }
@@ -432,6 +445,10 @@ fn die_degree(view: &dyn DeviceView, die: DieId, static_idx: u32) -> (u32, Plane
 }
 
 impl Placement for McsPlacement {
+    fn uses_pending_sums(&self) -> bool {
+        true
+    }
+
     fn begin_request(&mut self, pages: u32) {
         self.start(pages);
         self.counters.requests += 1;
