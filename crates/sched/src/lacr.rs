@@ -166,7 +166,7 @@ impl PendingEntry {
 }
 
 /// Sums over a die's pending transactions: what OCR's and LaCR's queue-time estimate
-/// (Eq. 1–9) needs of them ([`DeviceView::pending_sums`]).
+/// (Eq. 1–9) and MCS's parallelism degree need of them ([`DeviceView::pending_sums`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingSums {
     /// Reads pending.
@@ -340,7 +340,7 @@ impl ChipRedirect {
                 self.channel_gc[ch] = true;
             }
             if self.params.read_scope == ReadScope::Channel {
-                self.refresh(view, die);
+                scan_unless_kept(view, die, &mut self.scratch);
                 let sum = view.pending_sums(die).unwrap_or(&self.scratch).read_time(mean_read);
                 let c = &mut self.channel_reads[ch];
                 *c = [c[0] + sum[0], c[1] + sum[1]];
@@ -352,26 +352,6 @@ impl ChipRedirect {
     fn mean_read(&self) -> [u64; 2] {
         let m = self.means.expect("prepared");
         [m[0].0, m[1].0]
-    }
-
-    /// Make `die`'s pending sums available: the view's, or else scanned into
-    /// `self.scratch` (`view.pending_sums(die).unwrap_or(&self.scratch)` then reads
-    /// them). In debug builds the view's are checked against a scan (all but the reads'
-    /// array times, which the view takes at queueing and a scan from the mapping now).
-    fn refresh(&mut self, view: &dyn DeviceView, die: DieId) {
-        let kept = view.pending_sums(die);
-        if kept.is_none() || cfg!(debug_assertions) {
-            scan_sums(view, die, &mut self.scratch);
-        }
-        if let Some(k) = kept {
-            let s = &self.scratch;
-            debug_assert!(
-                (k.reads, k.read_fixed_ns, k.write_transfer_ns, &k.writes)
-                    == (s.reads, s.read_fixed_ns, s.write_transfer_ns, &s.writes),
-                "pending sums of die {} out of step with its queues: kept {k:?}, scanned {s:?}",
-                die.0
-            );
-        }
     }
 
     /// Σ array program time, per flavour, of `n` writes to consecutive pages from page
@@ -402,7 +382,7 @@ impl ChipRedirect {
         let mean_read = self.mean_read();
         let mean_prog = self.means.map(|m| [m[0].1, m[1].1]).expect("prepared");
         let read_scope = self.params.read_scope;
-        self.refresh(view, die);
+        scan_unless_kept(view, die, &mut self.scratch);
         let s = view.pending_sums(die).unwrap_or(&self.scratch);
         let mut reads = if read_scope == ReadScope::Die { s.read_time(mean_read) } else { [0; 2] };
         if read_scope == ReadScope::Channel {
@@ -440,11 +420,26 @@ impl ChipRedirect {
     }
 }
 
-/// Scan `die`'s pending transactions into `out` (for views that keep no sums).
-fn scan_sums(view: &dyn DeviceView, die: DieId, out: &mut PendingSums) {
-    let (geo, t) = (view.geometry(), view.timing());
-    *out = PendingSums::default();
-    view.for_each_pending(die, &mut |op| out.add(&PendingEntry::of(geo, t, &op)));
+/// Make `die`'s pending sums available to `view.pending_sums(die).unwrap_or(scratch)`:
+/// the view's, or else a scan of the die's queue into `scratch`. In debug builds the
+/// view's are checked against a scan (all but the reads' array times, which the view
+/// takes at queueing and a scan from the mapping now).
+pub(crate) fn scan_unless_kept(view: &dyn DeviceView, die: DieId, scratch: &mut PendingSums) {
+    let kept = view.pending_sums(die);
+    if kept.is_none() || cfg!(debug_assertions) {
+        let (geo, t) = (view.geometry(), view.timing());
+        *scratch = PendingSums::default();
+        view.for_each_pending(die, &mut |op| scratch.add(&PendingEntry::of(geo, t, &op)));
+    }
+    if let Some(k) = kept {
+        let s = &*scratch;
+        debug_assert!(
+            (k.reads, k.read_fixed_ns, k.write_transfer_ns, &k.writes)
+                == (s.reads, s.read_fixed_ns, s.write_transfer_ns, &s.writes),
+            "pending sums of die {} out of step with its queues: kept {k:?}, scanned {s:?}",
+            die.0
+        );
+    }
 }
 
 impl Placement for ChipRedirect {

@@ -22,7 +22,7 @@
 use lamina_nand_model::{ChipId, DieId, Lpn, PlaneId};
 use serde::{Deserialize, Serialize};
 
-use crate::{DeviceView, Placement};
+use crate::{DeviceView, PendingSums, Placement};
 
 /// Channel_Max_Subs (mbm-ftl Algorithm 1, reconstructed): the level to which a channel's
 /// sub-requests may rise when `writes` new write sub-requests are spread over channels
@@ -398,28 +398,14 @@ fn die_degree(view: &dyn DeviceView, die: DieId, static_idx: u32) -> (u32, Plane
     if !view.die_idle(die) || view.die_gc_active(die) {
         return none;
     }
-    let (mut reads, mut writes, mut claimed) = (0u32, 0u32, 0u64);
-    let kept = view.pending_sums(die);
-    if kept.is_none() || cfg!(debug_assertions) {
-        view.for_each_pending(die, &mut |op| {
-            if op.is_read {
-                reads += 1;
-            } else {
-                writes += 1;
-                claimed |= 1u64 << (g.plane_index_in_die(op.plane) % 64);
-            }
-        });
-    }
-    if let Some(k) = kept {
-        // The same counts from the view's running sums: no visit per queued transaction
-        // (a request burst at one instant queued thousands on idle dies, and every
-        // placed write scanned them all).
-        let k_claimed =
-            k.writes.iter().enumerate().filter(|&(_, &n)| n > 0).fold(0u64, |m, (i, _)| m | 1 << i);
-        let k_counts = (k.reads as u32, k.writes.iter().sum::<u32>(), k_claimed);
-        debug_assert_eq!(k_counts, (reads, writes, claimed), "pending sums of die {} out of step", die.0);
-        (reads, writes, claimed) = k_counts;
-    }
+    // From the view's running sums of the queue (a scan per placed write made a request
+    // burst at one instant quadratic: thousands queued on idle dies).
+    let mut scanned = PendingSums::default();
+    crate::lacr::scan_unless_kept(view, die, &mut scanned);
+    let s = view.pending_sums(die).unwrap_or(&scanned);
+    let writes: u32 = s.writes.iter().sum();
+    let claimed = s.writes.iter().enumerate().filter(|&(_, &n)| n > 0).fold(0u64, |m, (i, _)| m | 1 << i);
+    let reads = s.reads;
     if reads > 0 {
         return none;
     }

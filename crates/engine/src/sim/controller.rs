@@ -388,7 +388,7 @@ pub struct PlacementCounters {
 /// read or write queue or its parked writes adds its [`PendingEntry`] to that die's sums
 /// ([`Simulation::pend_add`]), and takes the same entry off when it leaves
 /// ([`Simulation::pend_remove`]). Debug builds check the sums against a scan of the
-/// queues at every use (`lamina_sched::lacr`).
+/// queues at every use (`lamina_sched::lacr::scan_unless_kept`).
 pub(crate) struct PendingTrack {
     /// Per transaction id: the die (+ 1; 0 = not pending) and the entry it added.
     entries: Vec<(u32, PendingEntry)>,
@@ -421,7 +421,7 @@ pub(crate) struct Controller {
     /// The placement's [`Placement::is_static`] (asked once).
     static_placement: bool,
     /// The per-die sums of pending work, kept if the placement reads them
-    /// ([`Placement::uses_pending_sums`]: OCR, LaCR).
+    /// ([`Placement::uses_pending_sums`]: OCR and LaCR with `read_page = "queued"`, MCS).
     pub(super) pending: Option<PendingTrack>,
     decision: Decision,
     /// Host writes and flushes whose placement the policy deferred, FCFS.
@@ -1058,6 +1058,15 @@ impl Simulation {
     pub(super) fn pend_remove(&mut self, id: u32) {
         if let Some(p) = self.ctl.pending.as_mut() {
             pend_remove_kept(p, id);
+        }
+    }
+
+    /// [`Self::pend_remove`] of each of `ids`.
+    fn pend_remove_all(&mut self, ids: &[u32]) {
+        if let Some(p) = self.ctl.pending.as_mut() {
+            for &t in ids {
+                pend_remove_kept(p, t);
+            }
         }
     }
 
@@ -1916,11 +1925,7 @@ impl Simulation {
         let mut ids = std::mem::take(&mut self.ctl.ids);
         take_picks(&mut self.ctl.dies[die.idx()].queues.reads, &pos[..n], &mut ids);
         self.ctl.read_queue.removed(self.now, n as u64);
-        if let Some(p) = self.ctl.pending.as_mut() {
-            for &t in &ids {
-                pend_remove_kept(p, t);
-            }
-        }
+        self.pend_remove_all(&ids);
         if self.ctl.ftl_translates {
             for &t in &ids {
                 self.translate_joiner(t);
@@ -2199,11 +2204,7 @@ impl Simulation {
         self.ctl.ppas = scratch;
         let mut ids = std::mem::take(&mut self.ctl.ids);
         take_picks(&mut self.ctl.dies[die.idx()].queues.writes, &pos[..n], &mut ids);
-        if let Some(p) = self.ctl.pending.as_mut() {
-            for &t in &ids {
-                pend_remove_kept(p, t);
-            }
-        }
+        self.pend_remove_all(&ids);
         // Allocate. A group goes to the FTL as one all-or-nothing write group (an FTL
         // may need the whole group to place it aligned); if it refuses, the anchor is
         // written alone (a refusal then takes the full-plane path) and the joiners go
