@@ -1,6 +1,7 @@
 //! The swarm (see `swarm.rs`) with the page FTL's cached mapping: every seed whose drawn
 //! FTL is the per-plane page FTL without replication runs again with `ftl.mapping =
-//! "cached"` and a small CMT (0–63 entries, drawn from the seed; odd seeds with
+//! "cached"` and a small CMT (0–63 entries, drawn from the seed; 0 to 64 × k − 1 at
+//! `LAMINA_SWARM_SCALE=k`; odd seeds with
 //! `ftl.mapping_entry = "geometry"`), under `host.verify` and the swarm's invariants. `LAMINA_SWARM_SEEDS=n` runs more seeds,
 //! `LAMINA_SWARM_START=k` starts at seed `k` (default 0).
 
@@ -23,7 +24,13 @@ fn cached_scenario(seed: u64) -> Option<(SimConfig, Vec<IoRequest>)> {
         return None;
     }
     f.mapping = lamina_ftl::Mapping::Cached;
-    f.cmt_entries = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58;
+    let h = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    f.cmt_entries = match swarm_harness::scale() {
+        1 => h >> 58,
+        // Larger devices hold more translation pages: a CMT of up to 64 × scale entries,
+        // so a large cache (many cached translation pages, long LRU lists) is drawn too.
+        k => (h >> 32) % (64 * u64::from(k)),
+    };
     if seed % 2 == 1 {
         // MQSim's entry sizes: another translation-page size on every drawn device.
         f.mapping_entry = lamina_ftl::MappingEntry::Geometry;
