@@ -155,8 +155,9 @@ impl PendingEntry {
         }
     }
 
-    /// The entry of `op` (what a scan of the die's queue sees).
-    fn of(geo: &Geometry, t: &Timing, op: &PendingOp) -> PendingEntry {
+    /// The entry of `op` (what a scan of the die's queue sees; the engine keeps the same
+    /// entry for each queued transaction).
+    pub fn of(geo: &Geometry, t: &Timing, op: &PendingOp) -> PendingEntry {
         if op.is_read {
             PendingEntry::read(geo, t, op.bytes, op.page)
         } else {

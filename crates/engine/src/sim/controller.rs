@@ -595,12 +595,7 @@ impl DeviceView for View<'_> {
         let d = &self.dies[die.idx()];
         let q = &d.queues;
         for t in q.reads.iter().chain(q.writes.iter()).map(|t| t.id).chain(d.parked.iter().copied()) {
-            let tx = self.txns.get(t);
-            let is_read = tx.kind.is_read();
-            let page =
-                if is_read { self.ftl.lookup(Lpn(tx.lpn)).map(|p| self.geo.addr(p).page) } else { None };
-            let bytes = if tx.kind == TxnKind::Read { tx.len } else { self.page_size };
-            f(PendingOp { is_read, bytes, page, plane: tx.plane });
+            f(pending_op(self.txns.get(t), self.ftl, self.geo, self.page_size));
         }
     }
     fn pending_sums(&self, die: DieId) -> Option<&PendingSums> {
@@ -634,6 +629,15 @@ impl DeviceView for View<'_> {
             _ => 1,
         }
     }
+}
+
+/// Pending transaction `tx` as placements see it: a read's page is the one its logical
+/// page is mapped to now, a write's is not allocated yet.
+fn pending_op(tx: &Txn, ftl: &dyn lamina_ftl::Ftl, geo: &Geometry, page_size: u32) -> PendingOp {
+    let is_read = tx.kind.is_read();
+    let page = if is_read { ftl.lookup(Lpn(tx.lpn)).map(|p| geo.addr(p).page) } else { None };
+    let bytes = if tx.kind == TxnKind::Read { tx.len } else { page_size };
+    PendingOp { is_read, bytes, page, plane: tx.plane }
 }
 
 /// [`Simulation::pend_remove`] with the sums kept.
@@ -1034,14 +1038,8 @@ impl Simulation {
     #[inline(never)]
     fn pend_add_kept(&mut self, id: u32) {
         let tx = *self.ctl.txns.get(id);
-        let t = self.device.spec().timing();
-        let e = if tx.kind.is_read() {
-            let bytes = if tx.kind == TxnKind::Read { tx.len } else { self.page_size };
-            let page = self.ftl.lookup(Lpn(tx.lpn)).map(|p| self.geo.addr(p).page);
-            PendingEntry::read(&self.geo, t, bytes, page)
-        } else {
-            PendingEntry::write(t, self.page_size, self.geo.plane_index_in_die(tx.plane))
-        };
+        let op = pending_op(&tx, &*self.ftl, &self.geo, self.page_size);
+        let e = PendingEntry::of(&self.geo, self.device.spec().timing(), &op);
         let p = self.ctl.pending.as_mut().expect("kept");
         let i = id as usize;
         if p.entries.len() <= i {
