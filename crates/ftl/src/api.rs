@@ -16,6 +16,47 @@ pub use lamina_nand_model::Lpn;
 use lamina_nand_model::{BlockId, DieId, Geometry, PlaneId, Ppa};
 use serde::{Deserialize, Serialize};
 
+/// The logical pages whose [`Ftl::lookup`] answer may have changed since it was last
+/// emptied: what an FTL keeps after [`Ftl::log_moves`] and hands out through
+/// [`Ftl::take_moves`], so that a caller holding answers for a few pages (the engine's
+/// queued reads under `sched.lacr.read_page = "current"`) can look again only at those.
+///
+/// Bounded: beyond [`MoveLog::CAPACITY`] pages it stops recording and remembers that it
+/// overflowed, and the caller must then treat every page as moved. Repeats are kept (a
+/// page written twice is logged twice); order is the order of the changes.
+#[derive(Clone, Debug, Default)]
+pub struct MoveLog {
+    lpns: Vec<Lpn>,
+    overflowed: bool,
+}
+
+impl MoveLog {
+    /// Pages recorded before the log overflows (512 KiB of entries).
+    pub const CAPACITY: usize = 1 << 16;
+
+    /// Record that `lpn`'s mapping changed.
+    #[inline]
+    pub fn push(&mut self, lpn: Lpn) {
+        if self.lpns.len() < Self::CAPACITY {
+            self.lpns.push(lpn);
+        } else {
+            self.overflowed = true;
+        }
+    }
+
+    /// Append the recorded pages to `out` and empty the log. Returns false if it had
+    /// overflowed: then `out` misses some changes and every page must count as moved.
+    pub fn take(&mut self, out: &mut Vec<Lpn>) -> bool {
+        let complete = !self.overflowed;
+        if complete {
+            out.extend_from_slice(&self.lpns);
+        }
+        self.lpns.clear();
+        self.overflowed = false;
+        complete
+    }
+}
+
 /// A contiguous range of pages inside one block that can be erased on its own
 /// (partial-block erase, PEN's M-Merge). For PEN the range is a node of the binary tree
 /// over the block's pages: `page_count = pages_per_block / 2^level` and `first_page` a
@@ -443,6 +484,25 @@ pub trait Ftl: Send {
     /// the read at once). Default: `None`.
     fn lookup_epoch(&self) -> Option<u64> {
         None
+    }
+
+    /// Start keeping a [`MoveLog`] of the pages whose [`Ftl::lookup`] answer changes
+    /// (host writes, trims, GC moves, merges, anything). Returns true if this FTL keeps
+    /// one, so that from now on [`Ftl::take_moves`] reports every change; false if it
+    /// cannot, and the caller must look its pages up again instead. The conformance
+    /// harness checks the log of every FTL that keeps one after every operation.
+    /// Default: false.
+    fn log_moves(&mut self) -> bool {
+        false
+    }
+
+    /// Move the pages logged since the last call (or since [`Ftl::log_moves`]) into
+    /// `out` ([`MoveLog::take`]). Returns false if some change went unrecorded (the log
+    /// overflowed, or none is kept): then every page must count as moved. Default:
+    /// false.
+    fn take_moves(&mut self, out: &mut Vec<Lpn>) -> bool {
+        let _ = out;
+        false
     }
 
     /// Speed hint, no effect on state: read what a write of `lpn` will touch (its

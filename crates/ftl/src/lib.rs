@@ -91,7 +91,7 @@ pub mod tbm;
 pub mod testing;
 
 pub use api::{
-    BlockInfo, FlashEffect, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, PageCounts, PageRange,
+    BlockInfo, FlashEffect, Ftl, FtlError, FtlStats, GcJob, GcStep, Lpn, MoveLog, PageCounts, PageRange,
     WriteConstraint,
 };
 pub use cmt::MAPPING_ENTRY_BYTES;

@@ -205,6 +205,9 @@ pub struct PageFtl {
     map: LpnMap,
     /// Changes of the forward map so far ([`Ftl::lookup_epoch`]).
     map_epoch: u64,
+    /// The pages whose mapping changed, once [`Ftl::log_moves`] asked for them: every
+    /// change goes through `map_set`, which records it here.
+    moves: Option<Box<crate::MoveLog>>,
     /// Every reverse map made so far (the logical page of each page of a block,
     /// `UNMAPPED` where none), named by `BlockMeta::rev`; entry `NO_REV` is an empty
     /// placeholder. Dense: the maps' handles of the open blocks share a few cache lines.
@@ -336,6 +339,7 @@ impl PageFtl {
             host_pages: cfg.host_pages,
             map: LpnMap::zeroed(map_len),
             map_epoch: 0,
+            moves: None,
             rev_maps: vec![Box::default()],
             rev_free: Vec::new(),
             rev_supply: rev::RevSupply::new(ppb, geometry.total_blocks() as usize),
@@ -382,6 +386,19 @@ impl PageFtl {
     fn map_set(&mut self, lpn: u64, ppa: u32) {
         self.map.set(lpn, ppa.wrapping_add(1));
         self.map_epoch = self.map_epoch.wrapping_add(1);
+        if self.moves.is_some() {
+            self.log_move(lpn);
+        }
+    }
+
+    /// [`Self::map_set`]'s record in the move log, out of line: only OCR and LaCR under
+    /// `read_page = "current"` turn the log on, and the test is all the others pay.
+    #[cold]
+    #[inline(never)]
+    fn log_move(&mut self, lpn: u64) {
+        if let Some(m) = &mut self.moves {
+            m.push(Lpn(lpn));
+        }
     }
 
     #[inline]
@@ -1246,6 +1263,15 @@ impl Ftl for PageFtl {
     fn lookup_epoch(&self) -> Option<u64> {
         // Under the cached mapping `lookup` answers from the CMT: no epoch is kept.
         self.cmt.is_none().then_some(self.map_epoch)
+    }
+
+    fn log_moves(&mut self) -> bool {
+        self.moves.get_or_insert_default();
+        true
+    }
+
+    fn take_moves(&mut self, out: &mut Vec<Lpn>) -> bool {
+        self.moves.as_mut().is_some_and(|m| m.take(out))
     }
 
     #[inline]

@@ -616,12 +616,21 @@ pub struct Harness<F: Ftl> {
     batched: Option<(PlaneId, GcStep)>,
     /// Scratch for translation reads.
     scratch: Vec<Ppa>,
+    /// If the FTL keeps a move log ([`Ftl::log_moves`]): every logical page's lookup as
+    /// of the last check, to catch a change the log did not report.
+    seen: Option<Vec<Option<Ppa>>>,
+    /// Scratch for [`Ftl::take_moves`].
+    moved: Vec<Lpn>,
 }
 
 impl<F: Ftl> Harness<F> {
-    /// Wrap a fresh FTL (nothing written yet).
-    pub fn new(ftl: F) -> Harness<F> {
+    /// Wrap a fresh FTL (nothing written yet). If the FTL can keep a move log
+    /// ([`Ftl::log_moves`]), the harness turns it on and checks after every operation
+    /// that it named every page whose lookup changed.
+    pub fn new(mut ftl: F) -> Harness<F> {
         let model = Model::new(&ftl);
+        let seen =
+            ftl.log_moves().then(|| (0..ftl.logical_pages()).map(|l| ftl.lookup(Lpn(l))).collect::<Vec<_>>());
         Harness {
             ftl,
             model,
@@ -629,6 +638,8 @@ impl<F: Ftl> Harness<F> {
             exact_write_addr: false,
             batched: None,
             scratch: Vec::new(),
+            seen,
+            moved: Vec::new(),
         }
     }
 
@@ -655,6 +666,27 @@ impl<F: Ftl> Harness<F> {
     /// The model.
     pub fn model(&self) -> &Model {
         &self.model
+    }
+
+    /// With a move log: every page whose lookup changed since the last call must be in
+    /// what [`Ftl::take_moves`] hands out (unless it reports an overflow).
+    fn check_moves(&mut self) -> Result<(), Violation> {
+        let Some(seen) = self.seen.as_mut() else { return Ok(()) };
+        self.moved.clear();
+        let complete = self.ftl.take_moves(&mut self.moved);
+        self.moved.sort_unstable();
+        for (l, before) in seen.iter_mut().enumerate() {
+            let lpn = Lpn(l as u64);
+            let now = self.ftl.lookup(lpn);
+            if now != *before {
+                ensure!(
+                    !complete || self.moved.binary_search(&lpn).is_ok(),
+                    "lookup({lpn}) changed from {before:?} to {now:?}, but the move log did not name it"
+                );
+                *before = now;
+            }
+        }
+        Ok(())
     }
 
     /// Check all invariants now.
@@ -1029,6 +1061,7 @@ impl<F: Ftl> Harness<F> {
                 self.write_group(&writes)?;
             }
         }
+        self.check_moves()?;
         self.check()
     }
 

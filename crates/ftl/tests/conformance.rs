@@ -517,3 +517,64 @@ fn harness_sequences_reach_gc_and_interleave_host_writes_with_jobs() {
     let s = h.ftl().stats();
     assert!(s.gc_moves > 0 && s.erases >= 5, "{s:?}");
 }
+
+/// The page FTL's move log, through a wrapper that forgets the last page logged before
+/// each hand-out (or, with `.1`, reports every hand-out as overflowed).
+struct LossyLog(PageFtl, bool);
+
+impl Ftl for LossyLog {
+    lamina_ftl::forward_ftl_required!();
+
+    fn log_moves(&mut self) -> bool {
+        self.0.log_moves()
+    }
+    fn take_moves(&mut self, out: &mut Vec<Lpn>) -> bool {
+        let complete = self.0.take_moves(out);
+        if self.1 {
+            return false;
+        }
+        out.pop();
+        complete
+    }
+}
+
+// The harness turns on the page FTL's move log and checks it after every operation
+// (through GC, trims, groups and dynamic writes); a log that misses one page fails at
+// once, one that admits its overflow passes.
+#[test]
+fn harness_checks_the_move_log() {
+    let g = geo(2, 1, 1, 2, 8, 4);
+    for a in ALLOCATIONS {
+        let cfg = ConformanceConfig { dynamic_placement: true, ..conf(64, 1..400) };
+        run_conformance(maker(g.clone(), with(a, small_cfg())), &cfg);
+    }
+    let lossy = |overflow| {
+        let g = g.clone();
+        move || LossyLog(PageFtl::new(g.clone(), &small_cfg()).unwrap(), overflow)
+    };
+    let failure = check_conformance(lossy(false), &conf(32, 1..50)).expect_err("must fail");
+    assert_eq!(failure.ops.len(), 1, "{failure}");
+    assert!(failure.message.contains("the move log did not name it"), "{failure}");
+    check_conformance(lossy(true), &conf(32, 1..200)).expect("an overflowed log names nothing and passes");
+}
+
+// The log's bound: past its capacity it records nothing more and says so once.
+#[test]
+fn move_log_overflows_and_says_so() {
+    let mut log = lamina_ftl::MoveLog::default();
+    let mut out = Vec::new();
+    for l in 0..3 {
+        log.push(Lpn(l));
+    }
+    assert!(log.take(&mut out));
+    assert_eq!(out, [Lpn(0), Lpn(1), Lpn(2)]);
+    for l in 0..=lamina_ftl::MoveLog::CAPACITY as u64 {
+        log.push(Lpn(l));
+    }
+    out.clear();
+    assert!(!log.take(&mut out), "overflowed");
+    assert!(out.is_empty());
+    log.push(Lpn(7));
+    assert!(log.take(&mut out), "emptied: records again");
+    assert_eq!(out, [Lpn(7)]);
+}

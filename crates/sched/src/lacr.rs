@@ -67,10 +67,14 @@ pub enum ReadPage {
     /// estimate costs O(dies + chips × planes per die) whatever the queue length.
     #[default]
     Queued,
-    /// The page it is mapped to at the decision (looked up again for every queued read
-    /// at every decision): what Lamina did until 2026-12-03. Differs from `queued` only
-    /// for reads whose page a write or GC relocated while they waited; costs a scan of
-    /// the queues per decision, quadratic in the queue length on a saturated trace.
+    /// The page it is mapped to at the decision: what Lamina did until 2026-12-03.
+    /// Differs from `queued` only for reads whose page a write or GC relocated while they
+    /// waited. With an FTL that logs the pages whose mapping changes (the page-mapping
+    /// FTLs, cached mapping included) the engine keeps the sums and, before each
+    /// decision, refreshes the entries of the queued reads of those pages
+    /// ([`Placement::pending_reads_current`]); with any other FTL each estimate scans the
+    /// die's queue and looks every queued read up again, quadratic in the queue length
+    /// on a saturated trace.
     Current,
 }
 
@@ -445,7 +449,11 @@ pub(crate) fn scan_unless_kept(view: &dyn DeviceView, die: DieId, scratch: &mut 
 
 impl Placement for ChipRedirect {
     fn uses_pending_sums(&self) -> bool {
-        self.params.read_page == ReadPage::Queued
+        true
+    }
+
+    fn pending_reads_current(&self) -> bool {
+        self.params.read_page == ReadPage::Current
     }
 
     fn place_write(&mut self, _lpn: Lpn, static_plane: PlaneId, view: &dyn DeviceView) -> Option<PlaneId> {

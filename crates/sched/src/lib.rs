@@ -153,6 +153,16 @@ pub trait Placement: Send {
     fn uses_pending_sums(&self) -> bool {
         false
     }
+
+    /// True if the pending sums must count each queued read's array time at the page
+    /// its logical page maps to now, not when it was queued (OCR and LaCR with
+    /// `read_page = "current"`). The engine then keeps them only if the FTL logs the
+    /// pages whose mapping changes (`lamina_ftl::Ftl::log_moves`) and refreshes the
+    /// reads of those pages before each decision; otherwise it keeps none and the
+    /// policy scans the queues. Default: false.
+    fn pending_reads_current(&self) -> bool {
+        false
+    }
 }
 
 /// A class of queued flash transactions.

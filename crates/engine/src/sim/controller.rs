@@ -393,6 +393,19 @@ pub(crate) struct PendingTrack {
     /// Per transaction id: the die (+ 1; 0 = not pending) and the entry it added.
     entries: Vec<(u32, PendingEntry)>,
     dies: Vec<PendingSums>,
+    /// Under `read_page = "current"` ([`Placement::pending_reads_current`]): what keeps
+    /// the reads' entries at their pages' current mapping ([`Simulation::pend_sync`]).
+    current: Option<Box<CurrentReads>>,
+}
+
+/// The queued reads by logical page and scratch for [`Simulation::pend_sync`].
+#[derive(Default)]
+struct CurrentReads {
+    reads: super::current::ReadsByLpn,
+    /// Pages the FTL's move log named.
+    moved: Vec<Lpn>,
+    /// Transactions to refresh.
+    ids: Vec<u32>,
 }
 
 /// The controller room.
@@ -421,7 +434,8 @@ pub(crate) struct Controller {
     /// The placement's [`Placement::is_static`] (asked once).
     static_placement: bool,
     /// The per-die sums of pending work, kept if the placement reads them
-    /// ([`Placement::uses_pending_sums`]: OCR and LaCR with `read_page = "queued"`, MCS).
+    /// ([`Placement::uses_pending_sums`]: OCR, LaCR and MCS), except under
+    /// `read_page = "current"` with an FTL that keeps no move log.
     pub(super) pending: Option<PendingTrack>,
     decision: Decision,
     /// Host writes and flushes whose placement the policy deferred, FCFS.
@@ -488,7 +502,11 @@ impl Controller {
         scheduler: Box<dyn TxnScheduler>,
         ftl_translates: bool,
         write_translates: bool,
+        ftl_logs_moves: bool,
     ) -> Controller {
+        // Under `read_page = "current"` the sums can be kept only with the FTL's move log.
+        let current = placement.pending_reads_current();
+        let keep = placement.uses_pending_sums() && (!current || ftl_logs_moves);
         let mut dies = Vec::with_capacity(geo.total_dies() as usize);
         dies.resize_with(geo.total_dies() as usize, || DieCtl {
             queues: DieQueues::default(),
@@ -515,9 +533,10 @@ impl Controller {
             write_translates,
             scheduler,
             static_placement: placement.is_static(),
-            pending: placement.uses_pending_sums().then(|| PendingTrack {
+            pending: keep.then(|| PendingTrack {
                 entries: Vec::new(),
                 dies: vec![PendingSums::default(); geo.total_dies() as usize],
+                current: current.then(Box::default),
             }),
             placement,
             decision: Decision::default(),
@@ -648,6 +667,9 @@ fn pend_remove_kept(p: &mut PendingTrack, id: u32) {
     if die != 0 {
         p.dies[(die - 1) as usize].remove(&e);
     }
+    if let Some(c) = p.current.as_mut() {
+        c.reads.remove(id);
+    }
 }
 
 /// Count host write `t` in `queued` (the host's queued writes) if it should be and is
@@ -718,6 +740,14 @@ impl Simulation {
             // What the static policy answers, without building its device view.
             return Some(static_plane);
         }
+        self.place_by_policy(lpn, static_plane)
+    }
+
+    /// [`Self::place`] by a policy other than static placement (out of line, so that the
+    /// static path stays small enough to inline).
+    #[inline(never)]
+    fn place_by_policy(&mut self, lpn: u64, static_plane: PlaneId) -> Option<PlaneId> {
+        self.pend_sync();
         let view = View {
             geo: &self.geo,
             device: &self.device,
@@ -1048,6 +1078,78 @@ impl Simulation {
         debug_assert_eq!(p.entries[i].0, 0, "transaction {id} added to the pending sums twice");
         p.entries[i] = (tx.die.0 + 1, e);
         p.dies[tx.die.idx()].add(&e);
+        if let Some(c) = p.current.as_mut()
+            && tx.kind.is_read()
+        {
+            c.reads.insert(id, tx.lpn);
+        }
+    }
+
+    /// Under `read_page = "current"`: bring the entries of the queued reads whose page
+    /// the FTL moved since the last call (its move log) up to the mapping now, so that
+    /// the kept sums are what a scan looking every queued read up again would give.
+    /// Every page if the log overflowed. Called before each placement decision.
+    #[inline]
+    fn pend_sync(&mut self) {
+        if self.ctl.pending.as_ref().is_some_and(|p| p.current.is_some()) {
+            self.pend_sync_current();
+        }
+    }
+
+    #[inline(never)]
+    fn pend_sync_current(&mut self) {
+        let p = self.ctl.pending.as_mut().expect("kept");
+        let c = p.current.as_mut().expect("current");
+        c.moved.clear();
+        c.ids.clear();
+        if c.reads.len() == 0 {
+            // Nothing queued to refresh: only empty the log.
+            self.ftl.take_moves(&mut c.moved);
+            return;
+        }
+        if self.ftl.take_moves(&mut c.moved) {
+            for &l in &c.moved {
+                c.reads.of(l.0, &mut c.ids);
+            }
+        } else {
+            c.reads.all(&mut c.ids);
+        }
+        let timing = self.device.spec().timing();
+        for &id in &c.ids {
+            let tx = self.ctl.txns.get(id);
+            let e =
+                PendingEntry::of(&self.geo, timing, &pending_op(tx, &*self.ftl, &self.geo, self.page_size));
+            let (die, old) = &mut p.entries[id as usize];
+            debug_assert!(*die != 0, "listed read {id} is not pending");
+            if *old != e {
+                p.dies[(*die - 1) as usize].remove(old);
+                p.dies[(*die - 1) as usize].add(&e);
+                *old = e;
+            }
+        }
+        if cfg!(debug_assertions) {
+            self.check_pending_current();
+        }
+    }
+
+    /// Debug builds, after [`Self::pend_sync`]: every die's kept sums equal a scan of its
+    /// queues that looks every read up now, reads' array times included.
+    fn check_pending_current(&self) {
+        let p = self.ctl.pending.as_ref().expect("kept");
+        let timing = self.device.spec().timing();
+        for (d, ctl) in self.ctl.dies.iter().enumerate() {
+            let mut scan = PendingSums::default();
+            let q = &ctl.queues;
+            for t in q.reads.iter().chain(q.writes.iter()).map(|t| t.id).chain(ctl.parked.iter().copied()) {
+                let op = pending_op(self.ctl.txns.get(t), &*self.ftl, &self.geo, self.page_size);
+                scan.add(&PendingEntry::of(&self.geo, timing, &op));
+            }
+            assert!(
+                scan == p.dies[d],
+                "pending sums of die {d} not current: kept {:?}, scanned {scan:?}",
+                p.dies[d]
+            );
+        }
     }
 
     /// Transaction `id` left its die's queue or parked writes (issued, dropped, moved):

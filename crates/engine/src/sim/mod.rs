@@ -40,6 +40,7 @@ use crate::queue::EventQueue;
 use crate::trace::{IoOp, IoRequest};
 
 mod controller;
+mod current;
 mod gc;
 mod host;
 mod hostif;
@@ -199,7 +200,7 @@ impl Simulation {
     pub(crate) fn new(
         cfg: SimConfig,
         device: Device,
-        ftl: Box<dyn Ftl>,
+        mut ftl: Box<dyn Ftl>,
         placement: Box<dyn Placement>,
         scheduler: Box<dyn TxnScheduler>,
     ) -> Simulation {
@@ -218,6 +219,9 @@ impl Simulation {
         });
         let remap_base = if remap.is_some() { logical_pages } else { u64::MAX };
         let realloc = cfg.sched.mcs.reallocate.then(|| Box::new(realloc::Realloc::new(&cfg.sched.mcs)));
+        // `read_page = "current"` keeps its sums only with the FTL's move log.
+        let logs_moves =
+            placement.uses_pending_sums() && placement.pending_reads_current() && ftl.log_moves();
         Simulation {
             hif,
             host: Host::new(&cfg, logical_pages, page_size),
@@ -227,6 +231,7 @@ impl Simulation {
                 scheduler,
                 ftl.has_translation_reads(),
                 ftl.has_write_translation_reads(),
+                logs_moves,
             ),
             gc: GcDriver::new(&geo, ftl.logical_pages()),
             verifier: Verifier::new(cfg.host.verify, ftl.logical_pages()),

@@ -289,7 +289,15 @@ impl Knobs {
             && self.sched.placement_kind() == PlacementKind::Static
             && geo.channels * geo.chips_per_channel >= 2;
         let replication = self.ftl.write(&mut s, &geo, rain1_allowed);
-        self.sched.write(&mut s, &geo, self.timing.soml.is_some() && geo.partial_read_bytes.is_some());
+        // The page-mapping FTLs log the pages they move, which keeps `read_page = "current"`
+        // linear (docs/policies.md "Cost of an estimate").
+        let logs_moves = matches!(self.ftl.kind(), FtlKind::Page | FtlKind::Mbm);
+        self.sched.write(
+            &mut s,
+            &geo,
+            self.timing.soml.is_some() && geo.partial_read_bytes.is_some(),
+            logs_moves,
+        );
         self.buffer.write(&mut s, geo.page_size_bytes, max_buffer_bytes);
         self.host.write(&mut s);
         if let Some(p) = &self.precondition {
@@ -390,20 +398,25 @@ impl TimingKnobs {
 impl FtlKnobs {
     /// The FTL section; over-provisioning is raised from the drawn value until the real
     /// validator accepts it against the geometry. Returns the replication written.
-    fn write(&self, s: &mut String, geo: &GeometryConfig, rain1_allowed: bool) -> Replication {
-        let geometry = geo.validate().expect("drawn geometry is legal");
-        let gc_threshold = match self.threshold {
-            Threshold::Blocks(n) => GcThreshold::FreeBlocks(2 + u32::from(n) % 4),
-            Threshold::Fraction(n) => GcThreshold::FreeFraction(f64::from(n % 30) / 100.0),
-        };
-        let kind = match self.kind % 8 {
+    /// The FTL drawn.
+    fn kind(&self) -> FtlKind {
+        match self.kind % 8 {
             4 if self.kind / 8 % 2 == 1 => FtlKind::Gftl,
             4 => FtlKind::Nftl,
             5 => FtlKind::Superblock,
             6 => FtlKind::Mbm,
             7 => FtlKind::Tbm,
             _ => FtlKind::Page,
+        }
+    }
+
+    fn write(&self, s: &mut String, geo: &GeometryConfig, rain1_allowed: bool) -> Replication {
+        let geometry = geo.validate().expect("drawn geometry is legal");
+        let gc_threshold = match self.threshold {
+            Threshold::Blocks(n) => GcThreshold::FreeBlocks(2 + u32::from(n) % 4),
+            Threshold::Fraction(n) => GcThreshold::FreeFraction(f64::from(n % 30) / 100.0),
         };
+        let kind = self.kind();
         // Options only some kinds accept are written only for them.
         let tie_break = match kind {
             FtlKind::Nftl | FtlKind::Gftl => "lowest-id",
@@ -488,7 +501,7 @@ impl SchedKnobs {
         PlacementKind::ALL[usize::from(self.placement) % PlacementKind::ALL.len()]
     }
 
-    fn write(&self, s: &mut String, geo: &GeometryConfig, soml: bool) {
+    fn write(&self, s: &mut String, geo: &GeometryConfig, soml: bool, logs_moves: bool) {
         let placement = self.placement_kind();
         s.push_str("\n[sched]\n");
         // Every scheduler the device supports (`soml` needs SOML reads).
@@ -511,9 +524,10 @@ impl SchedKnobs {
         let _ = writeln!(s, "read_scope = \"{}\"", if self.die_scope { "die" } else { "channel" });
         let _ = writeln!(s, "include_own_write = {}", self.include_own_write);
         // From `window`'s bits above its `% 40`, so that no other knob's draw moved when
-        // this option came. Only at scale 1: `current` scans every queue per placed write,
-        // which takes minutes on the scaled swarm's overloads (docs/policies.md).
-        let current = self.window / 40 % 2 == 1 && super::scale() == 1;
+        // this option came. At scale 1, or with an FTL that logs its moves: otherwise
+        // `current` scans every queue per placed write, which takes minutes on the scaled
+        // swarm's overloads (docs/policies.md).
+        let current = self.window / 40 % 2 == 1 && (super::scale() == 1 || logs_moves);
         let _ = writeln!(s, "read_page = \"{}\"", if current { "current" } else { "queued" });
     }
 }
