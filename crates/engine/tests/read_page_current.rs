@@ -3,8 +3,9 @@
 //! FTL's move log names; with an FTL that keeps no log it scans every queue at every
 //! decision and looks every queued read up again. The two must give the same report,
 //! byte for byte, on a saturated workload where writes and GC move the pages that
-//! queued reads wait for (and `"queued"`, which keeps each read's page at queueing, must
-//! not: otherwise the workload moved no queued read and the test proves nothing).
+//! queued reads wait for, and so must a log that overflows at every decision (every
+//! queued read refreshed). `"queued"`, which keeps each read's page at queueing, must
+//! not: otherwise the workload moved no queued read and the test proves nothing.
 
 use lamina_engine::SimulationBuilder;
 use lamina_engine::config::{ConfigBuilder, SimConfig};
@@ -60,14 +61,25 @@ fn workload(seed: u64) -> Vec<IoRequest> {
         .collect()
 }
 
-/// The run's report as text; `scan`: through [`NoLog`], so that the pending sums are
-/// not kept and every estimate scans.
-fn report(c: SimConfig, scan: bool, reqs: &[IoRequest]) -> String {
+/// The FTL a run uses.
+#[derive(Clone, Copy, PartialEq)]
+enum Via {
+    /// The configured FTL itself (its move log keeps the sums).
+    Own,
+    /// [`Wrapped`] without a log: the sums are not kept, every estimate scans.
+    NoLog,
+    /// [`Wrapped`] with a log that always reports an overflow: the engine refreshes every
+    /// queued read at every decision.
+    Overflowing,
+}
+
+/// The run's report as text.
+fn report(c: SimConfig, via: Via, reqs: &[IoRequest]) -> String {
     let mut b = SimulationBuilder::new(c.clone());
-    if scan {
+    if via != Via::Own {
         let spec = c.nand.validate().unwrap();
         let inner = lamina_ftl::build(&c.ftl, spec.geometry()).unwrap();
-        b = b.ftl(Box::new(NoLog(inner)));
+        b = b.ftl(Box::new(Wrapped(inner, via == Via::Overflowing)));
     }
     let mut sim = b.build().unwrap();
     sim.run(reqs.iter().copied().map(Ok)).unwrap();
@@ -79,22 +91,36 @@ fn kept_current_sums_equal_the_scan_and_differ_from_queued() {
     let reqs = workload(7);
     for placement in ["lacr", "ocr"] {
         for extra in [&[][..], &["ftl.mapping=\"cached\"", "ftl.cmt_entries=512"][..]] {
-            let kept = report(cfg(placement, "current", extra), false, &reqs);
-            let scanned = report(cfg(placement, "current", extra), true, &reqs);
+            let kept = report(cfg(placement, "current", extra), Via::Own, &reqs);
+            let scanned = report(cfg(placement, "current", extra), Via::NoLog, &reqs);
             assert!(kept == scanned, "{placement} {extra:?}: the kept sums' report differs from the scan's");
+            if extra.is_empty() {
+                let all = report(cfg(placement, "current", extra), Via::Overflowing, &reqs);
+                assert!(all == scanned, "{placement}: refreshing every read differs from the scan");
+            }
             if placement == "lacr" && extra.is_empty() {
-                let queued = report(cfg(placement, "queued", extra), false, &reqs);
+                let queued = report(cfg(placement, "queued", extra), Via::Own, &reqs);
                 assert!(kept != queued, "no queued read's page moved: the workload tests nothing");
             }
         }
     }
 }
 
-/// An FTL without a move log (the trait's default): forwards every other method.
-struct NoLog(Box<dyn Ftl>);
+/// An FTL forwarding every method but the move log's: with `.1` false it keeps none (the
+/// trait's default), with `.1` true every hand-out reports an overflow.
+struct Wrapped(Box<dyn Ftl>, bool);
 
-impl Ftl for NoLog {
+impl Ftl for Wrapped {
     lamina_ftl::forward_ftl_required!();
+
+    fn log_moves(&mut self) -> bool {
+        self.1 && self.0.log_moves()
+    }
+    fn take_moves(&mut self, out: &mut Vec<Lpn>) -> bool {
+        self.0.take_moves(out);
+        out.clear();
+        false
+    }
 
     fn next_write_page(&self, plane: PlaneId) -> Option<u32> {
         self.0.next_write_page(plane)
