@@ -119,8 +119,10 @@ pub struct TbmFtl {
     bpp: u32,
     ppd: u32,
     static_planes: Box<[PlaneId]>,
-    /// `ppa + 1` of each logical page, 0 when unmapped.
+    /// `ppa + 1` of each logical page, 0 when unmapped. Changed only through `map_set`.
     map: LpnMap,
+    /// The pages whose mapping changed, once [`Ftl::log_moves`] asked for them.
+    moves: Option<Box<crate::MoveLog>>,
     /// Reverse map (page → LPN) of each written block, recycled through `rev_pool`.
     rev: Vec<Option<Box<[u32]>>>,
     rev_pool: Vec<Box<[u32]>>,
@@ -153,6 +155,7 @@ impl TbmFtl {
             ppd,
             static_planes,
             map: LpnMap::zeroed(cfg.logical_pages),
+            moves: None,
             rev: (0..geometry.total_blocks()).map(|_| None).collect(),
             rev_pool: Vec::new(),
             blocks: vec![Block::default(); geometry.total_blocks() as usize],
@@ -164,6 +167,15 @@ impl TbmFtl {
             geometry,
             cfg,
         })
+    }
+
+    /// Set `lpn`'s map entry (`ppa + 1`, 0 = unmapped) and record it in the move log.
+    #[inline]
+    fn map_set(&mut self, lpn: u64, entry: u32) {
+        self.map.set(lpn, entry);
+        if let Some(m) = &mut self.moves {
+            m.push(Lpn(lpn));
+        }
     }
 
     #[inline]
@@ -394,6 +406,15 @@ impl Ftl for TbmFtl {
         self.mapped(lpn.0).map(|p| Ppa(p as u64))
     }
 
+    fn log_moves(&mut self) -> bool {
+        self.moves.get_or_insert_default();
+        true
+    }
+
+    fn take_moves(&mut self, out: &mut Vec<Lpn>) -> bool {
+        self.moves.as_mut().is_some_and(|m| m.take(out))
+    }
+
     fn static_plane(&self, lpn: Lpn) -> PlaneId {
         self.static_planes[(lpn.0 % self.static_planes.len() as u64) as usize]
     }
@@ -414,7 +435,7 @@ impl Ftl for TbmFtl {
             self.invalidate(old);
         }
         let ppa = self.program(die, lpn.0, false);
-        self.map.set(lpn.0, ppa + 1);
+        self.map_set(lpn.0, ppa + 1);
         self.stats.host_writes += 1;
         Ok(Ppa(ppa as u64))
     }
@@ -423,7 +444,7 @@ impl Ftl for TbmFtl {
         assert!(lpn.0 < self.cfg.logical_pages, "{lpn} out of range");
         let old = self.mapped(lpn.0)?;
         self.invalidate(old);
-        self.map.set(lpn.0, 0);
+        self.map_set(lpn.0, 0);
         self.stats.trims += 1;
         Some(Ppa(old as u64))
     }
@@ -477,7 +498,7 @@ impl Ftl for TbmFtl {
         let from = self.block_at(die, slot, job.victim) * self.ppb + page;
         self.invalidate(from);
         let to = self.program(die, lpn as u64, true);
-        self.map.set(lpn as u64, to + 1);
+        self.map_set(lpn as u64, to + 1);
         let (next_page, next_slot) = if slot + 1 == self.ppd { (page + 1, 0) } else { (page, slot + 1) };
         self.dies[die as usize].job = Some(Job { page: next_page, slot: next_slot, ..job });
         // Flag the move if the next one joins it in a multi-plane program: both stay in

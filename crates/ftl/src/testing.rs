@@ -669,15 +669,16 @@ impl<F: Ftl> Harness<F> {
     }
 
     /// With a move log: every page whose lookup changed since the last call must be in
-    /// what [`Ftl::take_moves`] hands out (unless it reports an overflow).
+    /// what [`Ftl::take_moves`] hands out (unless it reports an overflow). Run after
+    /// [`Harness::check`], which holds every lookup equal to the model's location, so
+    /// the model's locations stand for the lookups.
     fn check_moves(&mut self) -> Result<(), Violation> {
         let Some(seen) = self.seen.as_mut() else { return Ok(()) };
         self.moved.clear();
         let complete = self.ftl.take_moves(&mut self.moved);
         self.moved.sort_unstable();
-        for (l, before) in seen.iter_mut().enumerate() {
+        for (l, (before, &now)) in seen.iter_mut().zip(&self.model.location).enumerate() {
             let lpn = Lpn(l as u64);
-            let now = self.ftl.lookup(lpn);
             if now != *before {
                 ensure!(
                     !complete || self.moved.binary_search(&lpn).is_ok(),
@@ -1061,8 +1062,8 @@ impl<F: Ftl> Harness<F> {
                 self.write_group(&writes)?;
             }
         }
-        self.check_moves()?;
-        self.check()
+        self.check()?;
+        self.check_moves()
     }
 
     /// Apply `ops` in order; on failure, the index of the failing operation and why.

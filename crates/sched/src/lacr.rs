@@ -69,12 +69,12 @@ pub enum ReadPage {
     Queued,
     /// The page it is mapped to at the decision: what Lamina did until 2026-12-03.
     /// Differs from `queued` only for reads whose page a write or GC relocated while they
-    /// waited. With an FTL that logs the pages whose mapping changes (the page-mapping
-    /// FTLs, cached mapping included) the engine keeps the sums and, before each
-    /// decision, refreshes the entries of the queued reads of those pages
-    /// ([`Placement::pending_reads_current`]); with any other FTL each estimate scans the
-    /// die's queue and looks every queued read up again, quadratic in the queue length
-    /// on a saturated trace.
+    /// waited. With an FTL that logs the pages whose mapping changes (every FTL of
+    /// Lamina's) the engine keeps the sums and, before each decision, refreshes the
+    /// entries of the queued reads of those pages ([`Placement::pending_reads_current`]);
+    /// with an FTL that keeps no log (a user's own) each estimate scans the die's queue
+    /// and looks every queued read up again, quadratic in the queue length on a
+    /// saturated trace.
     Current,
 }
 

@@ -289,15 +289,7 @@ impl Knobs {
             && self.sched.placement_kind() == PlacementKind::Static
             && geo.channels * geo.chips_per_channel >= 2;
         let replication = self.ftl.write(&mut s, &geo, rain1_allowed);
-        // The page-mapping FTLs log the pages they move, which keeps `read_page = "current"`
-        // linear (docs/policies.md "Cost of an estimate").
-        let logs_moves = matches!(self.ftl.kind(), FtlKind::Page | FtlKind::Mbm);
-        self.sched.write(
-            &mut s,
-            &geo,
-            self.timing.soml.is_some() && geo.partial_read_bytes.is_some(),
-            logs_moves,
-        );
+        self.sched.write(&mut s, &geo, self.timing.soml.is_some() && geo.partial_read_bytes.is_some());
         self.buffer.write(&mut s, geo.page_size_bytes, max_buffer_bytes);
         self.host.write(&mut s);
         if let Some(p) = &self.precondition {
@@ -501,7 +493,7 @@ impl SchedKnobs {
         PlacementKind::ALL[usize::from(self.placement) % PlacementKind::ALL.len()]
     }
 
-    fn write(&self, s: &mut String, geo: &GeometryConfig, soml: bool, logs_moves: bool) {
+    fn write(&self, s: &mut String, geo: &GeometryConfig, soml: bool) {
         let placement = self.placement_kind();
         s.push_str("\n[sched]\n");
         // Every scheduler the device supports (`soml` needs SOML reads).
@@ -524,10 +516,9 @@ impl SchedKnobs {
         let _ = writeln!(s, "read_scope = \"{}\"", if self.die_scope { "die" } else { "channel" });
         let _ = writeln!(s, "include_own_write = {}", self.include_own_write);
         // From `window`'s bits above its `% 40`, so that no other knob's draw moved when
-        // this option came. At scale 1, or with an FTL that logs its moves: otherwise
-        // `current` scans every queue per placed write, which takes minutes on the scaled
-        // swarm's overloads (docs/policies.md).
-        let current = self.window / 40 % 2 == 1 && (super::scale() == 1 || logs_moves);
+        // this option came. At every scale: every FTL logs the pages it moves, which keeps
+        // `current` linear (docs/policies.md "Cost of an estimate").
+        let current = self.window / 40 % 2 == 1;
         let _ = writeln!(s, "read_page = \"{}\"", if current { "current" } else { "queued" });
     }
 }
