@@ -28,11 +28,39 @@ use serde::{Deserialize, Serialize};
 pub struct MoveLog {
     lpns: Vec<Lpn>,
     overflowed: bool,
+    /// [`MoveLog::enable`] was called: [`MoveLog::record`] records.
+    on: bool,
 }
 
 impl MoveLog {
     /// Pages recorded before the log overflows (512 KiB of entries).
     pub const CAPACITY: usize = 1 << 16;
+
+    /// Start recording through [`MoveLog::record`] (an FTL's [`Ftl::log_moves`]).
+    pub fn enable(&mut self) {
+        self.on = true;
+    }
+
+    /// Record that `lpn`'s mapping changed if the log is enabled: where an FTL changes
+    /// its map. A disabled log costs the test; the push is out of line.
+    #[inline]
+    pub fn record(&mut self, lpn: Lpn) {
+        if self.on {
+            self.push_cold(lpn);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_cold(&mut self, lpn: Lpn) {
+        self.push(lpn);
+    }
+
+    /// [`MoveLog::take`] if the log is enabled, else false (an FTL's
+    /// [`Ftl::take_moves`]).
+    pub fn take_if_enabled(&mut self, out: &mut Vec<Lpn>) -> bool {
+        self.on && self.take(out)
+    }
 
     /// Record that `lpn`'s mapping changed.
     #[inline]

@@ -77,7 +77,7 @@ pub(crate) struct Flash {
     pub(crate) stats: FtlStats,
     /// The pages whose mapping changed, once [`crate::Ftl::log_moves`] asked for them:
     /// `map` changes only in `record_program` and `unmap`, which record it here.
-    pub(crate) moves: Option<Box<crate::MoveLog>>,
+    pub(crate) moves: crate::MoveLog,
 }
 
 impl Flash {
@@ -110,16 +110,8 @@ impl Flash {
             tie_break: c.victim_tie_break,
             open_seq: 0,
             stats: FtlStats::default(),
-            moves: None,
+            moves: crate::MoveLog::default(),
             geometry,
-        }
-    }
-
-    /// Record in the move log, if one is kept, that `lpn`'s mapping changed.
-    #[inline]
-    fn moved(&mut self, lpn: u64) {
-        if let Some(m) = &mut self.moves {
-            m.push(Lpn(lpn));
         }
     }
 
@@ -232,7 +224,7 @@ impl Flash {
         self.blocks[b as usize].valid += 1;
         self.rev[ppa as usize] = lpn as u32 + 1;
         self.map[lpn as usize] = ppa + 1;
-        self.moved(lpn);
+        self.moves.record(Lpn(lpn));
         let pool = &mut self.pools[(b / self.blocks_per_plane) as usize];
         pool.written += 1;
         pool.valid += 1;
@@ -261,7 +253,7 @@ impl Flash {
     pub(crate) fn unmap(&mut self, lpn: u64) -> Option<u32> {
         let old = self.lookup(lpn)?;
         self.map[lpn as usize] = UNMAPPED;
-        self.moved(lpn);
+        self.moves.record(Lpn(lpn));
         let b = old / self.ppb;
         self.blocks[b as usize].valid -= 1;
         self.pools[(b / self.blocks_per_plane) as usize].valid -= 1;
@@ -527,12 +519,12 @@ macro_rules! block_ftl_common {
         }
 
         fn log_moves(&mut self) -> bool {
-            self.core.flash.moves.get_or_insert_default();
+            self.core.flash.moves.enable();
             true
         }
 
         fn take_moves(&mut self, out: &mut Vec<Lpn>) -> bool {
-            self.core.flash.moves.as_mut().is_some_and(|m| m.take(out))
+            self.core.flash.moves.take_if_enabled(out)
         }
 
         fn trim(&mut self, lpn: Lpn) -> Option<Ppa> {

@@ -207,7 +207,7 @@ pub struct PageFtl {
     map_epoch: u64,
     /// The pages whose mapping changed, once [`Ftl::log_moves`] asked for them: every
     /// change goes through `map_set`, which records it here.
-    moves: Option<Box<crate::MoveLog>>,
+    moves: crate::MoveLog,
     /// Every reverse map made so far (the logical page of each page of a block,
     /// `UNMAPPED` where none), named by `BlockMeta::rev`; entry `NO_REV` is an empty
     /// placeholder. Dense: the maps' handles of the open blocks share a few cache lines.
@@ -339,7 +339,7 @@ impl PageFtl {
             host_pages: cfg.host_pages,
             map: LpnMap::zeroed(map_len),
             map_epoch: 0,
-            moves: None,
+            moves: crate::MoveLog::default(),
             rev_maps: vec![Box::default()],
             rev_free: Vec::new(),
             rev_supply: rev::RevSupply::new(ppb, geometry.total_blocks() as usize),
@@ -386,19 +386,7 @@ impl PageFtl {
     fn map_set(&mut self, lpn: u64, ppa: u32) {
         self.map.set(lpn, ppa.wrapping_add(1));
         self.map_epoch = self.map_epoch.wrapping_add(1);
-        if self.moves.is_some() {
-            self.log_move(lpn);
-        }
-    }
-
-    /// [`Self::map_set`]'s record in the move log, out of line: only OCR and LaCR under
-    /// `read_page = "current"` turn the log on, and the test is all the others pay.
-    #[cold]
-    #[inline(never)]
-    fn log_move(&mut self, lpn: u64) {
-        if let Some(m) = &mut self.moves {
-            m.push(Lpn(lpn));
-        }
+        self.moves.record(Lpn(lpn));
     }
 
     #[inline]
@@ -1266,12 +1254,12 @@ impl Ftl for PageFtl {
     }
 
     fn log_moves(&mut self) -> bool {
-        self.moves.get_or_insert_default();
+        self.moves.enable();
         true
     }
 
     fn take_moves(&mut self, out: &mut Vec<Lpn>) -> bool {
-        self.moves.as_mut().is_some_and(|m| m.take(out))
+        self.moves.take_if_enabled(out)
     }
 
     #[inline]

@@ -122,7 +122,7 @@ pub struct TbmFtl {
     /// `ppa + 1` of each logical page, 0 when unmapped. Changed only through `map_set`.
     map: LpnMap,
     /// The pages whose mapping changed, once [`Ftl::log_moves`] asked for them.
-    moves: Option<Box<crate::MoveLog>>,
+    moves: crate::MoveLog,
     /// Reverse map (page → LPN) of each written block, recycled through `rev_pool`.
     rev: Vec<Option<Box<[u32]>>>,
     rev_pool: Vec<Box<[u32]>>,
@@ -155,7 +155,7 @@ impl TbmFtl {
             ppd,
             static_planes,
             map: LpnMap::zeroed(cfg.logical_pages),
-            moves: None,
+            moves: crate::MoveLog::default(),
             rev: (0..geometry.total_blocks()).map(|_| None).collect(),
             rev_pool: Vec::new(),
             blocks: vec![Block::default(); geometry.total_blocks() as usize],
@@ -173,9 +173,7 @@ impl TbmFtl {
     #[inline]
     fn map_set(&mut self, lpn: u64, entry: u32) {
         self.map.set(lpn, entry);
-        if let Some(m) = &mut self.moves {
-            m.push(Lpn(lpn));
-        }
+        self.moves.record(Lpn(lpn));
     }
 
     #[inline]
@@ -407,12 +405,12 @@ impl Ftl for TbmFtl {
     }
 
     fn log_moves(&mut self) -> bool {
-        self.moves.get_or_insert_default();
+        self.moves.enable();
         true
     }
 
     fn take_moves(&mut self, out: &mut Vec<Lpn>) -> bool {
-        self.moves.as_mut().is_some_and(|m| m.take(out))
+        self.moves.take_if_enabled(out)
     }
 
     fn static_plane(&self, lpn: Lpn) -> PlaneId {

@@ -629,8 +629,7 @@ impl<F: Ftl> Harness<F> {
     /// that it named every page whose lookup changed.
     pub fn new(mut ftl: F) -> Harness<F> {
         let model = Model::new(&ftl);
-        let seen =
-            ftl.log_moves().then(|| (0..ftl.logical_pages()).map(|l| ftl.lookup(Lpn(l))).collect::<Vec<_>>());
+        let seen = ftl.log_moves().then(|| model.location.clone());
         Harness {
             ftl,
             model,

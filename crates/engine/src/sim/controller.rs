@@ -249,6 +249,13 @@ pub(crate) struct PageTimes {
 }
 
 impl DieCtl {
+    /// The transactions counted in the die's pending sums: its queued reads and writes
+    /// and its parked writes.
+    fn pending_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        let q = &self.queues;
+        q.reads.iter().chain(q.writes.iter()).map(|t| t.id).chain(self.parked.iter().copied())
+    }
+
     /// Busy with an operation whose completion has not been processed at `cur` (the key
     /// of the present point in the order of events: `Controller::cur_key`).
     #[inline]
@@ -611,9 +618,7 @@ impl DeviceView for View<'_> {
         (d.queues.reads.len() + d.queues.writes.len() + d.parked.len()) as u32
     }
     fn for_each_pending(&self, die: DieId, f: &mut dyn FnMut(PendingOp)) {
-        let d = &self.dies[die.idx()];
-        let q = &d.queues;
-        for t in q.reads.iter().chain(q.writes.iter()).map(|t| t.id).chain(d.parked.iter().copied()) {
+        for t in self.dies[die.idx()].pending_ids() {
             f(pending_op(self.txns.get(t), self.ftl, self.geo, self.page_size));
         }
     }
@@ -1102,12 +1107,12 @@ impl Simulation {
         let c = p.current.as_mut().expect("current");
         c.moved.clear();
         c.ids.clear();
+        let complete = self.ftl.take_moves(&mut c.moved);
         if c.reads.len() == 0 {
-            // Nothing queued to refresh: only empty the log.
-            self.ftl.take_moves(&mut c.moved);
+            // Nothing queued to refresh: the log is only emptied.
             return;
         }
-        if self.ftl.take_moves(&mut c.moved) {
+        if complete {
             for &l in &c.moved {
                 c.reads.of(l.0, &mut c.ids);
             }
@@ -1139,8 +1144,7 @@ impl Simulation {
         let timing = self.device.spec().timing();
         for (d, ctl) in self.ctl.dies.iter().enumerate() {
             let mut scan = PendingSums::default();
-            let q = &ctl.queues;
-            for t in q.reads.iter().chain(q.writes.iter()).map(|t| t.id).chain(ctl.parked.iter().copied()) {
+            for t in ctl.pending_ids() {
                 let op = pending_op(self.ctl.txns.get(t), &*self.ftl, &self.geo, self.page_size);
                 scan.add(&PendingEntry::of(&self.geo, timing, &op));
             }

@@ -390,25 +390,20 @@ impl TimingKnobs {
 impl FtlKnobs {
     /// The FTL section; over-provisioning is raised from the drawn value until the real
     /// validator accepts it against the geometry. Returns the replication written.
-    /// The FTL drawn.
-    fn kind(&self) -> FtlKind {
-        match self.kind % 8 {
-            4 if self.kind / 8 % 2 == 1 => FtlKind::Gftl,
-            4 => FtlKind::Nftl,
-            5 => FtlKind::Superblock,
-            6 => FtlKind::Mbm,
-            7 => FtlKind::Tbm,
-            _ => FtlKind::Page,
-        }
-    }
-
     fn write(&self, s: &mut String, geo: &GeometryConfig, rain1_allowed: bool) -> Replication {
         let geometry = geo.validate().expect("drawn geometry is legal");
         let gc_threshold = match self.threshold {
             Threshold::Blocks(n) => GcThreshold::FreeBlocks(2 + u32::from(n) % 4),
             Threshold::Fraction(n) => GcThreshold::FreeFraction(f64::from(n % 30) / 100.0),
         };
-        let kind = self.kind();
+        let kind = match self.kind % 8 {
+            4 if self.kind / 8 % 2 == 1 => FtlKind::Gftl,
+            4 => FtlKind::Nftl,
+            5 => FtlKind::Superblock,
+            6 => FtlKind::Mbm,
+            7 => FtlKind::Tbm,
+            _ => FtlKind::Page,
+        };
         // Options only some kinds accept are written only for them.
         let tie_break = match kind {
             FtlKind::Nftl | FtlKind::Gftl => "lowest-id",
